@@ -1,0 +1,39 @@
+#ifndef PROTON_COMPILER_INSTRUMENT_H
+#define PROTON_COMPILER_INSTRUMENT_H
+
+// The compiler's plain C++ interface: no MLIR or LLVM types cross it, so the
+// Python extension (built with RTTI) and tools link against the compiler
+// library (built without) through this header alone.
+
+#include <string>
+
+#if defined(_WIN32)
+#define PROTON_API
+#else
+#define PROTON_API __attribute__((visibility("default")))
+#endif
+
+namespace proton {
+
+struct InstrumentResult {
+  bool ok = false;
+  /// The instrumented module; the input unchanged if it holds no markers.
+  std::string llvmIR;
+  /// JSON: instrumented, kernel, scopes [{id, name, parent, loc}], layout,
+  /// profile_scratch_size/align, shared_memory_total. See docs.
+  std::string metadataJson;
+  /// Errors (when !ok) and warnings, one per line, with source locations.
+  std::string diagnostics;
+};
+
+/// Runs --proton-pipeline{<options>} on Triton's LLVM IR text. `options` is
+/// the pipeline's option string, e.g. "target=nvptx arch=sm_90 clock-bits=32".
+PROTON_API InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
+                                             const std::string &options);
+
+/// The proton-opt driver (MlirOptMain with Proton's dialects and passes).
+PROTON_API int protonOptMain(int argc, char **argv);
+
+} // namespace proton
+
+#endif

@@ -1,0 +1,28 @@
+#ifndef PROTON_CONVERSION_PROTONGPUTOLLVM_PASSES_TD
+#define PROTON_CONVERSION_PROTONGPUTOLLVM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertProtonGPUToLLVM
+    : Pass<"convert-protongpu-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Lower proton_gpu ops to NVPTX or AMDGPU LLVM dialect code";
+  let description = [{
+    NVPTX: `%clock`/`%clock64` for records, `%globaltimer` and `%smid` for
+    the segment header, predicated `st.shared`/`st.global` by lane 0 of each
+    recording warp. AMDGPU: `s_memtime` for records, `s_memrealtime` and the
+    HW_ID/XCC_ID registers for the header, LDS stores under lane 0. The
+    record index lives in registers (promoted from a stack slot). Writing
+    through `profile_scratch` drops Triton's `readnone`/`nocapture` on it.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"nvptx\"",
+           "nvptx or amdgpu">,
+    Option<"arch", "arch", "std::string", "\"\"",
+           "sm_90, sm_80, ... for nvptx; gfx942 or gfx950 for amdgpu">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::ROCDL::ROCDLDialect"];
+}
+
+#endif

@@ -1,0 +1,50 @@
+#ifndef PROTON_CONVERSION_PROTONGPUTOLLVM_TARGETINFO_H
+#define PROTON_CONVERSION_PROTONGPUTOLLVM_TARGETINFO_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <memory>
+
+namespace mlir::proton {
+
+/// What the ProtonGPU lowering needs from a GPU target. Values are i32
+/// unless said otherwise.
+class TargetInfo {
+public:
+  virtual ~TargetInfo() = default;
+
+  /// Creates the target for `target` ("nvptx" or "amdgpu") and `arch`, or
+  /// null with `error` set.
+  static std::unique_ptr<TargetInfo> create(StringRef target, StringRef arch,
+                                            std::string &error);
+
+  virtual unsigned getWarpSize() const = 0;
+  /// Global-timer ticks per microsecond (the header's time unit).
+  virtual unsigned getGlobalTimerTicksPerMicrosecond() const = 0;
+
+  virtual Value threadIdX(OpBuilder &b, Location loc) const = 0;
+  /// x + y * nx + z * nx * ny: the CTA's index into profile_scratch.
+  virtual Value linearCtaId(OpBuilder &b, Location loc) const = 0;
+  /// The SM cycle counter, 32 or 64 bits; stays in order with side effects.
+  virtual Value readClock(OpBuilder &b, Location loc, unsigned bits) const = 0;
+  /// The device-wide timer (i64), comparable across SMs.
+  virtual Value readGlobalTimer(OpBuilder &b, Location loc) const = 0;
+  /// Two words identifying where the warp runs (NVIDIA: SM id, 0;
+  /// AMD: HW_ID and XCC_ID registers).
+  virtual std::pair<Value, Value> hardwareIds(OpBuilder &b,
+                                              Location loc) const = 0;
+  /// Stores 2 or 4 consecutive i32 words at `ptr` (shared or global) if
+  /// `predicate` holds. May split the current block; the builder is left
+  /// after the store.
+  virtual void storeWords(OpBuilder &b, Location loc, Value ptr,
+                          ArrayRef<Value> words, Value predicate) const = 0;
+  /// Makes the warp's shared-memory writes visible to all its lanes.
+  virtual void warpSync(OpBuilder &b, Location loc) const = 0;
+  /// Target-specific clean-up of the kernel after lowering.
+  virtual void prepareKernel(LLVM::LLVMFuncOp kernel) const {}
+};
+
+} // namespace mlir::proton
+
+#endif

@@ -1,0 +1,141 @@
+#ifndef PROTONGPU_DIALECT_TD
+#define PROTONGPU_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
+include "proton/Dialect/Proton/IR/ProtonEnums.td"
+include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.td"
+
+def ProtonGPU_Dialect : Dialect {
+  let name = "proton_gpu";
+  let cppNamespace = "::mlir::proton::gpu";
+  let summary = "Lowered intra-kernel profiling: counters, per-warp circular buffers";
+  let description = [{
+    `proton_gpu` is the level between the `proton` markers and the target's
+    LLVM dialect: a per-warp segment of a circular buffer is set up at kernel
+    entry, each record reads a counter and stores it into the segment, and
+    every return finalizes the segment into the `profile_scratch` buffer.
+    The byte layout is documented in docs/buffer-format.md.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
+  let mnemonic = "layout";
+  let summary = "Per-CTA profile buffer layout";
+  let description = [{
+    `warps` lists the warps that record, in segment order: warp `warps[i]`
+    writes segment `i`. Each segment holds `segmentBytes` of records (a power
+    of two); a record is 8 bytes with a 32-bit clock and 16 bytes with a
+    64-bit clock. With a `shared` buffer the segments live in shared memory at
+    `sharedOffset` and are copied to global memory at every return.
+  }];
+  let parameters = (ins
+    EnumParameter<ProtonGPU_BufferType>:$bufferType,
+    EnumParameter<ProtonGPU_Granularity>:$granularity,
+    "unsigned":$clockBits,
+    "unsigned":$numWarps,
+    ArrayRefParameter<"int32_t">:$warps,
+    "unsigned":$segmentBytes,
+    "unsigned":$sharedOffset
+  );
+  let assemblyFormat = [{
+    `<` $bufferType `,` $granularity `,` `clock` $clockBits `,`
+    `num_warps` $numWarps `,` `warps` `[` $warps `]` `,`
+    `segment_bytes` $segmentBytes `,` `shared_offset` $sharedOffset `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    static constexpr unsigned kCtaHeaderBytes = 32;
+    static constexpr unsigned kSegmentHeaderBytes = 48;
+    static constexpr uint32_t kMagic = 0x4E545250; // bytes "PRTN"
+    static constexpr uint32_t kVersion = 1;
+    unsigned getNumSegments() const { return getWarps().size(); }
+    unsigned getRecordBytes() const { return getClockBits() == 64 ? 16 : 8; }
+    unsigned getCapacity() const { return getSegmentBytes() / getRecordBytes(); }
+    unsigned getHeaderBytes() const {
+      return kCtaHeaderBytes + getNumSegments() * kSegmentHeaderBytes;
+    }
+    unsigned getBytesPerCta() const {
+      return getHeaderBytes() + getNumSegments() * getSegmentBytes();
+    }
+    unsigned getSharedBytes() const {
+      return getBufferType() == BufferType::shared
+                 ? getNumSegments() * getSegmentBytes() : 0;
+    }
+  }];
+}
+
+def ProtonGPU_SegmentType : TypeDef<ProtonGPU_Dialect, "Segment"> {
+  let mnemonic = "segment";
+  let summary = "The calling warp's segment of the profile buffer";
+}
+
+class ProtonGPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<ProtonGPU_Dialect, mnemonic, traits>;
+
+def ProtonGPU_InitSegmentOp : ProtonGPU_Op<"init_segment",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Sets up the calling warp's segment and stamps the start time";
+  let description = [{
+    Placed once at kernel entry. Finds the calling warp's segment (if it
+    records at all), zeroes its record index and writes the global timer and
+    the 64-bit clock at entry into the segment header in `profile_scratch`.
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<1>:$scratch,
+                       ProtonGPU_LayoutAttr:$layout);
+  let results = (outs ProtonGPU_SegmentType:$segment);
+  let assemblyFormat = "$scratch $layout attr-dict";
+}
+
+def ProtonGPU_ReadCounterOp : ProtonGPU_Op<"read_counter",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Reads the SM cycle counter (32 or 64 bits)";
+  let description = [{
+    Reads the streaming multiprocessor's cycle counter. It has side effects
+    so that it stays in order with the kernel's own side-effecting code.
+  }];
+  let results = (outs AnyTypeOf<[I32, I64]>:$counter);
+  let assemblyFormat = "attr-dict `:` type($counter)";
+}
+
+def ProtonGPU_CircularStoreOp : ProtonGPU_Op<"circular_store",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Stores one record into the warp's circular segment";
+  let description = [{
+    Appends `(kind, scope_id, counter)` to the calling warp's segment, at the
+    record index modulo the segment's capacity, and advances the index. Only
+    one lane of a recording warp writes.
+
+    ```mlir
+    proton_gpu.circular_store start %seg, %c scope 0 : i32
+    ```
+  }];
+  let arguments = (ins ProtonGPU_SegmentType:$segment,
+                       AnyTypeOf<[I32, I64]>:$counter,
+                       Proton_RecordKind:$kind,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$scope_id);
+  let assemblyFormat =
+      "$kind $segment `,` $counter `scope` $scope_id attr-dict `:` type($counter)";
+  let hasVerifier = 1;
+}
+
+def ProtonGPU_FinalizeOp : ProtonGPU_Op<"finalize",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Writes the segment and its header to profile_scratch";
+  let description = [{
+    Placed before every return. Stamps the end time, the SM id and the record
+    count into the segment header and, for a shared-memory buffer, copies the
+    recorded part of the segment to global memory.
+  }];
+  let arguments = (ins ProtonGPU_SegmentType:$segment,
+                       LLVM_PointerInAddressSpace<1>:$scratch);
+  let assemblyFormat = "$segment `,` $scratch attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif

@@ -1,0 +1,209 @@
+#include "proton/Compiler/Instrument.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Target/LLVMIR/Import.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "proton/Analysis/SourceLocation.h"
+#include "proton/Compiler/Registration.h"
+#include "proton/Dialect/ProtonGPU/IR/Dialect.h"
+#include "proton/Transforms/Passes.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace pgpu = mlir::proton::gpu;
+using mlir::proton::describeLocation;
+
+namespace {
+
+std::string formatDiagnostic(Diagnostic &diag) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  std::string where = describeLocation(diag.getLocation());
+  if (!where.empty())
+    os << where << ": ";
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error: os << "error: "; break;
+  case DiagnosticSeverity::Warning: os << "warning: "; break;
+  case DiagnosticSeverity::Remark: os << "remark: "; break;
+  case DiagnosticSeverity::Note: os << "note: "; break;
+  }
+  os << diag.str() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    os << formatDiagnostic(note);
+  return out;
+}
+
+const char *name(pgpu::BufferType t) {
+  return t == pgpu::BufferType::shared ? "shared" : "global";
+}
+const char *name(pgpu::Granularity g) {
+  switch (g) {
+  case pgpu::Granularity::warp: return "warp";
+  case pgpu::Granularity::warp_group: return "warp_group";
+  case pgpu::Granularity::cta: return "cta";
+  }
+  return "?";
+}
+
+llvm::json::Object layoutJson(pgpu::LayoutAttr layout) {
+  llvm::json::Array warps;
+  for (int32_t w : layout.getWarps())
+    warps.push_back(w);
+  return llvm::json::Object{
+      {"buffer_type", name(layout.getBufferType())},
+      {"granularity", name(layout.getGranularity())},
+      {"clock_bits", layout.getClockBits()},
+      {"num_warps", layout.getNumWarps()},
+      {"warps", std::move(warps)},
+      {"segment_bytes", layout.getSegmentBytes()},
+      {"record_bytes", layout.getRecordBytes()},
+      {"capacity", layout.getCapacity()},
+      {"cta_header_bytes", pgpu::LayoutAttr::kCtaHeaderBytes},
+      {"segment_header_bytes", pgpu::LayoutAttr::kSegmentHeaderBytes},
+      {"header_bytes", layout.getHeaderBytes()},
+      {"bytes_per_cta", layout.getBytesPerCta()},
+      {"shared_offset", layout.getSharedOffset()},
+      {"shared_bytes", layout.getSharedBytes()},
+  };
+}
+
+/// Reads the scope table and layout the passes left on the kernels, and
+/// removes them so that they do not reach the LLVM IR.
+llvm::json::Object collectMetadata(ModuleOp module) {
+  llvm::json::Object meta{{"instrumented", false}};
+  module.walk([&](LLVM::LLVMFuncOp kernel) {
+    auto layout = kernel->getAttrOfType<pgpu::LayoutAttr>("proton.layout");
+    auto scopes = kernel->getAttrOfType<ArrayAttr>("proton.scopes");
+    kernel->removeAttr("proton.layout");
+    kernel->removeAttr("proton.scopes");
+    if (!layout || !scopes)
+      return;
+    llvm::json::Array table;
+    for (auto [id, entry] : llvm::enumerate(scopes)) {
+      auto pair = cast<ArrayAttr>(entry);
+      table.push_back(llvm::json::Object{
+          {"id", (int64_t)id},
+          {"name", cast<StringAttr>(pair[0]).getValue()},
+          {"parent", cast<IntegerAttr>(pair[1]).getInt()},
+          {"loc", pair.size() > 2 ? cast<StringAttr>(pair[2]).getValue()
+                                  : StringRef()}});
+    }
+    meta["instrumented"] = true;
+    meta["kernel"] = kernel.getName();
+    meta["scopes"] = std::move(table);
+    meta["profile_scratch_size"] = layout.getBytesPerCta();
+    meta["profile_scratch_align"] = 16;
+    meta["shared_memory_total"] =
+        layout.getBufferType() == pgpu::BufferType::shared
+            ? layout.getSharedOffset() + layout.getSharedBytes()
+            : 0u;
+    meta["layout"] = layoutJson(layout);
+  });
+  return meta;
+}
+
+} // namespace
+
+::proton::InstrumentResult (::proton::instrumentLLVMIR)(const std::string &llvmIR,
+                                                  const std::string &options) {
+  ::proton::InstrumentResult result;
+  DialectRegistry registry;
+  mlir::proton::registerProtonDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  std::string diagnostics;
+  llvm::json::Array warnings;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    // The importer warns about data-layout entries MLIR does not model; the
+    // original data layout is restored on export, so they do not matter.
+    if (diag.getSeverity() == DiagnosticSeverity::Warning &&
+        StringRef(diag.str()).contains("data layout"))
+      return success();
+    std::string text = formatDiagnostic(diag);
+    if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      warnings.push_back(StringRef(text).trim());
+    diagnostics += text;
+    return success();
+  });
+
+  llvm::LLVMContext llvmContext;
+  llvm::SMDiagnostic parseError;
+  std::unique_ptr<llvm::Module> input =
+      llvm::parseAssemblyString(llvmIR, parseError, llvmContext);
+  if (!input) {
+    result.diagnostics = "LLVM IR parse error at line " +
+                         std::to_string(parseError.getLineNo()) + ":" +
+                         std::to_string(parseError.getColumnNo()) + ": " +
+                         parseError.getMessage().str() + "\n";
+    return result;
+  }
+  std::string dataLayout = input->getDataLayoutStr();
+  llvm::Triple triple = input->getTargetTriple();
+
+  OwningOpRef<ModuleOp> module = translateLLVMIRToModule(
+      std::move(input), &context, /*emitExpensiveWarnings=*/false);
+  if (!module) {
+    result.diagnostics = diagnostics + "could not import the LLVM IR\n";
+    return result;
+  }
+
+  PassManager pm(&context);
+  std::string pipelineError;
+  llvm::raw_string_ostream pipelineErrorStream(pipelineError);
+  if (failed(parsePassPipeline("builtin.module(proton-pipeline{" + options +
+                                   "})",
+                               pm, pipelineErrorStream))) {
+    result.diagnostics = "invalid options '" + options + "': " + pipelineError;
+    return result;
+  }
+  if (failed(pm.run(*module))) {
+    result.diagnostics = diagnostics;
+    if (result.diagnostics.empty())
+      result.diagnostics = "the proton pipeline failed\n";
+    return result;
+  }
+
+  llvm::json::Object meta = collectMetadata(*module);
+  meta["warnings"] = std::move(warnings);
+  if (meta["instrumented"] == llvm::json::Value(false)) {
+    // Nothing to record: hand Triton its own text back untouched.
+    result.llvmIR = llvmIR;
+  } else {
+    llvm::LLVMContext exportContext;
+    std::unique_ptr<llvm::Module> output =
+        translateModuleToLLVMIR(*module, exportContext);
+    if (!output) {
+      result.diagnostics = diagnostics + "could not export the LLVM IR\n";
+      return result;
+    }
+    output->setDataLayout(dataLayout);
+    output->setTargetTriple(triple);
+    llvm::raw_string_ostream os(result.llvmIR);
+    output->print(os, nullptr);
+  }
+  result.metadataJson =
+      llvm::formatv("{0}", llvm::json::Value(std::move(meta))).str();
+  result.diagnostics = diagnostics;
+  result.ok = true;
+  return result;
+}
+
+int ::proton::protonOptMain(int argc, char **argv) {
+  DialectRegistry registry;
+  mlir::proton::registerProtonDialects(registry);
+  mlir::proton::registerProtonPasses();
+  return asMainReturnCode(
+      MlirOptMain(argc, argv, "Proton optimizer driver\n", registry));
+}

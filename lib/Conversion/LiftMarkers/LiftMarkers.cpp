@@ -1,0 +1,121 @@
+#include "proton/Conversion/LiftMarkers/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "proton/Dialect/Proton/IR/Dialect.h"
+
+namespace mlir::proton {
+#define GEN_PASS_DEF_PROTONLIFTMARKERS
+#include "proton/Conversion/LiftMarkers/Passes.h.inc"
+} // namespace mlir::proton
+
+using namespace mlir;
+using namespace mlir::proton;
+
+namespace {
+
+constexpr llvm::StringLiteral kMarkerPrefix = "// @proton ";
+
+struct Marker {
+  RecordKind kind;
+  StringRef name;
+};
+
+/// Parses `// @proton start <name>` / `// @proton end <name>`; None for any
+/// other assembly text, an error for a malformed marker.
+FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
+  StringRef text = carrier.getAsmString().trim();
+  if (!text.consume_front(kMarkerPrefix))
+    return std::optional<Marker>();
+  auto [kindText, name] = text.split(' ');
+  std::optional<RecordKind> kind = symbolizeRecordKind(kindText);
+  name = name.trim();
+  if (!kind || name.empty()) {
+    carrier.emitError("malformed proton marker '")
+        << carrier.getAsmString()
+        << "': expected '// @proton start <name>' or '// @proton end <name>'";
+    return failure();
+  }
+  if (!carrier.getHasSideEffects()) {
+    carrier.emitError("proton marker '")
+        << carrier.getAsmString()
+        << "' is not side-effecting: the compiler may have moved or "
+           "dropped it";
+    return failure();
+  }
+  return std::optional<Marker>(Marker{*kind, name});
+}
+
+struct LiftMarkersPass
+    : public ::mlir::proton::impl::ProtonLiftMarkersBase<LiftMarkersPass> {
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](Block *block) {
+      // The last record lifted in this block, for merging per-thread copies.
+      RecordOp previous;
+      for (Operation &op : llvm::make_early_inc_range(*block)) {
+        if (isa<RecordOp>(op)) {
+          previous = cast<RecordOp>(op);
+          continue;
+        }
+        auto carrier = dyn_cast<LLVM::InlineAsmOp>(op);
+        if (!carrier)
+          continue;
+        FailureOr<std::optional<Marker>> marker = parseMarker(carrier);
+        if (::mlir::failed(marker)) {
+          failed = true;
+          continue;
+        }
+        if (!*marker)
+          continue;
+        if (!replaceCarrierResult(carrier)) {
+          failed = true;
+          continue;
+        }
+        ++numLifted;
+        Marker m = **marker;
+        bool duplicate = previous && previous.getKind() == m.kind &&
+                         previous.getName() == m.name;
+        if (duplicate && m.kind == RecordKind::start) {
+          // Keep the first copy of a start.
+          ++numDuplicates;
+          carrier.erase();
+          continue;
+        }
+        OpBuilder builder(carrier);
+        auto record = RecordOp::create(builder, carrier.getLoc(),
+                                       RecordKindAttr::get(&getContext(), m.kind),
+                                       builder.getStringAttr(m.name));
+        if (::mlir::failed(record.verify()))
+          failed = true;
+        if (duplicate) {
+          // Keep the last copy of an end.
+          ++numDuplicates;
+          previous.erase();
+        }
+        carrier.erase();
+        previous = record;
+      }
+    });
+    if (failed)
+      signalPassFailure();
+  }
+
+  /// Replaces uses of the carrier's (meaningless) result by zero.
+  bool replaceCarrierResult(LLVM::InlineAsmOp carrier) {
+    if (carrier.getNumResults() == 0 || carrier.getRes().use_empty())
+      return true;
+    Type type = carrier.getRes().getType();
+    if (!isa<IntegerType>(type)) {
+      carrier.emitError("proton marker result of type ")
+          << type << " is used; only integer results can be replaced";
+      return false;
+    }
+    OpBuilder builder(carrier);
+    Value zero = LLVM::ConstantOp::create(builder, carrier.getLoc(), type,
+                                          builder.getIntegerAttr(type, 0));
+    carrier.getRes().replaceAllUsesWith(zero);
+    return true;
+  }
+};
+
+} // namespace

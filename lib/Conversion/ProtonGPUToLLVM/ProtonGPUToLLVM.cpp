@@ -1,0 +1,304 @@
+#include "proton/Conversion/ProtonGPUToLLVM/Passes.h"
+
+#include "LLVMBuilder.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "proton/Conversion/ProtonGPUToLLVM/TargetInfo.h"
+
+namespace mlir::proton {
+#define GEN_PASS_DEF_CONVERTPROTONGPUTOLLVM
+#include "proton/Conversion/ProtonGPUToLLVM/Passes.h.inc"
+} // namespace mlir::proton
+
+using namespace mlir;
+using namespace mlir::proton;
+using namespace mlir::proton::gpu;
+
+namespace {
+
+constexpr StringLiteral kSharedSymbol = "global_smem";
+constexpr unsigned kCopyChunkBytes = 16;
+
+/// The values a warp computes once at entry and every record then uses.
+struct Segment {
+  LayoutAttr layout;
+  Value warp, lane;
+  Value isRecorder; // this warp records
+  Value isWriter;   // this thread writes: lane 0 of a recording warp
+  Value segmentIndex;
+  Value ctaBase;       // this CTA's block of profile_scratch
+  Value header;        // this segment's header in profile_scratch
+  Value globalRecords; // this segment's records in profile_scratch
+  Value records;       // where records are stored while running
+  Value indexSlot;     // stack slot of the record index (promoted later)
+};
+
+/// The address of Triton's dynamic shared memory, declared if the kernel
+/// does not use any yet.
+Value sharedMemoryBase(OpBuilder &b, Location loc, ModuleOp module) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(kSharedSymbol);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kSharedSymbol,
+        Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+struct Lowering {
+  const TargetInfo &target;
+  ModuleOp module;
+
+  Segment lowerInit(InitSegmentOp init) {
+    OpBuilder b(init);
+    Location loc = init.getLoc();
+    LLVMBuilder l{b, loc};
+    LayoutAttr layout = init.getLayout();
+    Segment s;
+    s.layout = layout;
+    unsigned warpSize = target.getWarpSize();
+    Value tid = target.threadIdX(b, loc);
+    s.warp = l.lshr(tid, l.i32(llvm::Log2_32(warpSize)));
+    s.lane = l.band(tid, l.i32(warpSize - 1));
+
+    // Segment index and whether this warp records, from the warp list.
+    ArrayRef<int32_t> warps = layout.getWarps();
+    bool everyWarp = warps.size() == layout.getNumWarps();
+    bool everyFourth = layout.getNumWarps() % 4 == 0 &&
+                       warps.size() == layout.getNumWarps() / 4 &&
+                       llvm::all_of(llvm::enumerate(warps), [](auto e) {
+                         return e.value() == 4 * (int32_t)e.index();
+                       });
+    if (everyWarp) {
+      s.segmentIndex = s.warp;
+      s.isRecorder = l.i1(true);
+    } else if (everyFourth) {
+      s.segmentIndex = l.lshr(s.warp, l.i32(2));
+      s.isRecorder = l.eq(l.band(s.warp, l.i32(3)), l.i32(0));
+    } else {
+      s.segmentIndex = l.i32(0);
+      s.isRecorder = l.i1(false);
+      for (auto [i, w] : llvm::enumerate(warps)) {
+        Value match = l.eq(s.warp, l.i32(w));
+        s.segmentIndex = l.select(match, l.i32((int64_t)i), s.segmentIndex);
+        s.isRecorder = l.select(match, match, s.isRecorder);
+      }
+    }
+    s.isWriter = l.band(s.isRecorder, l.eq(s.lane, l.i32(0)));
+
+    Value cta = l.zext64(target.linearCtaId(b, loc));
+    s.ctaBase = l.gep(init.getScratch(),
+                      l.mul(cta, l.i64(layout.getBytesPerCta())));
+    s.header = l.gep(s.ctaBase,
+                     l.add(l.i32(LayoutAttr::kCtaHeaderBytes),
+                           l.mul(s.segmentIndex,
+                                 l.i32(LayoutAttr::kSegmentHeaderBytes))));
+    s.globalRecords =
+        l.gep(s.ctaBase, l.add(l.i32(layout.getHeaderBytes()),
+                               l.mul(s.segmentIndex,
+                                     l.i32(layout.getSegmentBytes()))));
+    if (layout.getBufferType() == BufferType::shared) {
+      Value smem = sharedMemoryBase(b, loc, module);
+      s.records = l.gep(smem, l.add(l.i32(layout.getSharedOffset()),
+                                    l.mul(s.segmentIndex,
+                                          l.i32(layout.getSegmentBytes()))));
+    } else {
+      s.records = s.globalRecords;
+    }
+
+    {
+      // The record index starts at zero; mem2reg turns the slot into SSA.
+      OpBuilder::InsertionGuard guard(b);
+      Block &entry = init->getParentOfType<LLVM::LLVMFuncOp>().front();
+      b.setInsertionPointToStart(&entry);
+      s.indexSlot = LLVM::AllocaOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI32Type(),
+          l.i32(1), /*alignment=*/4);
+    }
+    l.store(l.i32(0), s.indexSlot, 4);
+
+    // Start stamps: global timer and 64-bit clock at header offset 16.
+    auto [gtLo, gtHi] = l.split64(target.readGlobalTimer(b, loc));
+    auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
+    target.storeWords(b, loc, l.gep(s.header, l.i32(16)),
+                      {gtLo, gtHi, clkLo, clkHi}, s.isWriter);
+    init->erase();
+    return s;
+  }
+
+  void lowerStore(CircularStoreOp store, const Segment &s) {
+    OpBuilder b(store);
+    Location loc = store.getLoc();
+    LLVMBuilder l{b, loc};
+    const LayoutAttr &layout = s.layout;
+    Value index = l.load(b.getI32Type(), s.indexSlot, 4);
+    Value slot = l.band(index, l.i32(layout.getCapacity() - 1));
+    Value address =
+        l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
+    uint32_t tag = (uint32_t)store.getScopeId() |
+                   (store.getKind() == RecordKind::end ? 0x80000000u : 0u);
+    SmallVector<Value> words = {l.i32((int32_t)tag)};
+    if (layout.getClockBits() == 64) {
+      auto [lo, hi] = l.split64(store.getCounter());
+      words.append({lo, hi, l.i32(0)});
+    } else {
+      words.push_back(store.getCounter());
+    }
+    target.storeWords(b, loc, address, words, s.isWriter);
+    l.store(l.add(index, l.i32(1)), s.indexSlot, 4);
+    store->erase();
+  }
+
+  void lowerFinalize(FinalizeOp finalize, const Segment &s) {
+    OpBuilder b(finalize);
+    Location loc = finalize.getLoc();
+    LLVMBuilder l{b, loc};
+    const LayoutAttr &layout = s.layout;
+    Value count = l.load(b.getI32Type(), s.indexSlot, 4);
+    auto [gtLo, gtHi] = l.split64(target.readGlobalTimer(b, loc));
+    auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
+    auto [hw0, hw1] = target.hardwareIds(b, loc);
+    target.storeWords(b, loc, s.header, {s.warp, count, hw0, hw1}, s.isWriter);
+    target.storeWords(b, loc, l.gep(s.header, l.i32(32)),
+                      {gtLo, gtHi, clkLo, clkHi}, s.isWriter);
+
+    // The CTA header, written by the first segment's writer.
+    Value isFirst =
+        l.band(s.isWriter, l.eq(s.segmentIndex, l.i32(0)));
+    uint32_t flags = LayoutAttr::kVersion | (layout.getClockBits() << 8) |
+                     ((uint32_t)layout.getBufferType() << 16) |
+                     ((uint32_t)layout.getGranularity() << 24);
+    target.storeWords(b, loc, s.ctaBase,
+                      {l.i32((int32_t)LayoutAttr::kMagic),
+                       l.i32((int32_t)flags), l.i32(layout.getNumSegments()),
+                       l.i32(layout.getSegmentBytes())},
+                      isFirst);
+    target.storeWords(b, loc, l.gep(s.ctaBase, l.i32(16)),
+                      {l.i32(target.getGlobalTimerTicksPerMicrosecond()),
+                       l.i32(layout.getNumWarps()),
+                       l.i32(target.getWarpSize()), l.i32(0)},
+                      isFirst);
+
+    if (layout.getBufferType() == BufferType::shared)
+      copyOut(b, loc, s, count);
+    finalize->erase();
+  }
+
+  /// Every lane of a recording warp copies 16-byte chunks of the recorded
+  /// part of the segment from shared to global memory.
+  void copyOut(OpBuilder &b, Location loc, const Segment &s, Value count) {
+    LLVMBuilder l{b, loc};
+    const LayoutAttr &layout = s.layout;
+    target.warpSync(b, loc);
+    Value used = l.mul(l.umin(count, l.i32(layout.getCapacity())),
+                       l.i32(layout.getRecordBytes()));
+    Value first = l.mul(s.lane, l.i32(kCopyChunkBytes));
+
+    Block *current = b.getInsertionBlock();
+    Block *exit = current->splitBlock(b.getInsertionPoint());
+    Block *header = new Block(), *body = new Block();
+    header->insertBefore(exit);
+    body->insertBefore(exit);
+    Value offset = header->addArgument(b.getI32Type(), loc);
+
+    b.setInsertionPointToEnd(current);
+    LLVM::BrOp::create(b, loc, ValueRange{first}, header);
+
+    b.setInsertionPointToEnd(header);
+    Value more = l.band(s.isRecorder, l.ult(offset, used));
+    LLVM::CondBrOp::create(b, loc, more, body, exit);
+
+    b.setInsertionPointToEnd(body);
+    auto chunk = VectorType::get({4}, b.getI32Type());
+    Value data = l.load(chunk, l.gep(s.records, offset), kCopyChunkBytes);
+    l.store(data, l.gep(s.globalRecords, offset), kCopyChunkBytes);
+    Value next =
+        l.add(offset, l.i32(target.getWarpSize() * kCopyChunkBytes));
+    LLVM::BrOp::create(b, loc, ValueRange{next}, header);
+    b.setInsertionPointToStart(exit);
+  }
+
+  /// Writing through profile_scratch: Triton declared it unused.
+  static void makeScratchWritable(LLVM::LLVMFuncOp kernel, Value scratch) {
+    auto arg = dyn_cast<BlockArgument>(scratch);
+    if (!arg)
+      return;
+    for (StringRef name :
+         {"llvm.readnone", "llvm.readonly", "llvm.nocapture", "llvm.captures"})
+      kernel.removeArgAttr(arg.getArgNumber(),
+                           StringAttr::get(kernel.getContext(), name));
+  }
+
+  LogicalResult lowerKernel(LLVM::LLVMFuncOp kernel) {
+    kernel.walk([&](ReadCounterOp read) {
+      OpBuilder b(read);
+      unsigned bits = read.getType().getIntOrFloatBitWidth();
+      read.replaceAllUsesWith(target.readClock(b, read.getLoc(), bits));
+      read->erase();
+    });
+    SmallVector<InitSegmentOp> inits =
+        llvm::to_vector(kernel.getBody().getOps<InitSegmentOp>());
+    if (inits.empty())
+      return success();
+    if (inits.size() > 1)
+      return inits[1].emitError("a kernel has one proton_gpu.init_segment");
+    Value scratch = inits[0].getScratch();
+    Value segmentValue = inits[0].getSegment();
+    SmallVector<Operation *> users(segmentValue.getUsers().begin(),
+                                   segmentValue.getUsers().end());
+    Segment s = lowerInit(inits[0]);
+    for (Operation *user : users) {
+      if (auto store = dyn_cast<CircularStoreOp>(user))
+        lowerStore(store, s);
+      else if (auto finalize = dyn_cast<FinalizeOp>(user))
+        lowerFinalize(finalize, s);
+    }
+    makeScratchWritable(kernel, scratch);
+    target.prepareKernel(kernel);
+    // For the host side: how to read the buffer this kernel writes.
+    kernel->setAttr("proton.layout", s.layout);
+    return success();
+  }
+};
+
+struct ProtonGPUToLLVMPass
+    : public ::mlir::proton::impl::ConvertProtonGPUToLLVMBase<ProtonGPUToLLVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    std::unique_ptr<TargetInfo> targetInfo =
+        TargetInfo::create(target, arch, error);
+    if (!targetInfo) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+    Lowering lowering{*targetInfo, module};
+    bool failed = false;
+    module.walk([&](LLVM::LLVMFuncOp kernel) {
+      if (::mlir::failed(lowering.lowerKernel(kernel)))
+        failed = true;
+    });
+    WalkResult leftover = module.walk([&](Operation *op) {
+      if (isa<ProtonGPUDialect>(op->getDialect())) {
+        op->emitError("proton_gpu op left after lowering: its segment must "
+                      "come from proton_gpu.init_segment in the same kernel");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (failed || leftover.wasInterrupted())
+      return signalPassFailure();
+
+    OpPassManager promote(ModuleOp::getOperationName());
+    promote.addPass(createMem2Reg());
+    if (::mlir::failed(runPipeline(promote, module)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

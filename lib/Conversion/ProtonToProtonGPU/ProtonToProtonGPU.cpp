@@ -1,0 +1,194 @@
+#include "proton/Conversion/ProtonToProtonGPU/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "proton/Analysis/ScopeIdAllocation.h"
+#include "proton/Analysis/SourceLocation.h"
+#include "proton/Conversion/ProtonToProtonGPU/KernelInfo.h"
+
+namespace mlir::proton {
+#define GEN_PASS_DEF_CONVERTPROTONTOPROTONGPU
+#include "proton/Conversion/ProtonToProtonGPU/Passes.h.inc"
+} // namespace mlir::proton
+
+using namespace mlir;
+using namespace mlir::proton;
+using namespace mlir::proton::gpu;
+
+namespace {
+
+constexpr unsigned kInferredSharedSegmentBytes = 1024;
+constexpr unsigned kInferredGlobalSegmentBytes = 4096;
+
+unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
+
+struct ProtonToProtonGPUPass
+    : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<ProtonToProtonGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool failed = false;
+    module.walk([&](LLVM::LLVMFuncOp func) {
+      bool hasRecords = !func.getOps<RecordOp>().empty() ||
+                        func->walk([](RecordOp) {
+                              return WalkResult::interrupt();
+                            }).wasInterrupted();
+      if (hasRecords && ::mlir::failed(convertKernel(func)))
+        failed = true;
+    });
+    if (failed)
+      signalPassFailure();
+  }
+
+  /// Which warps record, in segment order.
+  FailureOr<SmallVector<int32_t>> recordingWarps(LLVM::LLVMFuncOp kernel,
+                                                 unsigned warps) {
+    unsigned unit = granularity == Granularity::warp_group ? 4 : 1;
+    if (granularity == Granularity::warp_group && warps % 4 != 0)
+      return kernel.emitError("granularity=warp_group needs a multiple of 4 "
+                              "warps; kernel @")
+             << kernel.getName() << " has " << warps;
+    unsigned units = granularity == Granularity::cta ? 1 : warps / unit;
+    SmallVector<int32_t> selected;
+    if (samplingStrategy == "none") {
+      if (!samplingOptions.empty())
+        return kernel.emitError(
+            "sampling-options given without sampling-strategy=selective");
+      for (unsigned u = 0; u < units; ++u)
+        selected.push_back(u * unit);
+      return selected;
+    }
+    if (samplingStrategy != "selective")
+      return kernel.emitError("unknown sampling-strategy '")
+             << samplingStrategy << "'; valid: none, selective";
+    if (granularity == Granularity::cta)
+      return kernel.emitError(
+          "sampling-strategy=selective needs granularity warp or warp_group; "
+          "granularity=cta records warp 0 only");
+    if (samplingOptions.empty())
+      return kernel.emitError("sampling-strategy=selective needs the ids to "
+                              "record in sampling-options");
+    SmallVector<int> ids(samplingOptions.begin(), samplingOptions.end());
+    llvm::sort(ids);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] < 0 || (unsigned)ids[i] >= units)
+        return kernel.emitError("sampling-options id ")
+               << ids[i] << " is out of range: kernel @" << kernel.getName()
+               << " has " << units
+               << (unit == 4 ? " warp groups" : " warps");
+      if (i > 0 && ids[i] == ids[i - 1])
+        return kernel.emitError("sampling-options id ")
+               << ids[i] << " is listed twice";
+      selected.push_back(ids[i] * unit);
+    }
+    return selected;
+  }
+
+  FailureOr<LayoutAttr> buildLayout(LLVM::LLVMFuncOp kernel) {
+    if (clockBits != 32 && clockBits != 64)
+      return kernel.emitError("clock-bits must be 32 or 64, got ")
+             << clockBits;
+    if (threadsPerWarp == 0 || !llvm::isPowerOf2_32(threadsPerWarp))
+      return kernel.emitError("threads-per-warp must be a power of two, got ")
+             << threadsPerWarp;
+    unsigned warps = numWarps;
+    if (warps == 0) {
+      unsigned threads = getDeclaredThreadsPerCta(kernel);
+      if (threads == 0)
+        return kernel.emitError("kernel @")
+               << kernel.getName()
+               << " declares no threads per CTA (nvvm.reqntid or "
+                  "amdgpu-flat-work-group-size); pass num-warps";
+      warps = std::max(1u, threads / threadsPerWarp);
+    }
+    FailureOr<SmallVector<int32_t>> selected = recordingWarps(kernel, warps);
+    if (::mlir::failed(selected))
+      return failure();
+    unsigned segments = selected->size();
+    unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
+
+    unsigned segmentBytes;
+    if (bufferType == BufferType::shared) {
+      unsigned available =
+          sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
+      unsigned perSegmentRoom = available / segments;
+      if (bufferSize == 0) {
+        segmentBytes = std::min(kInferredSharedSegmentBytes,
+                                floorPowerOf2(perSegmentRoom));
+      } else {
+        segmentBytes = floorPowerOf2(bufferSize / segments);
+        if (segmentBytes * segments > available)
+          return kernel.emitError("buffer-size=")
+                 << bufferSize << " does not fit: kernel @"
+                 << kernel.getName() << " uses " << sharedOffset << " of "
+                 << sharedLimit
+                 << " bytes of shared memory; use a smaller buffer-size or "
+                    "buffer-type=global";
+      }
+      if (segmentBytes < 16)
+        return kernel.emitError("no shared memory to spare for a profile "
+                                "buffer: kernel @")
+               << kernel.getName() << " uses " << sharedOffset << " of "
+               << sharedLimit << " bytes and " << segments
+               << " recording warps need at least " << 16 * segments
+               << "; use buffer-type=global";
+    } else {
+      segmentBytes = bufferSize == 0 ? kInferredGlobalSegmentBytes
+                                     : floorPowerOf2(bufferSize / segments);
+      if (segmentBytes < 16)
+        return kernel.emitError("buffer-size=")
+               << bufferSize << " gives less than 16 bytes to each of "
+               << segments << " recording warps";
+    }
+    return LayoutAttr::get(&getContext(), bufferType, granularity, clockBits,
+                           warps, *selected, segmentBytes, alignedOffset);
+  }
+
+  LogicalResult convertKernel(LLVM::LLVMFuncOp kernel) {
+    FailureOr<ScopeIdAllocation> scopes = ScopeIdAllocation::run(kernel);
+    if (::mlir::failed(scopes))
+      return failure();
+    BlockArgument scratch = getProfileScratch(kernel);
+    if (!scratch)
+      return failure();
+    FailureOr<LayoutAttr> layout = buildLayout(kernel);
+    if (::mlir::failed(layout))
+      return failure();
+
+    MLIRContext *ctx = &getContext();
+    OpBuilder builder(ctx);
+    builder.setInsertionPointToStart(&kernel.getBody().front());
+    Value segment =
+        InitSegmentOp::create(builder, kernel.getLoc(), SegmentType::get(ctx),
+                              scratch, *layout);
+
+    Type counterType = builder.getIntegerType(clockBits);
+    for (RecordOp record :
+         llvm::to_vector(kernel.getBody().getOps<RecordOp>())) {
+      builder.setInsertionPoint(record);
+      Value counter =
+          ReadCounterOp::create(builder, record.getLoc(), counterType);
+      CircularStoreOp::create(
+          builder, record.getLoc(), segment, counter,
+          RecordKindAttr::get(ctx, record.getKind()),
+          builder.getI32IntegerAttr(scopes->getScopeId(record)));
+      record.erase();
+    }
+    kernel.walk([&](LLVM::ReturnOp ret) {
+      builder.setInsertionPoint(ret);
+      FinalizeOp::create(builder, ret.getLoc(), segment, scratch);
+    });
+
+    // The scope table, for the host side: [[name, parent, loc], ...] by id.
+    SmallVector<Attribute> table;
+    for (const ScopeInfo &scope : scopes->getScopes())
+      table.push_back(builder.getArrayAttr(
+          {builder.getStringAttr(scope.name),
+           builder.getI32IntegerAttr(scope.parent),
+           builder.getStringAttr(describeLocation(scope.loc))}));
+    kernel->setAttr("proton.scopes", builder.getArrayAttr(table));
+    return success();
+  }
+};
+
+} // namespace
