@@ -20,6 +20,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <mutex>
+
 using namespace mlir;
 namespace pgpu = mlir::proton::gpu;
 using mlir::proton::describeLocation;
@@ -118,6 +120,8 @@ llvm::json::Object collectMetadata(ModuleOp module) {
 ::proton::InstrumentResult (::proton::instrumentLLVMIR)(const std::string &llvmIR,
                                                   const std::string &options) {
   ::proton::InstrumentResult result;
+  static std::once_flag registered;
+  std::call_once(registered, mlir::proton::registerProtonPasses);
   DialectRegistry registry;
   mlir::proton::registerProtonDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -162,8 +166,7 @@ llvm::json::Object collectMetadata(ModuleOp module) {
   PassManager pm(&context);
   std::string pipelineError;
   llvm::raw_string_ostream pipelineErrorStream(pipelineError);
-  if (failed(parsePassPipeline("builtin.module(proton-pipeline{" + options +
-                                   "})",
+  if (failed(parsePassPipeline("proton-pipeline{" + options + "}",
                                pm, pipelineErrorStream))) {
     result.diagnostics = "invalid options '" + options + "': " + pipelineError;
     return result;

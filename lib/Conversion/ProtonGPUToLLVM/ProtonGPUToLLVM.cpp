@@ -125,7 +125,6 @@ struct Lowering {
     auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
     target.storeWords(b, loc, l.gep(s.header, l.i32(16)),
                       {gtLo, gtHi, clkLo, clkHi}, s.isWriter);
-    init->erase();
     return s;
   }
 
@@ -256,6 +255,7 @@ struct Lowering {
       else if (auto finalize = dyn_cast<FinalizeOp>(user))
         lowerFinalize(finalize, s);
     }
+    inits[0]->erase();
     makeScratchWritable(kernel, scratch);
     target.prepareKernel(kernel);
     // For the host side: how to read the buffer this kernel writes.
