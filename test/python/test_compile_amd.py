@@ -1,0 +1,30 @@
+"""Instrumented compiles through Triton's AMD backend on the CPU."""
+
+import pytest
+from triton.backends.compiler import GPUTarget
+
+from proton.compiler import PipelineOptions
+from proton.hook import InstrumentationHook
+
+from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_hsaco_holds_counter_reads_lds_stores_and_sched_barriers(arch):
+    with InstrumentationHook(PipelineOptions(clock_bits=32), f"amd-{arch}"):
+        kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", arch, 64), BLOCK=1024)
+    isa = kernel.asm["amdgcn"]
+    assert kernel.asm["hsaco"]
+    assert isa.count("s_memtime") >= 6 + 2
+    assert isa.count("s_memrealtime") == 2
+    assert "hwreg(HW_REG_HW_ID)" in isa and "hwreg(HW_REG_XCC_ID)" in isa
+    assert isa.count("ds_write_b64") >= 6
+    assert isa.count("sched_barrier mask(0x00000000)") == 12
+    assert kernel.metadata.profile_scratch_size == 32 + 4 * 48 + 4 * 1024  # 256 threads: 4 waves of 64
+
+
+def test_sched_barriers_can_be_turned_off():
+    with InstrumentationHook(PipelineOptions(sched_barriers=False), "amd-nobarrier"):
+        kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", "gfx942", 64), BLOCK=1024)
+    assert "sched_barrier" not in kernel.asm["amdgcn"]
+    assert "s_memtime" in kernel.asm["amdgcn"]

@@ -1,0 +1,131 @@
+"""Instrumented compiles for sm_90 on the CPU: Triton's LLVM IR goes through the
+binding, then Triton's own ptx and cubin stages (ptxas)."""
+
+import json
+import re
+
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+
+from proton.compiler import InstrumentationError, PipelineOptions
+from proton.hook import InstrumentationHook
+
+from kernels import (MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, crossing, matmul, never_closed,
+                     vector_add)
+
+SM90 = GPUTarget("cuda", 90, 32)
+
+
+def ptx_lines(kernel, pattern):
+    return [line.strip() for line in kernel.asm["ptx"].splitlines() if re.search(pattern, line)]
+
+
+def compile_instrumented(fn, signature, options=PipelineOptions(), key="test", **constexprs):
+    with InstrumentationHook(options, key):
+        return compile_kernel(fn, signature, SM90, **constexprs)
+
+
+def test_vector_add_records_reach_ptx_and_cubin():
+    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32), BLOCK=1024)
+    meta = json.loads(kernel.metadata.proton)
+    scopes = {s["name"]: s for s in meta["scopes"]}
+    assert [s["name"] for s in meta["scopes"]] == ["kernel", "load", "store"]
+    assert scopes["kernel"]["parent"] == -1
+    assert scopes["load"]["parent"] == scopes["kernel"]["id"]
+    assert scopes["store"]["parent"] == scopes["kernel"]["id"]
+    assert scopes["load"]["loc"].endswith(".py:" + scopes["load"]["loc"].split(":")[-2] + ":" +
+                                          scopes["load"]["loc"].split(":")[-1])
+    assert "kernels.py" in scopes["load"]["loc"]
+    # Six records: a 32-bit clock read and a predicated 8-byte shared store each.
+    assert len(ptx_lines(kernel, r"mov\.u32 %r\d+, %clock;")) == 6
+    assert len(ptx_lines(kernel, r"st\.shared\.v2\.b32")) == 6
+    # Entry and exit stamps: the global timer and the 64-bit clock.
+    assert len(ptx_lines(kernel, r"%globaltimer")) == 2
+    assert len(ptx_lines(kernel, r"%smid")) == 1
+    assert kernel.asm["cubin"]
+    layout = meta["layout"]
+    assert layout["num_warps"] == 4 and layout["warps"] == [0, 1, 2, 3]
+    assert kernel.metadata.profile_scratch_size == layout["bytes_per_cta"] == 32 + 4 * 48 + 4 * 1024
+    assert kernel.metadata.profile_scratch_align == 16
+    assert kernel.metadata.shared == layout["shared_bytes"] == 4096
+
+
+def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
+    kernel = compile_instrumented(matmul, MATMUL_SIGNATURE, BM=128, BN=128, BK=64)
+    meta = json.loads(kernel.metadata.proton)
+    names = {s["id"]: s["name"] for s in meta["scopes"]}
+    iteration = next(s for s in meta["scopes"] if s["name"] == "iteration")
+    assert names[iteration["parent"]] == "mainloop"
+    assert "wgmma" in kernel.asm["ptx"]
+    assert len(ptx_lines(kernel, r"mov\.u64 %rd\d+, %clock64;")) >= 4
+    # Four records of 16 bytes (clock64): mainloop and iteration, start and end.
+    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4
+    assert kernel.asm["cubin"]
+    # The kernel's own shared memory stays below the profile buffer.
+    assert meta["layout"]["shared_offset"] >= 16 * 1024
+    assert kernel.metadata.shared == meta["layout"]["shared_offset"] + meta["layout"]["shared_bytes"]
+
+
+def test_global_buffer_writes_records_to_profile_scratch():
+    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(buffer_type="global"),
+                                  key="global", BLOCK=1024)
+    meta = json.loads(kernel.metadata.proton)
+    assert meta["layout"]["shared_bytes"] == 0
+    assert not ptx_lines(kernel, r"st\.shared")
+    # Six records of 16 bytes plus the start, end and CTA header stores.
+    assert len(ptx_lines(kernel, r"st\.global\.v4\.b32")) == 6 + 2 + 1 + 2
+    assert kernel.metadata.shared == 0
+
+
+def test_sampling_and_granularity_pick_recording_warps():
+    selective = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE,
+                                     PipelineOptions(sampling_strategy="selective", sampling_options=(1, 3)),
+                                     key="sel", BLOCK=1024)
+    assert json.loads(selective.metadata.proton)["layout"]["warps"] == [1, 3]
+    cta = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(granularity="cta"), key="cta",
+                               BLOCK=1024)
+    layout = json.loads(cta.metadata.proton)["layout"]
+    assert layout["warps"] == [0] and layout["bytes_per_cta"] == 32 + 48 + 1024
+
+
+def test_plain_build_has_no_markers_and_cache_separates_modes():
+    plain = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=256)
+    assert not ptx_lines(plain, r"%clock|@proton")
+    assert plain.metadata.profile_scratch_size == 0
+    instrumented = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, key="cache", BLOCK=256)
+    assert ptx_lines(instrumented, r"%clock64")
+    assert instrumented.hash != plain.hash
+    # After the session, the plain build comes back (from the cache).
+    again = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=256)
+    assert again.hash == plain.hash and not ptx_lines(again, r"%clock")
+
+
+def test_hook_chains_and_restores_a_previous_hook():
+    calls = []
+
+    def previous(backend, stages, options, language, capability):
+        calls.append(sorted(stages))
+
+    triton.knobs.runtime.add_stages_inspection_hook = previous
+    try:
+        hook = InstrumentationHook(PipelineOptions(), "chain")
+        with hook:
+            assert triton.knobs.runtime.add_stages_inspection_hook is hook
+            assert hook() == "proton-ext:chain"
+            compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=512)
+        assert calls and "llir" in calls[0]
+        assert triton.knobs.runtime.add_stages_inspection_hook is previous
+        assert triton.knobs.compilation.instrumentation_mode == ""
+    finally:
+        triton.knobs.runtime.add_stages_inspection_hook = None
+
+
+def test_unclosed_scope_is_reported_with_its_source_line():
+    with pytest.raises(InstrumentationError, match=r"kernels\.py:\d+:\d+: error: scope 'open' is never closed"):
+        compile_instrumented(never_closed, {"x": "*fp32"}, key="err1", BLOCK=128)
+
+
+def test_crossing_scopes_are_reported():
+    with pytest.raises(InstrumentationError, match=r"scope 'a' ends while scope 'b' opened inside it is still open"):
+        compile_instrumented(crossing, {"x": "*fp32"}, key="err2", BLOCK=128)
