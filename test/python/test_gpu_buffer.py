@@ -1,0 +1,154 @@
+"""On a GPU: instrumented kernels run, compute the same results as plain ones,
+and write profile buffers in the documented format (docs/buffer-format.md)."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import triton  # noqa: E402
+from triton.runtime import _allocation  # noqa: E402
+
+from proton.compiler import PipelineOptions  # noqa: E402
+from proton.hook import InstrumentationHook  # noqa: E402
+
+from kernels import matmul, vector_add  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+MAGIC = 0x4E545250
+START, END = 0, 1
+
+
+class Buffers:
+    """A profile allocator that keeps every buffer it hands out."""
+
+    def __init__(self):
+        self.buffers = []
+
+    def __call__(self, size, alignment, stream):
+        buffer = torch.zeros(size, dtype=torch.uint8, device="cuda")
+        self.buffers.append(buffer)
+        return buffer
+
+    def __enter__(self):
+        _allocation.set_profile_allocator(self)
+        return self
+
+    def __exit__(self, *exc):
+        _allocation.set_profile_allocator(None)
+
+
+def parse(buffer, layout, num_ctas):
+    """Raw buffer -> per-CTA header fields, per-segment headers and records."""
+    data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, layout["bytes_per_cta"] // 4)
+    segments = len(layout["warps"])
+    seg_headers = data[:, 8:8 + 12 * segments].reshape(num_ctas, segments, 12)
+    words_per_record = layout["record_bytes"] // 4
+    records = data[:, layout["header_bytes"] // 4:].reshape(num_ctas, segments, -1, words_per_record)
+    return data[:, :8], seg_headers, records
+
+
+def u64(lo, hi):
+    return lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))
+
+
+def unpack_records(records, count, capacity):
+    """The records of one segment in the order they were written."""
+    if count <= capacity:
+        return records[:count]
+    start = count % capacity
+    return np.concatenate([records[start:], records[:start]])[-capacity:]
+
+
+def run_vector_add(n, options=None):
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    grid = (triton.cdiv(n, 1024),)
+    if options is None:
+        vector_add[grid](x, y, out, n, BLOCK=1024)
+        return x, y, out, None
+    with Buffers() as buffers, InstrumentationHook(options, f"gpu-{options.clock_bits}-{options.buffer_type}"):
+        kernel = vector_add[grid](x, y, out, n, BLOCK=1024)
+    torch.cuda.synchronize()
+    return x, y, out, (kernel, buffers.buffers[-1])
+
+
+@pytest.mark.parametrize("buffer_type", ["shared", "global"])
+def test_vector_add_buffer_holds_every_record(buffer_type):
+    n = 1 << 20
+    x, y, out, (kernel, buffer) = run_vector_add(n, PipelineOptions(clock_bits=32, buffer_type=buffer_type))
+    _, _, plain, _ = run_vector_add(n)
+    plain_again = torch.empty_like(x)
+    vector_add[(n // 1024,)](x, y, plain_again, n, BLOCK=1024)
+    assert torch.equal(out, x + y)
+    assert torch.equal(out, plain_again)
+
+    meta = json.loads(kernel.metadata.proton)
+    layout = meta["layout"]
+    num_ctas = n // 1024
+    cta, seg, records = parse(buffer, layout, num_ctas)
+    assert (cta[:, 0] == MAGIC).all()
+    assert (cta[:, 2] == 4).all() and (cta[:, 3] == layout["segment_bytes"]).all()
+    assert (cta[:, 4] == 1000).all()  # %globaltimer ticks per microsecond
+    assert (seg[:, :, 0] == np.arange(4)).all()  # warp ids
+    assert (seg[:, :, 1] == 6).all()  # three scopes: six records per warp
+    assert (seg[:, :, 2] < torch.cuda.get_device_properties(0).multi_processor_count).all()
+    gt_start, clk_start = u64(seg[:, :, 4], seg[:, :, 5]), u64(seg[:, :, 6], seg[:, :, 7])
+    gt_end, clk_end = u64(seg[:, :, 8], seg[:, :, 9]), u64(seg[:, :, 10], seg[:, :, 11])
+    assert (gt_end >= gt_start).all() and (clk_end > clk_start).all()
+    ghz = (clk_end - clk_start).sum() / max(1, (gt_end - gt_start).sum())
+    assert 0.5 < ghz < 3.5
+
+    tags = records[:, :, :6, 0]
+    ids = {s["name"]: s["id"] for s in meta["scopes"]}
+    expected = [ids["kernel"], ids["load"], ids["load"] | 1 << 31, ids["store"], ids["store"] | 1 << 31,
+                ids["kernel"] | 1 << 31]
+    assert (tags == np.array(expected, dtype=np.uint32)).all()
+    clocks = records[:, :, :6, 1].astype(np.int64)
+    steps = (clocks[:, :, 1:] - clocks[:, :, :-1]) % (1 << 32)
+    assert (steps < 1 << 24).all()  # in order, no step of more than 16M cycles
+    assert ((clocks[:, :, 0] - (clk_start & np.uint64(0xFFFFFFFF)).astype(np.int64)) % (1 << 32) < 1 << 24).all()
+
+
+def test_matmul_loop_records_and_overflow_count():
+    M = N = 256
+    K = 512
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    grid = (M // 128, N // 128)
+    results = {}
+    for size in (0, 4 * 128):  # inferred (1 KiB per warp) and 8 records per warp
+        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+        with Buffers() as buffers, InstrumentationHook(PipelineOptions(buffer_size=size), f"mm-{size}"):
+            kernel = matmul[grid](a, b, c, M, N, K, BM=128, BN=128, BK=64)
+        torch.cuda.synchronize()
+        results[size] = (c, kernel, buffers.buffers[-1])
+    plain = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    matmul[grid](a, b, plain, M, N, K, BM=128, BN=128, BK=64)
+    for c, _, _ in results.values():
+        assert torch.equal(c, plain)
+
+    iterations = K // 64
+    for size, (_, kernel, buffer) in results.items():
+        meta = json.loads(kernel.metadata.proton)
+        layout = meta["layout"]
+        ids = {s["name"]: s["id"] for s in meta["scopes"]}
+        _, seg, records = parse(buffer, layout, grid[0] * grid[1])
+        assert (seg[:, :, 1] == 2 + 2 * iterations).all()
+        capacity = layout["capacity"]
+        for cta in range(grid[0] * grid[1]):
+            for s in range(len(layout["warps"])):
+                kept = unpack_records(records[cta, s], int(seg[cta, s, 1]), capacity)
+                tags = kept[:, 0]
+                assert tags[-1] == ids["mainloop"] | 1 << 31
+                if size == 0:
+                    assert len(kept) == 2 + 2 * iterations
+                    assert tags[0] == ids["mainloop"]
+                    assert list(tags[1:-1]) == [ids["iteration"], ids["iteration"] | 1 << 31] * iterations
+                else:
+                    assert capacity == 8 and len(kept) == 8  # the ring kept the last 8 of 18
+                clocks = u64(kept[:, 1], kept[:, 2]).astype(np.int64)
+                assert (np.diff(clocks) >= 0).all()
