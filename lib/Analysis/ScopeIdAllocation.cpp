@@ -84,8 +84,9 @@ FailureOr<ScopeIdAllocation> ScopeIdAllocation::run(Operation *function) {
                                      "scopes must nest";
         diag.attachNote(result.scopes[crossing].loc)
             << "scope '" << nameOf(crossing) << "' starts here";
-        // Close both so that one mistake is reported once.
-        open.erase(std::prev(inner.base()), open.end());
+        // Close the named scope only, so that the inner scope's own end
+        // still matches and one mistake is reported once.
+        open.erase(std::prev(inner.base()));
       }
     }
 

@@ -15,17 +15,23 @@ struct ScheduleStoresPass
   void runOnOperation() override {
     getOperation()->walk([&](LLVM::LLVMFuncOp function) {
       // Scope ids are unique per start/end pair within a kernel.
-      llvm::DenseMap<int32_t, CircularStoreOp> starts, ends;
+      llvm::DenseMap<int32_t, CircularStoreOp> starts;
+      llvm::DenseMap<int32_t, SmallVector<CircularStoreOp>> ends;
       function.walk([&](CircularStoreOp store) {
-        (store.getKind() == RecordKind::start ? starts : ends)
-            [store.getScopeId()] = store;
+        if (store.getKind() == RecordKind::start)
+          starts[store.getScopeId()] = store;
+        else
+          ends[store.getScopeId()].push_back(store);
       });
       for (auto [id, start] : starts) {
-        CircularStoreOp end = ends.lookup(id);
+        // A scope closed on several paths keeps its start store in place:
+        // moving it to one end would leave the other paths without it.
+        auto it = ends.find(id);
+        if (it == ends.end() || it->second.size() != 1)
+          continue;
         // The start's counter read dominates the end (the scope analysis
         // guarantees it), so its value is available there.
-        if (end)
-          start->moveBefore(end);
+        start->moveBefore(it->second.front());
       }
     });
   }

@@ -48,9 +48,10 @@ def _find_proton_opt():
     tried = []
     env = os.environ.get("PROTON_OPT")
     if env:
-        tried.append(env + " (PROTON_OPT)")
-        if _is_executable(env):
-            return os.path.abspath(env), tried
+        # An explicit choice is not second-guessed: a wrong path is an error.
+        if not _is_executable(env):
+            lit_config.fatal("PROTON_OPT=%s is not an executable file" % env)
+        return os.path.abspath(env), tried
     package = _package_dir("proton")
     if package:
         candidate = os.path.join(package, "bin", "proton-opt")

@@ -283,15 +283,17 @@ struct ProtonGPUToLLVMPass
       if (::mlir::failed(lowering.lowerKernel(kernel)))
         failed = true;
     });
+    if (failed)
+      return signalPassFailure();
     WalkResult leftover = module.walk([&](Operation *op) {
-      if (isa<ProtonGPUDialect>(op->getDialect())) {
+      if (isa_and_nonnull<ProtonGPUDialect>(op->getDialect())) {
         op->emitError("proton_gpu op left after lowering: its segment must "
                       "come from proton_gpu.init_segment in the same kernel");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });
-    if (failed || leftover.wasInterrupted())
+    if (leftover.wasInterrupted())
       return signalPassFailure();
 
     OpPassManager promote(ModuleOp::getOperationName());

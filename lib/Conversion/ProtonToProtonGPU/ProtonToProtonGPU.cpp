@@ -117,6 +117,11 @@ struct ProtonToProtonGPUPass
                                 floorPowerOf2(perSegmentRoom));
       } else {
         segmentBytes = floorPowerOf2(bufferSize / segments);
+        if (segmentBytes < 16)
+          return kernel.emitError("buffer-size=")
+                 << (unsigned)bufferSize
+                 << " gives less than 16 bytes to each of " << segments
+                 << " recording warps";
         if (segmentBytes * segments > available)
           return kernel.emitError("buffer-size=")
                  << (unsigned)bufferSize << " does not fit: kernel @"

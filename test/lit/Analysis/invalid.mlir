@@ -54,7 +54,8 @@ llvm.func @closed_on_one_return(%c: i1, %arg0: !llvm.ptr<1>) {
 
 // -----
 
-// 'mid' ends while 'in', opened inside it, is still open.
+// 'mid' ends while 'in', opened inside it, is still open; the later ends
+// of 'in' and 'out' still match, so the mistake is reported once.
 llvm.func @crossing(%arg0: !llvm.ptr<1>) {
   proton.record start "out"
   proton.record start "mid"
@@ -62,6 +63,7 @@ llvm.func @crossing(%arg0: !llvm.ptr<1>) {
   proton.record start "in"
   // expected-error @+1 {{scope 'mid' ends while scope 'in' opened inside it is still open; scopes must nest}}
   proton.record end "mid"
+  proton.record end "in"
   proton.record end "out"
   llvm.return
 }

@@ -10,6 +10,13 @@
 // RUN: proton-opt %t/sample-cta.mlir --convert-proton-to-protongpu="granularity=cta sampling-strategy=selective sampling-options=0" -verify-diagnostics
 // RUN: proton-opt %t/sample-none.mlir --convert-proton-to-protongpu="sampling-options=1" -verify-diagnostics
 // RUN: proton-opt %t/sample-unknown.mlir --convert-proton-to-protongpu="sampling-strategy=random" -verify-diagnostics
+// RUN: proton-opt %t/clock-bits.mlir --convert-proton-to-protongpu="clock-bits=16" -verify-diagnostics
+// RUN: proton-opt %t/threads-per-warp.mlir --convert-proton-to-protongpu="threads-per-warp=48" -verify-diagnostics
+// RUN: proton-opt %t/too-large.mlir --convert-proton-to-protongpu="buffer-size=1048576" -verify-diagnostics
+// RUN: proton-opt %t/too-large-offset.mlir --convert-proton-to-protongpu="buffer-size=4096 shared-offset=229000" -verify-diagnostics
+// RUN: proton-opt %t/no-spare.mlir --convert-proton-to-protongpu="shared-offset=232440" -verify-diagnostics
+// RUN: proton-opt %t/small-limit.mlir --convert-proton-to-protongpu="shared-limit=63" -verify-diagnostics
+// RUN: proton-opt %t/global-too-small.mlir --convert-proton-to-protongpu="buffer-type=global buffer-size=32" -verify-diagnostics
 // RUN: not proton-opt %t/bad-enum.mlir --convert-proton-to-protongpu="granularity=thread" 2>&1 | FileCheck %s --check-prefix=ENUM
 // ENUM: Cannot find option named 'thread'!
 
@@ -88,6 +95,65 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 
 //--- sample-unknown.mlir
 // expected-error @+1 {{unknown sampling-strategy 'random'; valid: none, selective}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- clock-bits.mlir
+// expected-error @+1 {{clock-bits must be 32 or 64, got 16}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- threads-per-warp.mlir
+// expected-error @+1 {{threads-per-warp must be a power of two, got 48}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- too-large.mlir
+// 4 segments of 256 KiB.
+// expected-error @+1 {{buffer-size=1048576 does not fit: kernel @k uses 0 of 232448 bytes of shared memory; use a smaller buffer-size or buffer-type=global}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- too-large-offset.mlir
+// 232448 - 229008 = 3440 bytes are left after the kernel's own shared memory.
+// expected-error @+1 {{buffer-size=4096 does not fit: kernel @k uses 229000 of 232448 bytes of shared memory; use a smaller buffer-size or buffer-type=global}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- no-spare.mlir
+// The offset rounds up to the limit: nothing is left.
+// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 232440 of 232448 bytes and 4 recording warps need at least 64; use buffer-type=global}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- small-limit.mlir
+// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 0 of 63 bytes and 4 recording warps need at least 64; use buffer-type=global}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- global-too-small.mlir
+// expected-error @+1 {{buffer-size=32 gives less than 16 bytes to each of 4 recording warps}}
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "a"
   proton.record end "a"

@@ -5,6 +5,7 @@
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_86 shared-offset=100000" | FileCheck %s --check-prefix=SM86
 // RUN: proton-opt %s --proton-pipeline="sched-stores=true clock-bits=32" | FileCheck %s --check-prefix=SCHED
 // RUN: proton-opt %s --proton-pipeline="buffer-type=global granularity=warp_group" | FileCheck %s --check-prefix=GLOBAL
+// RUN: proton-opt %s --proton-pipeline="sched-barriers=true" | FileCheck %s --check-prefix=NO-ROCDL
 
 // From inline-asm markers to NVPTX code in one pass: the two per-thread
 // copies of each marker become one scope, the 256-thread CTA has 8 warps.
@@ -64,6 +65,11 @@
 // GLOBAL-NOT:  st.shared
 // GLOBAL-NOT:  bar.warp.sync
 // GLOBAL:      llvm.func ptx_kernelcc @no_markers
+
+// Scheduling barriers are for AMDGPU only, whatever sched-barriers says.
+// NO-ROCDL:     llvm.func ptx_kernelcc @k
+// NO-ROCDL-NOT: rocdl.
+// NO-ROCDL:     llvm.func ptx_kernelcc @no_markers
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["nvvm.reqntid", "256"]]} {
   %0 = llvm.inline_asm has_side_effects "// @proton start load", "=r" : () -> i32 loc("kernel.py":5:9)
   %1 = llvm.inline_asm has_side_effects "// @proton start load", "=r" : () -> i32 loc("kernel.py":5:9)
