@@ -52,6 +52,15 @@ struct Lowering {
   const TargetInfo &target;
   ModuleOp module;
 
+  /// The global timer and the 64-bit clock as four words (lo, hi, lo, hi):
+  /// the segment header's entry and exit stamps.
+  SmallVector<Value> readStamps(OpBuilder &b, Location loc) {
+    LLVMBuilder l{b, loc};
+    auto [gtLo, gtHi] = l.split64(target.readGlobalTimer(b, loc));
+    auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
+    return {gtLo, gtHi, clkLo, clkHi};
+  }
+
   Segment lowerInit(InitSegmentOp init) {
     OpBuilder b(init);
     Location loc = init.getLoc();
@@ -121,10 +130,8 @@ struct Lowering {
     l.store(l.i32(0), s.indexSlot, 4);
 
     // Start stamps: global timer and 64-bit clock at header offset 16.
-    auto [gtLo, gtHi] = l.split64(target.readGlobalTimer(b, loc));
-    auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
-    target.storeWords(b, loc, l.gep(s.header, l.i32(16)),
-                      {gtLo, gtHi, clkLo, clkHi}, s.isWriter);
+    target.storeWords(b, loc, l.gep(s.header, l.i32(16)), readStamps(b, loc),
+                      s.isWriter);
     return s;
   }
 
@@ -157,12 +164,10 @@ struct Lowering {
     LLVMBuilder l{b, loc};
     const LayoutAttr &layout = s.layout;
     Value count = l.load(b.getI32Type(), s.indexSlot, 4);
-    auto [gtLo, gtHi] = l.split64(target.readGlobalTimer(b, loc));
-    auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
+    SmallVector<Value> stamps = readStamps(b, loc);
     auto [hw0, hw1] = target.hardwareIds(b, loc);
     target.storeWords(b, loc, s.header, {s.warp, count, hw0, hw1}, s.isWriter);
-    target.storeWords(b, loc, l.gep(s.header, l.i32(32)),
-                      {gtLo, gtHi, clkLo, clkHi}, s.isWriter);
+    target.storeWords(b, loc, l.gep(s.header, l.i32(32)), stamps, s.isWriter);
 
     // The CTA header, written by the first segment's writer.
     Value isFirst =

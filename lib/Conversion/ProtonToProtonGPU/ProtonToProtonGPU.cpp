@@ -29,10 +29,9 @@ struct ProtonToProtonGPUPass
     ModuleOp module = getOperation();
     bool failed = false;
     module.walk([&](LLVM::LLVMFuncOp func) {
-      bool hasRecords = !func.getOps<RecordOp>().empty() ||
-                        func->walk([](RecordOp) {
-                              return WalkResult::interrupt();
-                            }).wasInterrupted();
+      bool hasRecords =
+          func->walk([](RecordOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
       if (hasRecords && ::mlir::failed(convertKernel(func)))
         failed = true;
     });
