@@ -55,7 +55,7 @@ struct PipelinePass : public ::mlir::proton::impl::ProtonPipelineBase<PipelinePa
     if (amd && schedBarriers)
       pm.addPass(createProtonAddSchedBarriers());
     pm.addPass(createConvertProtonGPUToLLVM(
-        ConvertProtonGPUToLLVMOptions{target, arch}));
+        ConvertProtonGPUToLLVMOptions{target, arch, kernelId}));
     if (failed(runPipeline(pm, getOperation())))
       signalPassFailure();
   }

@@ -52,6 +52,8 @@ def ProtonPipeline : Pass<"proton-pipeline", "::mlir::ModuleOp"> {
            "nvptx or amdgpu">,
     Option<"arch", "arch", "std::string", "\"\"",
            "sm_90, ... for nvptx; gfx942 or gfx950 for amdgpu">,
+    Option<"kernelId", "kernel-id", "unsigned", "0",
+           "the id convert-protongpu-to-llvm writes into CTA headers">,
     Option<"schedStores", "sched-stores", "bool", "false",
            "run proton-schedule-stores">,
     Option<"schedBarriers", "sched-barriers", "bool", "true",

@@ -50,6 +50,7 @@ Value sharedMemoryBase(OpBuilder &b, Location loc, ModuleOp module) {
 
 struct Lowering {
   const TargetInfo &target;
+  uint32_t kernelId; // CTA header word 7: ties a buffer to its metadata
   ModuleOp module;
 
   /// The global timer and the 64-bit clock as four words (lo, hi, lo, hi):
@@ -183,7 +184,8 @@ struct Lowering {
     target.storeWords(b, loc, l.gep(s.ctaBase, l.i32(16)),
                       {l.i32(target.getGlobalTimerTicksPerMicrosecond()),
                        l.i32(layout.getNumWarps()),
-                       l.i32(target.getWarpSize()), l.i32(0)},
+                       l.i32(target.getWarpSize()),
+                       l.i32((int32_t)kernelId)},
                       isFirst);
 
     if (layout.getBufferType() == BufferType::shared)
@@ -282,7 +284,7 @@ struct ProtonGPUToLLVMPass
       module.emitError(error);
       return signalPassFailure();
     }
-    Lowering lowering{*targetInfo, module};
+    Lowering lowering{*targetInfo, kernelId, module};
     bool failed = false;
     module.walk([&](LLVM::LLVMFuncOp kernel) {
       if (::mlir::failed(lowering.lowerKernel(kernel)))

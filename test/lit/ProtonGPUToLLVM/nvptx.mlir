@@ -1,5 +1,6 @@
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm | FileCheck %s
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="target=nvptx arch=sm_90" | FileCheck %s
+// RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="kernel-id=305419896" | FileCheck %s --check-prefix=ID
 
 // Shared buffer, 64-bit clocks, every one of 4 warps recording.
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
@@ -74,7 +75,8 @@
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
 // The CTA header, by the writer of segment 0: magic "PRTN", flags
 // (version 1 | 64-bit clock << 8 | shared << 16 | warp << 24), 4 segments of
-// 1024 bytes; then 1000 timer ticks per us, 4 warps of 32 threads.
+// 1024 bytes; then 1000 timer ticks per us, 4 warps of 32 threads and the
+// kernel id (0 unless given).
 // CHECK:         %[[FIRST:.+]] = llvm.and %[[WRITER]], %{{.+}} : i1
 // CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
 // CHECK-NEXT:    %[[FLAGS:.+]] = llvm.mlir.constant(16385 : i32) : i32
@@ -84,7 +86,11 @@
 // CHECK-NEXT:    %[[TICKS:.+]] = llvm.mlir.constant(1000 : i32) : i32
 // CHECK-NEXT:    %[[NW:.+]] = llvm.mlir.constant(4 : i32) : i32
 // CHECK-NEXT:    %[[WS:.+]] = llvm.mlir.constant(32 : i32) : i32
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %[[TICKS]], %[[NW]], %[[WS]], %{{.+}}, %[[FIRST]]
+// CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %[[TICKS]], %[[NW]], %[[WS]], %[[KERNEL_ID]], %[[FIRST]]
+// ID-LABEL:      llvm.func ptx_kernelcc @shared64
+// ID:            %[[KERNEL_ID:.+]] = llvm.mlir.constant(305419896 : i32) : i32
+// ID:            llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[KERNEL_ID]], %{{.+}}
 // Copy-out: the warp syncs, then each lane copies 16-byte chunks of the
 // min(count, 64) * 16 recorded bytes, 32 lanes * 16 bytes apart.
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "bar.warp.sync 0xffffffff;", "~{memory}"  : () -> ()

@@ -18,7 +18,10 @@ def ConvertProtonGPUToLLVM
     Option<"target", "target", "std::string", "\"nvptx\"",
            "nvptx or amdgpu">,
     Option<"arch", "arch", "std::string", "\"\"",
-           "sm_90, sm_80, ... for nvptx; gfx942 or gfx950 for amdgpu">
+           "sm_90, sm_80, ... for nvptx; gfx942 or gfx950 for amdgpu">,
+    Option<"kernelId", "kernel-id", "unsigned", "0",
+           "written into word 7 of every CTA header so that the host can "
+           "match a buffer to the kernel (and metadata) that wrote it">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
