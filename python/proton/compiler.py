@@ -42,6 +42,7 @@ class PipelineOptions:
     threads_per_warp: int | None = None
     sched_stores: bool = False
     sched_barriers: bool = True
+    kernel_id: int = 0
 
     def __post_init__(self):
         _check_choice("target", self.target, TARGETS)
@@ -49,10 +50,12 @@ class PipelineOptions:
         _check_choice("granularity", self.granularity, GRANULARITIES)
         _check_choice("sampling_strategy", self.sampling_strategy, SAMPLING_STRATEGIES)
         _check_choice("clock_bits", self.clock_bits, CLOCK_BITS)
-        for name in ("buffer_size", "num_warps", "shared_offset"):
+        for name in ("buffer_size", "num_warps", "shared_offset", "kernel_id"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.kernel_id >= 1 << 32:
+            raise ValueError(f"kernel_id must fit in 32 bits, got {self.kernel_id}")
         if any(not isinstance(w, int) or w < 0 for w in self.sampling_options):
             raise ValueError(f"sampling_options must be non-negative warp ids, got {self.sampling_options!r}")
 
@@ -72,6 +75,8 @@ class PipelineOptions:
         ]
         if self.arch:
             parts.append(f"arch={self.arch}")
+        if self.kernel_id:
+            parts.append(f"kernel-id={self.kernel_id}")
         if self.sampling_options:
             parts.append("sampling-options=" + ",".join(str(w) for w in self.sampling_options))
         if self.shared_limit is not None:

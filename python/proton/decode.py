@@ -1,0 +1,369 @@
+"""Decodes one launch's profile buffer into scope events, vectorized with numpy
+(no Python loop per event or per warp).
+
+Steps: read the buffer (proton.buffer), put each warp's ring in the order the
+records were written, rebuild 64-bit cycles (clock32 records are unwrapped
+backwards from the warp's 64-bit exit stamp), optionally subtract the
+measured cost of earlier records (time_shift), pair start/end records, and
+convert cycles to global-timer nanoseconds with the SM clock measured from
+the buffer itself.
+
+Pairing works on distinct record sequences, not on every warp: warps of a
+kernel usually write identical tag sequences, so each distinct sequence is
+paired once and the pairs are gathered for all warps that wrote it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from . import buffer as raw_buffer
+from .buffer import BufferFormatError
+
+U32 = np.uint64(0xFFFFFFFF)
+WRAP = np.int64(1 << 32)
+
+
+@dataclass
+class LaunchEvents:
+    """The events of one kernel launch, as a table: per-event arrays (one
+    row per completed scope instance) and per-warp arrays (one per CTA x
+    segment, flattened; `row` indexes them). Per-event CTA, warp, SM and
+    nanosecond columns are derived from those on first use."""
+
+    kernel: str
+    launch: int
+    scope_names: list[str]
+    scope_parents: np.ndarray      # scope id -> parent id (-1: top level)
+    scope_depth: np.ndarray        # scope id -> nesting depth (0: top level)
+    clock_ghz: float               # measured SM clock: cycles per ns
+    num_segments: int              # recording warps per CTA
+    # per event
+    row: np.ndarray                # index of the warp (CTA * segments + segment)
+    scope: np.ndarray
+    start_cycles: np.ndarray       # the SM's cycle counter (after time_shift)
+    end_cycles: np.ndarray
+    # per warp, flattened (ctas * segments)
+    warp_ids: np.ndarray
+    warp_sm: np.ndarray
+    warp_begin_ns: np.ndarray      # global timer at entry and return, ns
+    warp_end_ns: np.ndarray
+    warp_cycles: np.ndarray        # cycles from kernel entry to return
+    warp_clk_end: np.ndarray       # cycle counter at return
+    warp_offset_ns: np.ndarray     # ns = offset + (cycles - clk_end) / clock
+    dropped: np.ndarray            # records overwritten in a full ring
+    unmatched: int = 0             # kept records without a partner
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def num_events(self) -> int:
+        return int(self.scope.size)
+
+    @property
+    def num_ctas(self) -> int:
+        return int(self.warp_ids.size // max(self.num_segments, 1))
+
+    @property
+    def duration_cycles(self) -> np.ndarray:
+        return self.end_cycles - self.start_cycles
+
+    @cached_property
+    def cta(self) -> np.ndarray:
+        return self.row // self.num_segments
+
+    @cached_property
+    def warp(self) -> np.ndarray:
+        return self.warp_ids[self.row]
+
+    @cached_property
+    def sm(self) -> np.ndarray:
+        return self.warp_sm[self.row]
+
+    def _ns(self, cycles: np.ndarray) -> np.ndarray:
+        return self.warp_offset_ns[self.row] + (cycles - self.warp_clk_end[self.row]) / self.clock_ghz
+
+    @cached_property
+    def start_ns(self) -> np.ndarray:
+        """Start on the GPU's global timer, ns (float64): comparable across SMs."""
+        return self._ns(self.start_cycles)
+
+    @cached_property
+    def end_ns(self) -> np.ndarray:
+        return self._ns(self.end_cycles)
+
+
+def scope_table(metadata: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
+    names = [s["name"] for s in scopes]
+    parents = np.array([s["parent"] for s in scopes], dtype=np.int64)
+    depth = np.zeros(len(scopes), dtype=np.int64)
+    for i in range(len(scopes)):  # per scope, not per event
+        p = parents[i]
+        while p >= 0:
+            depth[i] += 1
+            p = parents[p]
+    return names, parents, depth
+
+
+def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, launch: int = 0,
+           record_cost_cycles: float = 0.0) -> LaunchEvents:
+    """Events of one launch. `buffer` holds num_ctas * bytes_per_cta bytes;
+    `record_cost_cycles` > 0 applies time_shift with that cost per record."""
+    layout = metadata["layout"]
+    raw = raw_buffer.read(buffer, layout, num_ctas)
+    kernel = kernel or metadata.get("kernel", "kernel")
+    expected_id = metadata.get("kernel_id")
+    if expected_id is not None:
+        found = raw.cta_headers[:, 7]
+        bad = np.flatnonzero(found != np.uint32(expected_id))
+        if bad.size:
+            raise BufferFormatError(
+                f"profile buffer of {kernel}: CTA {bad[0]} was written by kernel id {found[bad[0]]}, "
+                f"not {expected_id} (a buffer from another kernel, or corrupted)")
+    names, parents, depth = scope_table(metadata)
+    ctas, segments = raw.counts.shape
+    cap = layout["capacity"]
+    rows = ctas * segments
+
+    counts = raw.counts.reshape(rows).astype(np.int64)
+    kept = np.minimum(counts, cap)
+    dropped = counts - kept
+    width = int(kept.max()) if rows else 0  # columns that hold records
+
+    # (ctas, segments, width) views of the tags and clocks, in the order
+    # written. 64-bit clocks are read as one (unaligned) u64 per record.
+    recs = raw.records[:, :, :width]
+    tags = recs[..., 0]
+    if layout["clock_bits"] == 64:
+        clock = recs.view(np.uint8)[..., 4:12].view("<u8")[..., 0]
+    else:
+        clock = recs[..., 1]
+    if (counts > cap).any():
+        # A full ring starts at slot count % cap.
+        first = np.where(counts > cap, counts % cap, 0).reshape(ctas, segments, 1)
+        slots = (first + np.arange(width).reshape(1, 1, width)) % cap
+        tags = np.take_along_axis(raw.records[..., 0], slots, axis=2)
+        clock = np.take_along_axis(raw.records.view(np.uint8)[..., 4:12].view("<u8")[..., 0]
+                                   if layout["clock_bits"] == 64 else raw.records[..., 1], slots, axis=2)
+    valid = np.arange(width)[None, :] < kept[:, None]
+
+    clk_start = raw.stamps(6).reshape(rows).astype(np.int64)
+    clk_end = raw.stamps(10).reshape(rows).astype(np.int64)
+    gt_start = raw.stamps(4).reshape(rows).astype(np.int64)
+    gt_end = raw.stamps(8).reshape(rows).astype(np.int64)
+
+    at = _pair(tags, valid, kept)
+    scope_ids = at.ids
+    if scope_ids.size and scope_ids.max() >= len(names):
+        row, col = at.where(np.argmax(scope_ids >= len(names)))
+        raise BufferFormatError(f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+                                f"{row % segments} record {col} has scope id {scope_ids.max()}, but the "
+                                f"kernel has {len(names)} scopes")
+    unmatched = int(kept.sum() - 2 * at.num_events)
+
+    s_cyc = _cycles(clock, layout["clock_bits"], at, at.start_col, clk_end, clk_start)
+    e_cyc = _cycles(clock, layout["clock_bits"], at, at.end_col, clk_end, clk_start)
+    lost = counts - kept
+    _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, segments, layout["clock_bits"], kernel)
+    if record_cost_cycles > 0:
+        # Record n of a warp (counting overwritten ones) follows n records
+        # whose cost landed inside the measured time.
+        s_cyc = s_cyc - np.rint((at.per_row(lost) + at.start_col) * record_cost_cycles).astype(np.int64)
+        e_cyc = e_cyc - np.rint((at.per_row(lost) + at.end_col) * record_cost_cycles).astype(np.int64)
+        e_cyc = np.maximum(e_cyc, s_cyc)  # the estimate may overshoot on empty scopes
+
+    # Cycles to global-timer ns: the clock rate over all warps of the launch,
+    # each warp anchored at its own entry and exit stamps.
+    tpus = int(raw.cta_headers[0, 4]) or 1000
+    ns_per_tick = 1000.0 / tpus
+    d_clk = float((clk_end - clk_start).sum())
+    d_ns = float((gt_end - gt_start).sum()) * ns_per_tick
+    warnings = []
+    if d_ns > 0 and d_clk > 0:
+        clock_ghz = d_clk / d_ns
+    else:
+        clock_ghz = 1.0
+        warnings.append(f"{kernel}: kernel too short to measure the SM clock from the global timer; "
+                        "assuming 1 GHz for its times")
+    entry_ns = gt_start * ns_per_tick
+    exit_ns = gt_end * ns_per_tick
+    # Each warp's time is offset + (cycles - exit cycle) / clock, the offset
+    # fitted to both of its stamps (relative to the exit cycle so that
+    # float64 keeps sub-ns precision for counters around 1e15).
+    offset = exit_ns + 0.5 * ((entry_ns - exit_ns) - (clk_start - clk_end) / clock_ghz)
+
+    return LaunchEvents(
+        kernel=kernel, launch=launch, scope_names=names, scope_parents=parents, scope_depth=depth,
+        clock_ghz=clock_ghz, num_segments=segments,
+        row=at.event_rows(), scope=at.flat(scope_ids.astype(np.int32)),
+        start_cycles=at.flat(s_cyc), end_cycles=at.flat(e_cyc),
+        warp_ids=raw.segment_headers[:, :, 0].reshape(rows).astype(np.int32),
+        warp_sm=raw.segment_headers[:, :, 2].reshape(rows).astype(np.int32),
+        warp_begin_ns=entry_ns, warp_end_ns=exit_ns, warp_cycles=clk_end - clk_start,
+        warp_clk_end=clk_end, warp_offset_ns=offset, dropped=dropped, unmatched=unmatched,
+        warnings=warnings)
+
+
+class _EventIndex:
+    """Where each event's two records are. In general: per-event (row,
+    start column, end column). When every warp wrote the same sequence: the
+    same columns in every row, and per-event values are (rows, pairs) arrays
+    computed by broadcasting, without per-event gathers."""
+
+    def __init__(self, start_col, end_col, ids, rows=None, num_rows=0):
+        self.start_col, self.end_col, self.ids = start_col, end_col, ids
+        self.rows = rows              # None: uniform
+        self.num_rows = num_rows
+
+    @property
+    def uniform(self) -> bool:
+        return self.rows is None
+
+    @property
+    def num_events(self) -> int:
+        return self.num_rows * self.start_col.size if self.uniform else self.rows.size
+
+    def per_row(self, x):
+        return x[:, None] if self.uniform else x[self.rows]
+
+    def take(self, records, cols):
+        """Values at `cols` of a (ctas, segments, width) array."""
+        if self.uniform:
+            return records[:, :, cols].reshape(self.num_rows, -1)
+        segments = records.shape[1]
+        return records[self.rows // segments, self.rows % segments, cols]
+
+    def flat(self, a):
+        if self.uniform:
+            return np.broadcast_to(a, (self.num_rows, self.start_col.size)).reshape(-1)
+        return a
+
+    def event_rows(self):
+        if self.uniform:
+            return np.repeat(np.arange(self.num_rows, dtype=np.int32), self.start_col.size)
+        return self.rows.astype(np.int32)
+
+    def where(self, flat_index):
+        """(row, start column) of the event at a flat index."""
+        flat_index = int(flat_index)
+        if self.uniform:
+            n = self.start_col.size
+            return flat_index // n, int(self.start_col[flat_index % n])
+        return int(self.rows[flat_index]), int(self.start_col[flat_index])
+
+
+def _cycles(clock, bits, at, cols, clk_end, clk_start):
+    """64-bit cycles of the records in `cols`. Clock32 records are counted
+    back from the warp's 64-bit exit stamp; warps that lived 2^32 cycles or
+    longer are unwrapped record by record."""
+    low = at.take(clock, cols)
+    if bits == 64:
+        return low.view(np.int64)
+    end = at.per_row(clk_end)
+    cyc = end - (end.astype(np.uint32) - low).astype(np.int64)  # distance modulo 2^32
+    long_rows = np.flatnonzero(clk_end - clk_start >= WRAP)
+    if long_rows.size:
+        width = clock.shape[-1]
+        unwrapped = _unwrap_rows(clock.reshape(-1, width)[long_rows].astype(np.int64), clk_end[long_rows])
+        if at.uniform:
+            cyc[long_rows] = unwrapped[:, cols]
+        else:
+            where = np.full(clk_end.size, -1)
+            where[long_rows] = np.arange(long_rows.size)
+            sel = where[at.rows] >= 0
+            cyc[sel] = unwrapped[where[at.rows[sel]], cols[sel]]
+    return cyc
+
+
+def _unwrap_rows(lo, clk_end):
+    """Walks back from the exit stamp, each step the distance to the next
+    record modulo 2^32 (needs less than 2^32 cycles between two records)."""
+    rows, width = lo.shape
+    gaps = np.zeros((rows, width), dtype=np.int64)
+    if width > 1:
+        gaps[:, :-1] = (lo[:, 1:] - lo[:, :-1]) % WRAP
+    # Unused columns hold garbage; their distance is counted from the last
+    # record, and they are never read.
+    gaps[:, -1] = ((clk_end & np.int64(0xFFFFFFFF)) - lo[:, -1]) % WRAP
+    behind = np.cumsum(gaps[:, ::-1], axis=1)[:, ::-1]
+    return clk_end[:, None] - behind
+
+
+def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bits, kernel):
+    end = at.per_row(clk_end)
+    ordered = (s_cyc <= e_cyc) & (e_cyc <= end)
+    ok = ordered & (s_cyc >= at.per_row(clk_start))
+    if bits == 32:
+        # A clock32 ring that lost records may legitimately reach further back.
+        ok |= ordered & at.per_row(lost_some)
+    if ok.all():
+        return
+    i = int(np.argmin(np.asarray(ok).reshape(-1)))
+    row, col = at.where(i)
+    hint = (" (or more than 2^32 cycles passed between two records: use 64-bit clocks)" if bits == 32 else "")
+    raise BufferFormatError(f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+                            f"{row % segments} record {col} spans cycles [{at.flat(s_cyc)[i]}, {at.flat(e_cyc)[i]}], "
+                            f"outside the warp's lifetime [{clk_start[row]}, {clk_end[row]}]{hint}")
+
+
+def _pair(tags, valid, kept):
+    """Start/end pairs of every warp, as an _EventIndex."""
+    ctas, segments, width = tags.shape
+    rows = ctas * segments
+    empty = np.zeros(0, dtype=np.int64)
+    if rows == 0 or width == 0:
+        return _EventIndex(empty, empty, empty, rows=empty, num_rows=rows)
+    if (kept == width).all() and (tags == tags[0, 0]).all():
+        tags = tags[0, 0][None, :]
+        # The common case: every warp wrote the same sequence.
+        rep, pattern_of_row = np.zeros(1, dtype=np.int64), np.zeros(rows, dtype=np.int64)
+    else:
+        # Distinct sequences: hash each row, then confirm exact equality.
+        tags = tags.reshape(rows, width)
+        masked = np.where(valid, tags, np.uint32(0xFFFFFFFF)).astype(np.uint64)
+        weights = np.random.default_rng(7).integers(1, 1 << 62, size=width, dtype=np.uint64) | np.uint64(1)
+        with np.errstate(over="ignore"):
+            h = (masked * weights[None, :]).sum(axis=1, dtype=np.uint64) ^ kept.astype(np.uint64)
+        _, rep, pattern_of_row = np.unique(h, return_index=True, return_inverse=True)
+        pattern_of_row = pattern_of_row.reshape(-1)
+        if not ((masked == masked[rep[pattern_of_row]]).all() and (kept == kept[rep[pattern_of_row]]).all()):
+            rep, pattern_of_row = np.arange(rows), np.arange(rows)  # a hash collision
+    p_start, p_end, p_pat = _pair_patterns(tags[rep], valid[rep])
+    p_ids = (tags[rep][p_pat, p_start] & np.uint32(0x7FFFFFFF)).astype(np.int64)
+    if rep.size == 1:
+        return _EventIndex(p_start, p_end, p_ids, num_rows=rows)
+
+    # Gather each pattern's pairs for every row that wrote it.
+    order = np.argsort(p_pat, kind="stable")
+    p_start, p_end, p_pat, p_ids = p_start[order], p_end[order], p_pat[order], p_ids[order]
+    pairs_per_pattern = np.bincount(p_pat, minlength=rep.size)
+    first_pair = np.concatenate(([0], np.cumsum(pairs_per_pattern)[:-1]))
+    n_per_row = pairs_per_pattern[pattern_of_row]
+    total = int(n_per_row.sum())
+    row_of_event = np.repeat(np.arange(rows), n_per_row)
+    within = np.arange(total) - np.repeat(np.cumsum(n_per_row) - n_per_row, n_per_row)
+    pair_index = first_pair[pattern_of_row][row_of_event] + within
+    return _EventIndex(p_start[pair_index], p_end[pair_index], p_ids[pair_index], rows=row_of_event, num_rows=rows)
+
+
+def _pair_patterns(tags, valid):
+    """Pairs in each of a few rows. A start at nesting level L closes at the
+    next record of its row that returns to level L; sorting by (row, level,
+    position) makes each pair adjacent."""
+    is_end = (tags >> np.uint32(31)).astype(bool) & valid
+    is_start = ~is_end & valid
+    step = is_start.astype(np.int64) - is_end.astype(np.int64)
+    after = np.cumsum(step, axis=1)
+    level = np.where(is_start, after - 1, after)
+    r, c = np.nonzero(valid)
+    lv = level[r, c]
+    order = np.lexsort((c, lv, r))
+    r, c, lv = r[order], c[order], lv[order]
+    s = is_start[r, c]
+    ids = tags[r, c] & np.uint32(0x7FFFFFFF)
+    ok = s[:-1] & ~s[1:] & (r[:-1] == r[1:]) & (lv[:-1] == lv[1:]) & (ids[:-1] == ids[1:])
+    k = np.flatnonzero(ok)
+    return c[k], c[k + 1], r[k]

@@ -1,0 +1,155 @@
+"""Instrumentation modes: what the compiler inserts and how the host decodes it.
+
+A mode is an object (`proton.mode.Default(...)`, `proton.mode.OpMeasure(...)`)
+or a string of `:`-separated fields, the first being the mode's name:
+
+    default:optimizations=clock32,time_shift,sched_stores:sampling_strategy=selective:
+        sampling_options=0,2:granularity=warp:buffer_type=shared:buffer_size=4096
+
+Unknown names, keys or values raise ModeError listing the valid ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Union
+
+from .compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, PipelineOptions
+
+#: clock32: 32-bit cycle counter, 8-byte records (wrap-around is undone by
+#: the decoder). time_shift: subtract the measured cost of earlier records
+#: from later time stamps. sched_stores: move record stores out of measured
+#: windows. sched_barriers: AMD scheduling barriers around records.
+OPTIMIZATIONS = ("clock32", "time_shift", "sched_stores", "sched_barriers")
+
+
+class ModeError(ValueError):
+    """A mode string or object with an unknown or invalid field."""
+
+
+@dataclass(frozen=True)
+class Default:
+    """Every recording warp's scopes as a timeline (trace outputs and tree)."""
+
+    optimizations: tuple[str, ...] = ()
+    sampling_strategy: str = "none"
+    sampling_options: tuple[int, ...] = ()
+    granularity: str = "warp"
+    buffer_type: str = "shared"
+    buffer_size: int = 0
+
+    name = "default"
+
+    def __post_init__(self):
+        if isinstance(self.optimizations, str):
+            object.__setattr__(self, "optimizations", _split(self.optimizations))
+        if isinstance(self.sampling_options, str):
+            object.__setattr__(self, "sampling_options", _ints("sampling_options", self.sampling_options))
+        object.__setattr__(self, "optimizations", tuple(self.optimizations))
+        object.__setattr__(self, "sampling_options", tuple(self.sampling_options))
+        for opt in self.optimizations:
+            _check("optimizations", opt, OPTIMIZATIONS)
+        _check("sampling_strategy", self.sampling_strategy, SAMPLING_STRATEGIES)
+        _check("granularity", self.granularity, GRANULARITIES)
+        _check("buffer_type", self.buffer_type, BUFFER_TYPES)
+        if not isinstance(self.buffer_size, int) or self.buffer_size < 0:
+            raise ModeError(f"buffer_size must be a non-negative number of bytes, got {self.buffer_size!r}")
+        if self.sampling_strategy == "selective" and not self.sampling_options:
+            raise ModeError("sampling_strategy=selective needs sampling_options (the warp ids that record, e.g. 0,2)")
+        if self.sampling_strategy == "none" and self.sampling_options:
+            raise ModeError("sampling_options is only used with sampling_strategy=selective")
+
+    @property
+    def time_shift(self) -> bool:
+        return "time_shift" in self.optimizations
+
+    def pipeline_options(self) -> PipelineOptions:
+        """The compiler options of this mode (target-independent part)."""
+        return PipelineOptions(
+            buffer_type=self.buffer_type,
+            buffer_size=self.buffer_size,
+            granularity=self.granularity,
+            sampling_strategy=self.sampling_strategy,
+            sampling_options=self.sampling_options,
+            clock_bits=32 if "clock32" in self.optimizations else 64,
+            sched_stores="sched_stores" in self.optimizations,
+            # On by default for AMD; "sched_barriers" in a string is accepted
+            # for symmetry with the other optimizations.
+            sched_barriers=True,
+        )
+
+    def __str__(self) -> str:
+        parts = [self.name]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                if isinstance(value, tuple):
+                    value = ",".join(str(v) for v in value)
+                parts.append(f"{f.name}={value}")
+        return ":".join(parts)
+
+
+@dataclass(frozen=True)
+class OpMeasure(Default):
+    """Cycles per scope aggregated into a tree only (no timeline files)."""
+
+    name = "op_measure"
+
+
+MODES = {"default": Default, "op_measure": OpMeasure, "op-measure": OpMeasure}
+Mode = Union[Default, OpMeasure]
+
+
+def parse(mode: Union[str, Default, None]) -> Default:
+    """A mode object from None (the default mode), an object, or a string."""
+    if mode is None:
+        return Default()
+    if isinstance(mode, Default):
+        return mode
+    if not isinstance(mode, str):
+        raise ModeError(f"a mode is a string or a proton.mode object, got {type(mode).__name__}")
+    name, *items = [part.strip() for part in mode.split(":")]
+    if name not in MODES:
+        raise ModeError(f"unknown mode {name!r} in {mode!r}; valid modes: {', '.join(MODES)}")
+    cls = MODES[name]
+    valid_keys = [f.name for f in fields(cls)]
+    kwargs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ModeError(f"mode field {item!r} in {mode!r} is not key=value; valid keys: {', '.join(valid_keys)}")
+        if key not in valid_keys:
+            raise ModeError(f"unknown mode key {key!r} in {mode!r}; valid keys: {', '.join(valid_keys)}")
+        if key in kwargs:
+            raise ModeError(f"mode key {key!r} given twice in {mode!r}")
+        value = value.strip()
+        if key == "buffer_size":
+            kwargs[key] = _int(key, value)
+        else:
+            kwargs[key] = value
+    return cls(**kwargs)
+
+
+def with_options(mode: Default, **changes) -> Default:
+    return replace(mode, **changes)
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _int(key: str, text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise ModeError(f"mode key {key} needs an integer, got {text!r}") from None
+
+
+def _ints(key: str, text: str) -> tuple[int, ...]:
+    return tuple(_int(key, part) for part in _split(text))
+
+
+def _check(key: str, value, valid) -> None:
+    if value not in valid:
+        raise ModeError(f"invalid {key} value {value!r}; valid values: {', '.join(str(v) for v in valid)}")
