@@ -115,6 +115,38 @@ llvm::json::Object collectMetadata(ModuleOp module) {
   return meta;
 }
 
+/// A string attribute on a kernel parameter, such as "nvvm.grid_constant"
+/// on TMA descriptors. MLIR's LLVM IR import drops the ones it does not
+/// model; losing grid_constant makes the backend copy the descriptor to
+/// local memory, and TMA on that copy faults.
+struct StringParamAttr {
+  std::string function;
+  unsigned index;
+  std::string kind, value;
+};
+
+std::vector<StringParamAttr> collectStringParamAttrs(const llvm::Module &m) {
+  std::vector<StringParamAttr> found;
+  for (const llvm::Function &f : m)
+    for (unsigned i = 0; i < f.arg_size(); ++i)
+      for (const llvm::Attribute &a : f.getAttributes().getParamAttrs(i))
+        if (a.isStringAttribute())
+          found.push_back({f.getName().str(), i, a.getKindAsString().str(),
+                           a.getValueAsString().str()});
+  return found;
+}
+
+void restoreStringParamAttrs(llvm::Module &m,
+                             const std::vector<StringParamAttr> &attrs) {
+  for (const StringParamAttr &a : attrs) {
+    llvm::Function *f = m.getFunction(a.function);
+    if (f && a.index < f->arg_size() &&
+        !f->getAttributes().hasParamAttr(a.index, a.kind))
+      f->addParamAttr(a.index, llvm::Attribute::get(f->getContext(), a.kind,
+                                                    a.value));
+  }
+}
+
 } // namespace
 
 ::proton::InstrumentResult (::proton::instrumentLLVMIR)(const std::string &llvmIR,
@@ -155,6 +187,8 @@ llvm::json::Object collectMetadata(ModuleOp module) {
   }
   std::string dataLayout = input->getDataLayoutStr();
   llvm::Triple triple = input->getTargetTriple();
+  std::vector<StringParamAttr> stringParamAttrs =
+      collectStringParamAttrs(*input);
 
   OwningOpRef<ModuleOp> module = translateLLVMIRToModule(
       std::move(input), &context, /*emitExpensiveWarnings=*/false);
@@ -193,6 +227,7 @@ llvm::json::Object collectMetadata(ModuleOp module) {
     }
     output->setDataLayout(dataLayout);
     output->setTargetTriple(triple);
+    restoreStringParamAttrs(*output, stringParamAttrs);
     llvm::raw_string_ostream os(result.llvmIR);
     output->print(os, nullptr);
   }

@@ -6,11 +6,13 @@ need (profile_scratch size and alignment, shared memory, the scope table)."""
 from __future__ import annotations
 
 import json
+import zlib
 
 import triton
 import triton.knobs
 
 from . import state
+from .errors import ProfilerError
 from .compiler import PipelineOptions, instrument_llvm_ir, triton_arch
 
 #: Prefix of the instrumentation_mode compile option while Proton is active.
@@ -21,6 +23,51 @@ MODE_PREFIX = "proton-ext:"
 
 #: Key under which the kernel's Proton metadata travels in Triton's metadata.
 METADATA_KEY = "proton"
+
+#: Metadata of every instrumented kernel this process compiled or loaded, by
+#: kernel id (CTA header word 7 of the buffers it writes).
+KERNELS: dict[int, dict] = {}
+
+
+def kernel_id_of(llvm_ir: str, mode_key: str) -> int:
+    """A stable 31-bit id for a kernel build: the same source and mode give
+    the same id in every process, so kernels loaded from Triton's disk cache
+    match their metadata."""
+    return (zlib.crc32((mode_key + "\0" + llvm_ir).encode()) & 0x7FFFFFFF) or 1
+
+
+def register(meta: dict) -> None:
+    KERNELS[int(meta["kernel_id"])] = meta
+
+
+def metadata_for_buffer(data, kernel: str) -> dict:
+    """The metadata of the kernel that wrote `data` (a u8 numpy buffer),
+    found by the kernel id in its first CTA header."""
+    import numpy as np
+    if data.nbytes < 32:
+        raise ProfilerError(f"profile buffer of {kernel} is empty")
+    kernel_id = int(np.asarray(data[:32]).view(np.uint32)[7])
+    meta = KERNELS.get(kernel_id)
+    if meta is None:
+        raise ProfilerError(f"no metadata for kernel id {kernel_id} of {kernel}: it was not compiled or loaded "
+                            "while a Proton session was active (or its buffer is corrupted)")
+    return meta
+
+
+def register_loaded_kernel(module, function, name, metadata_group, hash) -> None:
+    """Triton's kernel_load_end_hook: registers kernels that came from the
+    disk cache (compiled by an earlier process) without going through our
+    stage hook."""
+    path = (metadata_group or {}).get(f"{name}.json")
+    if not path:
+        return
+    try:
+        with open(path) as f:
+            text = json.load(f).get(METADATA_KEY)
+    except (OSError, ValueError):
+        return
+    if text:
+        register(json.loads(text))
 
 
 class InstrumentationHook:
@@ -43,6 +90,7 @@ class InstrumentationHook:
         self._previous_mode = triton.knobs.compilation.instrumentation_mode
         triton.knobs.runtime.add_stages_inspection_hook = self
         triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
+        triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)
         state._enter()
         self._installed = True
 
@@ -51,6 +99,7 @@ class InstrumentationHook:
             return
         triton.knobs.runtime.add_stages_inspection_hook = self._previous_hook
         triton.knobs.compilation.instrumentation_mode = self._previous_mode
+        triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
         state._exit()
         self._installed = False
 
@@ -81,10 +130,14 @@ class InstrumentationHook:
                 "num_warps": num_warps,
                 "shared_offset": int(metadata.get("shared", 0) or 0),
             })
+            pipeline = PipelineOptions(**{**pipeline.__dict__,
+                                          "kernel_id": kernel_id_of(llvm_ir, self.mode_key)})
             kernel = instrument_llvm_ir(llvm_ir, pipeline)
             if not kernel.instrumented:
                 return llvm_ir
             meta = kernel.metadata
+            meta["kernel_id"] = pipeline.kernel_id
+            register(meta)
             metadata["profile_scratch_size"] = meta["profile_scratch_size"]
             metadata["profile_scratch_align"] = meta["profile_scratch_align"]
             metadata["shared"] = max(int(metadata.get("shared", 0) or 0), meta["shared_memory_total"])

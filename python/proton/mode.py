@@ -11,7 +11,7 @@ Unknown names, keys or values raise ModeError listing the valid ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Union
 
 from .compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, PipelineOptions
@@ -129,10 +129,6 @@ def parse(mode: Union[str, Default, None]) -> Default:
         else:
             kwargs[key] = value
     return cls(**kwargs)
-
-
-def with_options(mode: Default, **changes) -> Default:
-    return replace(mode, **changes)
 
 
 def _split(text: str) -> tuple[str, ...]:

@@ -75,3 +75,15 @@ def test_schedule_stores_moves_the_start_store_after_the_end_read():
 
     assert order(plain) == ["read", "store", "read", "store"]
     assert order(scheduled) == ["read", "read", "store", "store"]
+
+
+def test_string_parameter_attributes_survive_the_round_trip():
+    # MLIR's import drops "nvvm.grid_constant" (TMA descriptors); losing it
+    # makes NVPTX copy the descriptor to local memory, where TMA faults.
+    text = KERNEL.replace("define ptx_kernel void @k(ptr addrspace(1) %out,",
+                          'define ptx_kernel void @k(ptr addrspace(1) byval([128 x i8]) align 64 "nvvm.grid_constant" %out,')
+    kernel = instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
+    signature = kernel.llvm_ir.split("define")[1].split("{")[0]
+    first_param, second_param = signature.split(",")[:2]
+    assert '"nvvm.grid_constant"' in first_param and "byval" in first_param
+    assert '"nvvm.grid_constant"' not in second_param

@@ -1,0 +1,6 @@
+"""Errors raised to users of the profiler."""
+
+
+class ProfilerError(RuntimeError):
+    """Misuse of the session API, a buffer without known metadata, or a
+    runtime the profiler cannot use (no torch, no GPU)."""

@@ -1,0 +1,274 @@
+"""A profiling session: installs the stage hook, gives every instrumented
+launch its profile_scratch buffer, keeps the raw buffers on the device (no
+synchronization, copy or decoding per launch), and at finalize copies them
+back, decodes them and writes the outputs.
+
+At most `max_launches_per_kernel` launches of each kernel are kept (and at
+most `max_buffer_bytes` of buffers in all); later launches still run
+instrumented, into buffers that are dropped right after, and are counted in
+the report as skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import triton
+import triton.knobs
+from triton.runtime import _allocation
+
+from . import calibration, decode, hook as hook_mod, trace_chrome, trace_perfetto, tree
+from .buffer import BufferFormatError
+from .errors import ProfilerError
+from .mode import Default, OpMeasure, parse
+
+OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
+
+
+@dataclass
+class KeptLaunch:
+    kernel: str
+    index: int          # this kernel's launch number in the session
+    buffer: object      # device tensor (uint8), grid x bytes_per_cta
+
+
+@dataclass
+class SessionReport:
+    """What finalize read and wrote."""
+
+    name: str
+    files: dict = field(default_factory=dict)          # output kind -> path
+    events: int = 0
+    launches_kept: int = 0
+    launches_skipped: int = 0
+    dropped_events: int = 0                             # records lost to full buffers
+    unmatched_records: int = 0
+    record_cost_cycles: float = 0.0                     # time_shift's cost per record
+    per_kernel: dict = field(default_factory=dict)      # kernel -> counts
+    errors: list = field(default_factory=list)          # launches that could not be decoded
+    warnings: list = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"
+                 + (f" ({self.launches_skipped} more launches not kept: raise max_launches_per_kernel to keep them)"
+                    if self.launches_skipped else "")]
+        for kernel, info in self.per_kernel.items():
+            line = f"  {kernel}: {info['kept']} launches kept, {info['skipped']} skipped, {info['events']} events"
+            if info["dropped"]:
+                line += (f", {info['dropped']} records lost to full buffers in {info['lossy_warps']} warps "
+                         "(raise buffer_size)")
+            lines.append(line)
+        lines += [f"  warning: {w}" for w in self.warnings]
+        lines += [f"  error: {e}" for e in self.errors]
+        lines += [f"  wrote {path}" for path in self.files.values()]
+        return "\n".join(lines)
+
+
+class Session:
+
+    def __init__(self, name: str, mode: Default, max_launches_per_kernel: int = 32,
+                 max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False):
+        if max_launches_per_kernel < 0:
+            raise ProfilerError(f"max_launches_per_kernel must be >= 0, got {max_launches_per_kernel}")
+        self.name = name
+        self.mode = mode
+        self.max_launches = max_launches_per_kernel
+        self.max_buffer_bytes = max_buffer_bytes
+        default_outputs = ("tree",) if isinstance(mode, OpMeasure) else ("chrome_trace", "pftrace", "tree")
+        self.outputs = tuple(outputs) if outputs is not None else default_outputs
+        for kind in self.outputs:
+            if kind not in OUTPUT_SUFFIXES:
+                raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
+        self.quiet = quiet
+        self.hook = hook_mod.InstrumentationHook(mode.pipeline_options(), label=str(mode))
+        self.kept: list[KeptLaunch] = []
+        self.launch_counts: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+        self.kept_bytes = 0
+        self.active = False
+        self._pending = None
+        self._previous_allocator = None
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        self._torch = None  # imported at the first instrumented launch
+        self._previous_allocator = _allocation._profile_allocator.get()
+        _allocation.set_profile_allocator(self._allocate)
+        triton.knobs.runtime.launch_enter_hook.add(self._on_launch)
+        self.activate()
+
+    def activate(self) -> None:
+        if not self.active:
+            self.hook.install()
+            self.active = True
+
+    def deactivate(self) -> None:
+        # Kernels compiled while active keep writing records; their buffers
+        # are still handed out, but not kept.
+        if self.active:
+            self.hook.uninstall()
+            self.active = False
+
+    def finalize(self) -> SessionReport:
+        self.deactivate()
+        if self.kept:
+            self._torch.cuda.synchronize()
+        triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        _allocation.set_profile_allocator(self._previous_allocator)
+        report = self._decode_and_write()
+        if not self.quiet:
+            print(report.summary(), file=sys.stderr)
+        return report
+
+    def _load_torch(self):
+        self._torch = _torch()
+        return self._torch
+
+    # -- per launch (hot path) -----------------------------------------------
+    def _allocate(self, size, alignment, stream):
+        torch = self._torch or self._load_torch()
+        buffer = torch.empty(size, dtype=torch.uint8, device="cuda")
+        self._pending = buffer
+        return buffer
+
+    def _on_launch(self, launch_metadata) -> None:
+        buffer, self._pending = self._pending, None
+        if buffer is None:
+            return  # a kernel without profile_scratch
+        name = launch_metadata.data["name"] if launch_metadata is not None else "kernel"
+        index = self.launch_counts.get(name, 0)
+        self.launch_counts[name] = index + 1
+        size = buffer.numel()
+        if self.active and index < self.max_launches and self.kept_bytes + size <= self.max_buffer_bytes:
+            self.kept.append(KeptLaunch(name, index, buffer))
+            self.kept_bytes += size
+        else:
+            self.skipped[name] = self.skipped.get(name, 0) + 1
+
+    # -- finalize ------------------------------------------------------------
+    def _decode_and_write(self) -> SessionReport:
+        report = SessionReport(self.name)
+        report.launches_kept = len(self.kept)
+        report.launches_skipped = sum(self.skipped.values())
+        cost = 0.0
+        if self.mode.time_shift and self.kept:
+            cost = calibration.record_cost_cycles(self.mode)
+        report.record_cost_cycles = cost
+        launches: list[decode.LaunchEvents] = []
+        for kept in self.kept:
+            info = report.per_kernel.setdefault(kept.kernel, {"kept": 0, "skipped": self.skipped.get(kept.kernel, 0),
+                                                               "events": 0, "dropped": 0, "lossy_warps": 0})
+            info["kept"] += 1
+            try:
+                data = kept.buffer.cpu().numpy()
+                meta = hook_mod.metadata_for_buffer(data, kept.kernel)
+                events = decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"],
+                                       kernel=kept.kernel, launch=kept.index, record_cost_cycles=cost)
+            except (BufferFormatError, ProfilerError) as error:
+                report.errors.append(f"{kept.kernel} launch {kept.index}: {error}")
+                continue
+            launches.append(events)
+            info["events"] += events.num_events
+            info["dropped"] += int(events.dropped.sum())
+            info["lossy_warps"] += int((events.dropped > 0).sum())
+            report.unmatched_records += events.unmatched
+            report.warnings += events.warnings
+        for kernel, count in self.skipped.items():
+            report.per_kernel.setdefault(kernel, {"kept": 0, "skipped": count, "events": 0, "dropped": 0,
+                                                  "lossy_warps": 0})
+        report.events = sum(ev.num_events for ev in launches)
+        report.dropped_events = sum(info["dropped"] for info in report.per_kernel.values())
+        if report.unmatched_records:
+            report.warnings.append(f"{report.unmatched_records} records had no partner (a scope cut by a full "
+                                   "buffer, or a warp that returned inside a scope)")
+        self.kept.clear()
+        if launches:
+            report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch))
+        return report
+
+
+def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0") -> dict:
+    files = {}
+    for kind in outputs:
+        path = name + OUTPUT_SUFFIXES[kind]
+        if kind == "chrome_trace":
+            trace_chrome.write(path, launches, trace_chrome.session_origin(launches))
+        elif kind == "pftrace":
+            trace_perfetto.write(path, launches, gpu_name)
+        elif kind == "tree":
+            tree.write(path, launches)
+        files[kind] = os.path.abspath(path)
+    return files
+
+
+def _gpu_name(torch) -> str:
+    try:
+        return f"GPU {torch.cuda.current_device()} ({torch.cuda.get_device_name()})"
+    except Exception:  # noqa: BLE001 - a name is cosmetic
+        return "GPU 0"
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise ProfilerError("the instrumentation runtime allocates profile buffers with PyTorch; "
+                            "install torch") from None
+    return torch
+
+
+_session: Session | None = None
+
+
+def start(name: str = "proton", *, backend: str = "instrumentation", mode=None, max_launches_per_kernel: int = 32,
+          max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False) -> Session:
+    """Starts profiling: kernels compiled from now on record their scopes."""
+    global _session
+    if backend != "instrumentation":
+        raise ProfilerError(f"unknown backend {backend!r}; this profiler's backend is 'instrumentation'")
+    if _session is not None:
+        raise ProfilerError(f"session {_session.name!r} is still active; call proton.finalize() first")
+    session = Session(name, parse(mode), max_launches_per_kernel, max_buffer_bytes, outputs, quiet)
+    session.start()
+    _session = session
+    return session
+
+
+def activate() -> None:
+    _current().activate()
+
+
+def deactivate() -> None:
+    _current().deactivate()
+
+
+def finalize() -> SessionReport:
+    global _session
+    session = _current()
+    _session = None
+    return session.finalize()
+
+
+def _current() -> Session:
+    if _session is None:
+        raise ProfilerError("no active Proton session: call proton.start() first")
+    return _session
+
+
+class profile:
+    """`with proton.profile("name", mode=...) as session:` starts a session
+    and finalizes it on exit; `session.report` holds the SessionReport."""
+
+    def __init__(self, name: str = "proton", **kwargs):
+        self.name, self.kwargs, self.report = name, kwargs, None
+
+    def __enter__(self):
+        start(self.name, **self.kwargs)
+        return self
+
+    def __exit__(self, *exc):
+        self.report = finalize()
+        return False
