@@ -86,27 +86,30 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0") -> i
         entry.name = name
     header = builder.serialize()
 
-    count = 0
     with open(path, "wb") as out:
         out.write(header)
-        for ev, warp_uuid, iid_of_scope in slices:
-            out.write(_slice_packets(ev, warp_uuid, iid_of_scope))
-            count += ev.num_events
-    return count
+        if slices:
+            out.write(_slice_packets(slices))
+    return sum(ev.num_events for ev, _, _ in slices)
 
 
-def _slice_packets(ev: LaunchEvents, warp_uuid: np.ndarray, iid_of_scope: np.ndarray) -> bytes:
-    """Begin and end packets of every event, in time order, as Trace bytes."""
-    n = ev.num_events
-    start = np.rint(ev.start_ns).astype(np.uint64)
-    end = np.maximum(np.rint(ev.end_ns).astype(np.uint64), start)
-    ts = np.concatenate((start, end))
-    uuid = np.concatenate((warp_uuid[ev.row], warp_uuid[ev.row]))
-    kind = np.concatenate((np.full(n, SLICE_BEGIN, np.uint64), np.full(n, SLICE_END, np.uint64)))
-    iid = np.concatenate((iid_of_scope[ev.scope], np.zeros(n, np.uint64)))
+def _slice_packets(slices) -> bytes:
+    """Begin and end packets of every event of every launch, in time order,
+    as Trace bytes."""
+    ts, uuid, kind, iid, cyc = [], [], [], [], []
+    for ev, warp_uuid, iid_of_scope in slices:
+        n = ev.num_events
+        start = np.rint(ev.start_ns).astype(np.uint64)
+        end = np.maximum(np.rint(ev.end_ns).astype(np.uint64), start)
+        ts += [start, end]
+        uuid += [warp_uuid[ev.row]] * 2
+        kind += [np.full(n, SLICE_BEGIN, np.uint64), np.full(n, SLICE_END, np.uint64)]
+        iid += [iid_of_scope[ev.scope], np.zeros(n, np.uint64)]
+        cyc += [ev.start_cycles, ev.end_cycles]
+    ts, uuid, kind, iid, cyc = (np.concatenate(a) for a in (ts, uuid, kind, iid, cyc))
+    n = ts.size // 2
     # Time order; at equal times a warp's records keep the order they were
     # written in (begins of outer scopes first, ends of inner scopes first).
-    cyc = np.concatenate((ev.start_cycles, ev.end_cycles))
     within = np.lexsort((kind == SLICE_BEGIN, cyc, uuid))  # per warp, in record order
     order = within[np.argsort(ts[within], kind="stable")]
     ts, uuid, kind, iid = ts[order], uuid[order], kind[order], iid[order]

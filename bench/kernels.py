@@ -1,0 +1,178 @@
+"""The benchmark's kernels, each body written once.
+
+Every body calls its scope markers through the module-level name `mark`
+(`mark.enter_scope("load")` ...). `build(kernel, variant)` clones the plain
+Python function with a copy of this module's globals in which `mark` is the
+variant's marker module, gives the clone a variant-specific name and wraps it
+in `triton.jit`:
+
+    plain      a module of no-op builtins: the markers emit nothing at all
+    proton     `proton.language` (this project)
+    reference  `triton.profiler.language` (Triton's built-in instrumentation),
+               with its Triton-DSL semantic enabled
+
+So the three variants compile the same source text, differ only in what the
+markers lower to, and get distinct kernel names (`vector_add_plain`,
+`vector_add_proton`, ...), which keeps them apart in CUPTI traces and in
+Triton's caches. Each call to `build` returns a fresh JITFunction (empty
+in-memory cache), so a kernel compiled (and loaded) in one profiling session
+is never silently reused by another.
+
+The functions below are deliberately not decorated: they are templates.
+Do not add `from __future__ import annotations` here: Triton reads the
+`tl.constexpr` annotations as objects.
+"""
+
+import types
+
+import triton
+import triton.language as tl
+
+#: Replaced per variant by `build`; None here so the templates import cleanly.
+mark = None
+
+
+def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # Three scopes: "kernel" > "load", "store".
+    mark.enter_scope("kernel")
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    mark.enter_scope("load")
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    mark.exit_scope("load")
+    mark.enter_scope("store")
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+    mark.exit_scope("store")
+    mark.exit_scope("kernel")
+
+
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+           OUTER_SCOPE: tl.constexpr, LOOP_SCOPE: tl.constexpr):
+    # OUTER_SCOPE: one scope "kernel" around the whole body.
+    # LOOP_SCOPE: one scope "dot" around the tl.dot inside the K loop.
+    # (constexpr branches: the untaken marker is not even traced.)
+    if OUTER_SCOPE:
+        mark.enter_scope("kernel")
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BLOCK_K)):
+        # K is a multiple of BLOCK_K (checked on the host): no masks.
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        if LOOP_SCOPE:
+            mark.enter_scope("dot")
+        acc = tl.dot(a, b, acc)
+        if LOOP_SCOPE:
+            mark.exit_scope("dot")
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask)
+    if OUTER_SCOPE:
+        mark.exit_scope("kernel")
+
+
+TEMPLATES = {"vector_add": vector_add, "matmul": matmul}
+
+#: Launch configurations (the brief's): compile options and constexprs.
+VECTOR_ADD_BLOCK = 1024
+VECTOR_ADD_OPTIONS = {"num_warps": 4}
+MATMUL_BLOCKS = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}
+MATMUL_OPTIONS = {"num_warps": 8, "num_stages": 3}
+MATMUL_SCOPES = {
+    "outer": {"OUTER_SCOPE": True, "LOOP_SCOPE": False},
+    "kloop": {"OUTER_SCOPE": False, "LOOP_SCOPE": True},
+}
+
+VARIANTS = ("plain", "proton", "reference")
+
+
+def _plain_markers() -> types.ModuleType:
+    """A module whose markers are builtins that emit nothing."""
+    module = types.ModuleType("bench_plain_markers")
+
+    @tl.core.builtin
+    def enter_scope(name, _semantic=None):
+        return None
+
+    @tl.core.builtin
+    def exit_scope(name, _semantic=None):
+        return None
+
+    module.enter_scope = enter_scope
+    module.exit_scope = exit_scope
+    return module
+
+
+_MARKERS = {}
+
+
+def markers(variant: str) -> types.ModuleType:
+    """The marker module of a variant (imported on first use, so a missing
+    or broken profiler only fails its own variant)."""
+    if variant not in _MARKERS:
+        if variant == "plain":
+            _MARKERS[variant] = _plain_markers()
+        elif variant == "proton":
+            import proton.language as pl
+            _MARKERS[variant] = pl
+        elif variant == "reference":
+            import triton.profiler.language as tpl
+            # Triton 3.6 instruments only Gluon unless told otherwise.
+            tpl.enable_semantic("triton")
+            _MARKERS[variant] = tpl
+        else:
+            raise ValueError(f"unknown variant {variant!r}")
+    return _MARKERS[variant]
+
+
+def kernel_name(template: str, variant: str, tag: str = "") -> str:
+    return "_".join(part for part in (template, tag, variant) if part)
+
+
+def build(template: str, variant: str, tag: str = "") -> triton.runtime.JITFunction:
+    """A fresh JITFunction of `template` whose `mark` is `variant`'s markers,
+    named `<template>[_<tag>]_<variant>` (also the name the GPU kernel gets)."""
+    raw = TEMPLATES[template]
+    scope = dict(raw.__globals__)
+    scope["mark"] = markers(variant)
+    name = kernel_name(template, variant, tag)
+    fn = types.FunctionType(raw.__code__, scope, name, raw.__defaults__, raw.__closure__)
+    fn.__qualname__ = name
+    fn.__annotations__ = dict(raw.__annotations__)
+    fn.__kwdefaults__ = raw.__kwdefaults__
+    fn.__doc__ = raw.__doc__
+    return triton.jit(fn)
+
+
+# For compiling without a GPU (triton.compile + ASTSource): the signatures and
+# attributes a launch with the benchmark's tensors and sizes specializes to
+# (every pointer and integer divisible by 16, unit strides as constexpr 1).
+VECTOR_ADD_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+MATMUL_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+                    "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",
+                    "stride_cm": "i32", "stride_cn": "constexpr"}
+
+
+def divisibility_attrs(signature):
+    """`attrs` for ASTSource: tt.divisibility=16 on every non-constexpr parameter."""
+    return {(i, ): [["tt.divisibility", 16]] for i, ty in enumerate(signature.values()) if ty != "constexpr"}

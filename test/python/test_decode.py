@@ -1,0 +1,163 @@
+"""The decoder on synthetic buffers (proton.synthetic writes the documented
+format): counts, nesting, ring order and loss, clock32 wrap-around, the
+measured clock, time_shift, and every kind of bad buffer."""
+
+import numpy as np
+import pytest
+
+from proton import decode, synthetic
+from proton.buffer import BufferFormatError
+
+SCOPES = [("kernel", -1), ("load", 0), ("store", 0)]
+# kernel > load, store: start/end sequence of one warp.
+IDS = [0, 1, 1, 2, 2, 0]
+ENDS = [0, 0, 1, 0, 1, 1]
+STEP = 100            # cycles between records
+CLOCK_GHZ = 1.75
+
+
+def make(ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10**12, kernel_id=7):
+    lay = synthetic.layout(num_warps=segments, segment_bytes=segment_bytes, clock_bits=clock_bits)
+    ids, ends = np.tile(IDS, reps), np.tile(ENDS, reps)
+    n = ids.size
+    tags = np.broadcast_to(synthetic.tag(ids, ends), (ctas, segments, n))
+    start = (np.uint64(clk0) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(10_000)
+             + np.arange(segments, dtype=np.uint64)[None, :])
+    clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
+    clk_end = start + np.uint64(STEP * (n + 1))
+    gt_start = np.uint64(4 * 10**9) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
+    gt_end = gt_start + ((clk_end - start).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
+    buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
+                          sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :], kernel_id=kernel_id)
+    return buf, synthetic.metadata(SCOPES, lay, kernel="k", kernel_id=kernel_id)
+
+
+@pytest.mark.parametrize("clock_bits", [32, 64])
+def test_every_scope_of_every_warp_is_decoded(clock_bits):
+    buf, meta = make(clock_bits=clock_bits)
+    ev = decode.decode(buf, meta, 3)
+    assert ev.num_events == 3 * 4 * 3 and ev.unmatched == 0 and ev.dropped.sum() == 0
+    dur = ev.duration_cycles.reshape(12, 3)
+    assert (dur == [5 * STEP, STEP, STEP]).all()
+    assert (ev.scope.reshape(12, 3) == [0, 1, 2]).all()
+    assert (ev.cta.reshape(12, 3)[:, 0] == np.repeat(np.arange(3), 4)).all()
+    assert (ev.sm == ev.cta).all()
+    # children inside their parent, in time too
+    parent = ev.start_ns.reshape(12, 3)[:, 0], ev.end_ns.reshape(12, 3)[:, 0]
+    for child in (1, 2):
+        assert (ev.start_ns.reshape(12, 3)[:, child] >= parent[0]).all()
+        assert (ev.end_ns.reshape(12, 3)[:, child] <= parent[1]).all()
+
+
+def test_clock_is_measured_from_the_global_timer():
+    buf, meta = make(reps=50)  # long enough for a precise rate
+    ev = decode.decode(buf, meta, 3)
+    assert ev.clock_ghz == pytest.approx(CLOCK_GHZ, rel=1e-3)
+    ns = (ev.end_ns - ev.start_ns)[ev.scope == 1]
+    assert ns == pytest.approx(STEP / CLOCK_GHZ, rel=1e-3)
+    # CTAs are placed by the global timer: CTA 1 starts 10000 cycles later.
+    first = [ev.start_ns[(ev.cta == c) & (ev.scope == 0)].min() for c in range(3)]
+    assert first[1] - first[0] == pytest.approx(10_000 / CLOCK_GHZ, abs=2)
+
+
+def test_clock32_wraps_around():
+    # The 32-bit counter wraps in the middle of the warps' records.
+    buf, meta = make(clock_bits=32, clk0=(5 << 32) - 250)
+    ev = decode.decode(buf, meta, 3)
+    assert ev.num_events == 36
+    assert (ev.duration_cycles.reshape(12, 3) == [5 * STEP, STEP, STEP]).all()
+    assert ev.start_cycles.min() == (5 << 32) - 250 + STEP
+
+
+def test_clock32_warp_longer_than_the_counter_period():
+    lay = synthetic.layout(num_warps=1, clock_bits=32)
+    clk0 = 1 << 40
+    clocks = np.array([[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]],
+                      dtype=np.uint64)
+    tags = synthetic.tag([[[0, 1, 1, 0]]], [[[0, 0, 1, 1]]])
+    buf = synthetic.build(lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]],
+                          gt_start=[[0]], gt_end=[[9_000_000]])
+    ev = decode.decode(buf, synthetic.metadata([("outer", -1), ("inner", 0)], lay), 1)
+    assert sorted(ev.duration_cycles.tolist()) == [3_000_000_000, 8_999_999_990]
+
+
+@pytest.mark.parametrize("clock_bits", [32, 64])
+def test_full_ring_keeps_the_last_records_and_counts_the_lost(clock_bits):
+    # 20 repetitions of 6 records into rings of 16.
+    buf, meta = make(clock_bits=clock_bits, reps=20, segment_bytes=16 * (8 if clock_bits == 32 else 16))
+    ev = decode.decode(buf, meta, 3)
+    assert (ev.dropped == 120 - 16).all()
+    # 104 % 6 = 2: the ring starts at "load end"; 7 pairs complete, 2 records orphaned
+    assert ev.num_events == 12 * 7 and ev.unmatched == 12 * 2
+    assert (ev.duration_cycles > 0).all()
+    # the kept records are the last ones written
+    assert ev.end_cycles.max() == 10**12 + 2 * 10_000 + 3 + STEP * 120
+
+
+def test_warps_with_different_sequences():
+    lay = synthetic.layout(num_warps=2)
+    tags = np.zeros((1, 2, 6), dtype=np.uint32)
+    tags[0, 0] = synthetic.tag(IDS, ENDS)
+    tags[0, 1] = synthetic.tag([1, 1, 2, 2, 0, 0], [0, 1, 0, 1, 0, 1])
+    clocks = np.uint64(1000) + np.arange(6, dtype=np.uint64)[None, None, :] * np.uint64(10) + np.zeros((1, 2, 1),
+                                                                                                  np.uint64)
+    buf = synthetic.build(lay, tags, clocks, clk_start=[[900, 900]], clk_end=[[1100, 1100]],
+                          gt_start=[[0, 0]], gt_end=[[200, 200]])
+    ev = decode.decode(buf, synthetic.metadata(SCOPES, lay), 1)
+    got = sorted(zip(ev.row.tolist(), ev.scope.tolist(), ev.duration_cycles.tolist()))
+    assert got == [(0, 0, 50), (0, 1, 10), (0, 2, 10), (1, 0, 10), (1, 1, 10), (1, 2, 10)]
+
+
+def test_time_shift_subtracts_the_cost_of_earlier_records():
+    buf, meta = make()
+    plain = decode.decode(buf, meta, 3)
+    shifted = decode.decode(buf, meta, 3, record_cost_cycles=20)
+    # kernel spans 5 records, load and store one each
+    assert (shifted.duration_cycles.reshape(12, 3) == [5 * STEP - 5 * 20, STEP - 20, STEP - 20]).all()
+    assert (shifted.start_cycles <= plain.start_cycles).all()
+
+
+def test_truncated_buffer():
+    buf, meta = make()
+    with pytest.raises(BufferFormatError, match="truncated"):
+        decode.decode(buf[:-10], meta, 3)
+
+
+def test_corrupted_magic():
+    buf, meta = make()
+    buf = buf.copy()
+    buf[meta["layout"]["bytes_per_cta"]] ^= 0xFF
+    with pytest.raises(BufferFormatError, match="CTA 1 .*magic"):
+        decode.decode(buf, meta, 3)
+
+
+def test_buffer_of_another_kernel():
+    buf, meta = make(kernel_id=7)
+    meta = dict(meta, kernel_id=8)
+    with pytest.raises(BufferFormatError, match="kernel id 7, not 8"):
+        decode.decode(buf, meta, 3)
+
+
+def test_scope_id_out_of_range():
+    buf, meta = make()
+    meta = dict(meta, scopes=meta["scopes"][:2])
+    with pytest.raises(BufferFormatError, match="scope id 2, but the kernel has 2 scopes"):
+        decode.decode(buf, meta, 3)
+
+
+def test_clock_outside_the_warp_lifetime():
+    buf, meta = make()
+    words = buf.copy().view(np.uint32)
+    lay = meta["layout"]
+    # CTA 0 segment 0 entry cycle moved after its records
+    words[8 + 6] += 10_000
+    with pytest.raises(BufferFormatError, match="CTA 0 segment 0 .*outside the warp's lifetime"):
+        decode.decode(words.view(np.uint8), meta, 3)
+    assert lay["capacity"] == 64
+
+
+def test_segment_layout_mismatch():
+    buf, meta = make()
+    other = synthetic.layout(num_warps=4, segment_bytes=512)
+    with pytest.raises(BufferFormatError):
+        decode.decode(buf, dict(meta, layout=other), 3)

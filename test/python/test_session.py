@@ -1,0 +1,204 @@
+"""The session API without a GPU: start/activate/deactivate/finalize, hooks
+installed and restored, instrumented compiles for cuda:90 through the session,
+launch bookkeeping and finalize on simulated launches, and misuse errors."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.runtime import _allocation
+
+import proton
+from proton import hook as hook_mod, runtime, synthetic
+
+from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
+from test_decode import make
+
+CUDA90 = GPUTarget("cuda", 90, 32)
+
+
+@pytest.fixture(autouse=True)
+def no_session_left():
+    yield
+    if runtime._session is not None:
+        runtime._session = None
+        pytest.fail("a test left a session active")
+
+
+def test_start_instruments_and_finalize_restores(tmp_path):
+    previous_allocator = _allocation._profile_allocator.get()
+    proton.start(str(tmp_path / "run"), mode="default:optimizations=clock32", quiet=True)
+    hook = triton.knobs.runtime.add_stages_inspection_hook
+    assert isinstance(hook, hook_mod.InstrumentationHook)
+    assert triton.knobs.compilation.instrumentation_mode.startswith(hook_mod.MODE_PREFIX)
+    kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024)
+    meta = json.loads(kernel.metadata.proton)
+    assert hook_mod.KERNELS[meta["kernel_id"]] == meta
+    assert meta["layout"]["clock_bits"] == 32 and [s["name"] for s in meta["scopes"]] == ["kernel", "load", "store"]
+    # the kernel id is written into every CTA header
+    assert f"{meta['kernel_id']}" in kernel.asm["llir"]
+    assert kernel.asm["ptx"].count("%clock;") == 6
+    report = proton.finalize()
+    assert report.events == 0 and report.files == {}
+    assert triton.knobs.runtime.add_stages_inspection_hook is None
+    assert not triton.knobs.compilation.instrumentation_mode
+    assert _allocation._profile_allocator.get() is previous_allocator
+    plain = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024)
+    assert "%clock" not in plain.asm["ptx"] and plain.hash != kernel.hash
+
+
+def test_modes_compile_separately(tmp_path):
+    hashes = set()
+    for mode in ("default", "default:optimizations=clock32", proton.mode.Default(buffer_type="global")):
+        with proton.profile(str(tmp_path / "run"), mode=mode, quiet=True):
+            hashes.add(compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024).hash)
+    assert len(hashes) == 3
+
+
+def test_deactivate_compiles_plain(tmp_path):
+    proton.start(str(tmp_path / "run"), quiet=True)
+    proton.deactivate()
+    assert "%clock" not in compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=512).asm["ptx"]
+    proton.activate()
+    assert "%clock" in compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=512).asm["ptx"]
+    proton.finalize()
+
+
+def test_misuse_errors(tmp_path):
+    with pytest.raises(proton.ProfilerError, match="no active Proton session"):
+        proton.finalize()
+    with pytest.raises(proton.ProfilerError, match="unknown backend 'cupti'"):
+        proton.start("x", backend="cupti")
+    with pytest.raises(proton.ModeError, match="valid keys"):
+        proton.start("x", mode="default:clock=32")
+    with pytest.raises(proton.ProfilerError, match="unknown output 'svg'"):
+        proton.start("x", outputs=["svg"])
+    proton.start(str(tmp_path / "a"), quiet=True)
+    with pytest.raises(proton.ProfilerError, match="still active"):
+        proton.start("b")
+    proton.finalize()
+
+
+class FakeTorch:
+    """Stands in for torch on a CPU machine: buffers are numpy arrays that a
+    test fills with what a kernel would have written."""
+
+    uint8 = np.uint8
+
+    class cuda:
+        @staticmethod
+        def synchronize():
+            pass
+
+        @staticmethod
+        def current_device():
+            return 0
+
+        @staticmethod
+        def get_device_name():
+            return "FakeGPU"
+
+    class Buffer:
+        def __init__(self, size):
+            self.array = np.zeros(size, dtype=np.uint8)
+
+        def numel(self):
+            return self.array.size
+
+        def cpu(self):
+            return self
+
+        def numpy(self):
+            return self.array
+
+    def empty(self, size, dtype=None, device=None):
+        return self.Buffer(size)
+
+
+class Launch:
+    """What Triton's launcher passes to launch_enter_hook."""
+
+    def __init__(self, name):
+        self.data = {"name": name}
+
+
+def simulate_launches(session, count, kernel_id=7, name="vector_add"):
+    session._torch = FakeTorch()
+    data, meta = make(ctas=3, kernel_id=kernel_id)
+    hook_mod.register(meta)
+    for _ in range(count):
+        buffer = _allocation._profile_allocator(data.size, 16, 0)  # what the launcher calls
+        buffer.array[:] = data
+        triton.knobs.runtime.launch_enter_hook(Launch(name))
+
+
+def test_finalize_decodes_kept_launches_and_writes_outputs(tmp_path, capsys):
+    name = str(tmp_path / "run")
+    session = proton.start(name, max_launches_per_kernel=3)
+    simulate_launches(session, 5)
+    report = proton.finalize()
+    assert report.launches_kept == 3 and report.launches_skipped == 2
+    assert report.events == 3 * 36 and report.errors == []
+    assert set(report.files) == {"chrome_trace", "pftrace", "tree"}
+    assert all(os.path.getsize(p) > 0 for p in report.files.values())
+    assert report.files["pftrace"] == os.path.abspath(name + ".pftrace")
+    err = capsys.readouterr().err
+    assert "108 scope events from 3 launches (2 more launches not kept" in err
+    assert launch_hooks_empty()
+
+
+def test_op_measure_writes_only_the_tree(tmp_path):
+    session = proton.start(str(tmp_path / "run"), mode="op_measure", quiet=True)
+    simulate_launches(session, 1)
+    report = proton.finalize()
+    assert set(report.files) == {"tree"}
+    (root,) = json.load(open(report.files["tree"]))
+    assert root["children"][0]["metrics"]["count"] == 12
+
+
+def test_buffer_of_unknown_kernel_is_reported_not_raised(tmp_path):
+    session = proton.start(str(tmp_path / "run"), quiet=True)
+    simulate_launches(session, 1, kernel_id=123456)
+    hook_mod.KERNELS.pop(123456)
+    report = proton.finalize()
+    assert report.events == 0
+    assert report.errors == ["vector_add launch 0: no metadata for kernel id 123456 of vector_add: it was not "
+                             "compiled or loaded while a Proton session was active (or its buffer is corrupted)"]
+
+
+def test_corrupted_buffer_is_reported_with_kernel_and_launch(tmp_path):
+    session = proton.start(str(tmp_path / "run"), quiet=True)
+    session._torch = FakeTorch()
+    data, meta = make(ctas=3, kernel_id=99)
+    hook_mod.register(meta)
+    buffer = _allocation._profile_allocator(data.size, 16, 0)
+    buffer.array[:] = data
+    buffer.array[-200:] = 0xAB  # garbage over the last CTA's records
+    buffer.array[meta["layout"]["bytes_per_cta"] * 2] = 0  # and its magic
+    triton.knobs.runtime.launch_enter_hook(Launch("k"))
+    report = proton.finalize()
+    assert len(report.errors) == 1 and report.errors[0].startswith("k launch 0: profile buffer is corrupted: CTA 2")
+
+
+def launch_hooks_empty():
+    return runtime.Session._on_launch not in [getattr(c, "__func__", None)
+                                              for c in triton.knobs.runtime.launch_enter_hook.calls]
+
+
+def test_recorded_gpu_buffers_decode():
+    """Buffers an H200 wrote (test_gpu_session.py::test_save_fixtures)."""
+    directory = os.path.join(os.path.dirname(__file__), "fixtures")
+    names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".npy")) if os.path.isdir(directory) else []
+    if not names:
+        pytest.skip("no recorded buffers")
+    from proton import decode
+    for name in names:
+        info = json.load(open(os.path.join(directory, name + ".json")))
+        ev = decode.decode(np.load(os.path.join(directory, name + ".npy")), info["metadata"], info["num_ctas"])
+        assert ev.num_events == info["num_ctas"] * 4 * 3 and ev.unmatched == 0 and ev.dropped.sum() == 0
+        assert (ev.duration_cycles > 0).all()
+        assert 0.5 < ev.clock_ghz < 3.5
+        assert set(ev.sm.tolist()) <= set(range(200))
