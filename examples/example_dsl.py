@@ -1,23 +1,27 @@
-"""Profile the inside of a Triton vector add with nested Proton scopes.
+"""Profile the inside of Triton and Gluon kernels with Proton scopes.
 
-On a GPU: runs the instrumented kernel, checks its result against the plain
-one, reads the profile buffer and prints each scope's cycles per warp.
-Without a GPU: says so, compiles the instrumented kernel for sm_90 (ptxas
-included) and prints what each warp would record.
+On a GPU: profiles a Triton vector add with nested scopes and a Gluon Hopper
+matmul (WGMMA + TMA, sm_90 only) in one session, checks both results against
+plain runs, and writes example.chrome_trace, example.pftrace (open in
+ui.perfetto.dev) and example.hatchet (per-scope cycles; `--op-measure` writes
+only this tree). Without a GPU: says so, compiles both instrumented kernels
+for sm_90 (ptxas included) and prints what each warp would record.
 """
 
 import argparse
 import json
+import os
+import sys
 
-import numpy as np
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 
+import proton
 import proton.language as pl
-from proton import buffer
-from proton.compiler import PipelineOptions
-from proton.hook import InstrumentationHook
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gluon_matmul  # noqa: E402
 
 
 @triton.jit
@@ -41,73 +45,92 @@ def gpu_available() -> bool:
         return False
 
 
+def build_mode(args) -> proton.mode.Default:
+    optimizations = ("clock32", "time_shift") if args.increase_accuracy else ()
+    warps = tuple(int(w) for w in args.warp_ids.split(",") if w) if args.warp_sampling else ()
+    cls = proton.mode.OpMeasure if args.op_measure else proton.mode.Default
+    return cls(optimizations=optimizations, sampling_strategy="selective" if warps else "none",
+               sampling_options=warps)
+
+
 def print_layout(meta):
     layout = meta["layout"]
     print(f"kernel {meta['kernel']}: {len(meta['scopes'])} scopes, {layout['num_warps']} warps, "
-          f"warps recording {layout['warps']}, {layout['clock_bits']}-bit clock, {layout['buffer_type']} buffer")
-    print(f"  {layout['capacity']} records per warp ({layout['segment_bytes']} B), "
-          f"{meta['profile_scratch_size']} B of profile_scratch per CTA")
+          f"warps recording {layout['warps']}, {layout['clock_bits']}-bit clock, {layout['buffer_type']} buffer, "
+          f"{layout['capacity']} records per warp, {meta['profile_scratch_size']} B of profile_scratch per CTA")
     for scope in meta["scopes"]:
         parent = meta["scopes"][scope["parent"]]["name"] if scope["parent"] >= 0 else "-"
-        print(f"  scope {scope['id']} {scope['name']!r:10} parent {parent!r:10} at {scope['loc']}")
+        print(f"  scope {scope['id']} {scope['name']!r:12} parent {parent!r:10} at {scope['loc']}")
 
 
-def run_on_cpu(options):
-    print("No GPU found: compiling the instrumented kernel for sm_90 instead (nothing runs).")
+def run_on_cpu(mode):
+    print("No GPU found: compiling the instrumented kernels for sm_90 instead (nothing runs).")
+    proton.start("example", mode=mode, quiet=True)
     source = triton.compiler.ASTSource(fn=vector_add, signature={"x": "*fp32", "y": "*fp32", "out": "*fp32",
                                                                  "n": "i32"}, constexprs={"BLOCK": 1024})
-    with InstrumentationHook(options, "example-cpu"):
-        kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                                options={"instrumentation_mode": triton.knobs.compilation.instrumentation_mode})
-    meta = json.loads(kernel.metadata.proton)
-    print_layout(meta)
-    clock_reads = [l.strip() for l in kernel.asm["ptx"].splitlines() if "%clock" in l]
-    print(f"  PTX: {len(clock_reads)} clock reads, e.g. {clock_reads[0]!r}; cubin {len(kernel.asm['cubin'])} B")
-    print(f"Each warp of each CTA would record {2 * len(meta['scopes'])} events.")
+    kernels = [triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                              options={"instrumentation_mode": triton.knobs.compilation.instrumentation_mode}),
+               gluon_matmul.compile_for_sm90()]
+    proton.finalize()
+    for kernel in kernels:
+        meta = json.loads(kernel.metadata.proton)
+        print_layout(meta)
+        clock_reads = [line.strip() for line in kernel.asm["ptx"].splitlines() if "%clock" in line]
+        print(f"  PTX: {len(clock_reads)} clock reads, e.g. {clock_reads[0]!r}; cubin {len(kernel.asm['cubin'])} B")
 
 
-def run_on_gpu(options, n):
+def run_on_gpu(mode, n):
     import torch
-    from triton.runtime import _allocation
-
-    buffers = []
-    _allocation.set_profile_allocator(
-        lambda size, align, stream: buffers.append(torch.zeros(size, dtype=torch.uint8, device="cuda")) or buffers[-1])
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    out = torch.empty_like(x)
+    plain_add = torch.empty_like(x)
     grid = (triton.cdiv(n, 1024),)
-    with InstrumentationHook(options, "example-gpu"):
-        kernel = vector_add[grid](x, y, out, n, BLOCK=1024)
-    torch.cuda.synchronize()
-    _allocation.set_profile_allocator(None)
-    assert torch.equal(out, x + y), "instrumented kernel computed a wrong result"
-    meta = json.loads(kernel.metadata.proton)
-    print_layout(meta)
-    profile = buffer.read(buffers[-1].cpu().numpy(), meta["layout"], grid[0])
-    tags = profile.records[..., 0]
-    clocks = profile.records[..., 1].astype(np.int64)
-    print(f"{grid[0]} CTAs, events per warp {np.unique(profile.counts).tolist()}, dropped {int(profile.dropped.sum())}")
-    for scope in meta["scopes"]:
-        start = np.argmax(tags == scope["id"], axis=-1)
-        end = np.argmax(tags == (scope["id"] | 1 << 31), axis=-1)
-        cycles = (np.take_along_axis(clocks, end[..., None], -1) - np.take_along_axis(clocks, start[..., None], -1))
-        cycles %= 1 << 32
-        print(f"  {scope['name']:8} mean {cycles.mean():8.1f} cycles per warp (min {cycles.min()}, max {cycles.max()})")
+    vector_add[grid](x, y, plain_add, n, BLOCK=1024)
+    hopper = torch.cuda.get_device_capability()[0] == 9
+    if hopper:
+        a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+        b = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+        plain_mm = gluon_matmul.run_matmul(1024, 1024, 1024, a=a, b=b)
+
+    proton.start("example", mode=mode)
+    out = torch.empty_like(x)
+    vector_add[grid](x, y, out, n, BLOCK=1024)
+    if hopper:
+        profiled_mm = gluon_matmul.run_matmul(1024, 1024, 1024, a=a, b=b)
+    report = proton.finalize()
+
+    assert torch.equal(out, plain_add), "the instrumented vector add computed a different result"
+    if hopper:
+        assert torch.equal(profiled_mm, plain_mm), "the instrumented matmul computed a different result"
+    else:
+        print("(the Gluon matmul needs a Hopper GPU: skipped)")
+    if "tree" in report.files:
+        for root in json.load(open(report.files["tree"])):
+            _print_tree(root, 0)
+
+
+def _print_tree(node, depth):
+    m = node["metrics"]
+    print(f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {m['normalized_cycles']:10.1f} cycles per warp"
+          f"  ({m['count']} instances)")
+    for child in node["children"]:
+        _print_tree(child, depth + 1)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1 << 20)
-    parser.add_argument("--clock64", action="store_true", help="store 64-bit clocks (16-byte records)")
-    parser.add_argument("--warp-ids", type=str, default="", help="selective sampling: comma-separated warp ids")
+    parser.add_argument("--n", type=int, default=1 << 20, help="vector add elements")
+    parser.add_argument("--op-measure", action="store_true", help="only the per-scope cycle tree (example.hatchet)")
+    parser.add_argument("--warp-sampling", action="store_true", help="only the warps in --warp-ids record")
+    parser.add_argument("--warp-ids", type=str, default="0,1,2,3", help="with --warp-sampling: warp ids")
+    parser.add_argument("--increase-accuracy", action="store_true",
+                        help="clock32 (half the record size) and time_shift (subtract the measured record cost)")
     args = parser.parse_args()
-    warps = tuple(int(w) for w in args.warp_ids.split(",") if w)
-    options = PipelineOptions(clock_bits=64 if args.clock64 else 32,
-                              sampling_strategy="selective" if warps else "none", sampling_options=warps)
+    mode = build_mode(args)
+    print(f"mode: {mode}")
     if gpu_available():
-        run_on_gpu(options, args.n)
+        run_on_gpu(mode, args.n)
     else:
-        run_on_cpu(options)
+        run_on_cpu(mode)
 
 
 if __name__ == "__main__":

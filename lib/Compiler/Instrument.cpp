@@ -147,6 +147,15 @@ void restoreStringParamAttrs(llvm::Module &m,
   }
 }
 
+/// Attribute kinds LLVM 22 puts on intrinsic declarations (when parsing
+/// and exporting) that the LLVM inside Triton 3.6 cannot parse. They are
+/// optimization hints only; Triton's LLVM derives its own for intrinsics.
+void dropAttributesTritonCannotParse(llvm::Module &m) {
+  for (llvm::Function &f : m)
+    if (f.isDeclaration())
+      f.removeFnAttr(llvm::Attribute::NoCreateUndefOrPoison);
+}
+
 } // namespace
 
 ::proton::InstrumentResult (::proton::instrumentLLVMIR)(const std::string &llvmIR,
@@ -228,6 +237,7 @@ void restoreStringParamAttrs(llvm::Module &m,
     output->setDataLayout(dataLayout);
     output->setTargetTriple(triple);
     restoreStringParamAttrs(*output, stringParamAttrs);
+    dropAttributesTritonCannotParse(*output);
     llvm::raw_string_ostream os(result.llvmIR);
     output->print(os, nullptr);
   }

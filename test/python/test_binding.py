@@ -87,3 +87,18 @@ def test_string_parameter_attributes_survive_the_round_trip():
     first_param, second_param = signature.split(",")[:2]
     assert '"nvvm.grid_constant"' in first_param and "byval" in first_param
     assert '"nvvm.grid_constant"' not in second_param
+
+
+def test_intrinsic_declarations_keep_the_input_attributes():
+    # LLVM 22 re-creates intrinsic declarations with attributes Triton's own
+    # LLVM cannot parse (nocreateundeforpoison): the input's attributes stay.
+    text = KERNEL.replace("store i32 1,", "%m = call i32 @llvm.smin.i32(i32 1, i32 2)\n  store i32 %m,") + (
+        "declare i32 @llvm.smin.i32(i32, i32) #1\n"
+        "attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }\n")
+    kernel = instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
+    assert kernel.instrumented
+    assert "nocreateundeforpoison" not in kernel.llvm_ir
+    declaration = [line for line in kernel.llvm_ir.splitlines() if line.startswith("declare i32 @llvm.smin.i32")]
+    group = declaration[0].split("#")[-1].strip()
+    attributes = [line for line in kernel.llvm_ir.splitlines() if line.startswith(f"attributes #{group} ")][0]
+    assert "memory(none)" in attributes and "speculatable" in attributes

@@ -1,0 +1,18 @@
+#!/bin/bash
+# What the GPU evidence in bench/results comes from. Run in the repository
+# root on the GPU machine with the cp312 wheel (plus perfetto and protobuf
+# wheels) in wheelhouse/; results go to $OUT (default bench/results/run).
+set -u
+OUT=${OUT:-bench/results/run}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
+export PYTHONPATH=/tmp/site
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
+(cd test/python && PROTON_SAVE_FIXTURES="$OUT/fixtures" python3 -m pytest -q -s -rs . ) > "$OUT/pytest_gpu.log" 2>&1
+echo "pytest exit $?" >> "$OUT/pytest_gpu.log"
+for flags in "" "--increase-accuracy" "--op-measure --warp-sampling --warp-ids 0,2"; do
+  echo "== python3 examples/example_dsl.py $flags" >> "$OUT/example_dsl.log"
+  (cd "$OUT" && python3 "$OLDPWD/examples/example_dsl.py" $flags) >> "$OUT/example_dsl.log" 2>&1
+  echo "exit $?" >> "$OUT/example_dsl.log"
+done
+ls -la "$OUT" >> "$OUT/example_dsl.log"
