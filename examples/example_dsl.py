@@ -50,7 +50,7 @@ def build_mode(args) -> proton.mode.Default:
     warps = tuple(int(w) for w in args.warp_ids.split(",") if w) if args.warp_sampling else ()
     cls = proton.mode.OpMeasure if args.op_measure else proton.mode.Default
     return cls(optimizations=optimizations, sampling_strategy="selective" if warps else "none",
-               sampling_options=warps)
+               sampling_options=warps, buffer_size=args.buffer_size)
 
 
 def print_layout(meta):
@@ -124,6 +124,9 @@ def main():
     parser.add_argument("--warp-ids", type=str, default="0,1,2,3", help="with --warp-sampling: warp ids")
     parser.add_argument("--increase-accuracy", action="store_true",
                         help="clock32 (half the record size) and time_shift (subtract the measured record cost)")
+    parser.add_argument("--buffer-size", type=int, default=8192,
+                        help="record bytes per CTA (0: inferred, at most 1 KiB per warp); the matmul's 16 K steps "
+                             "write 68 records per warp")
     args = parser.parse_args()
     mode = build_mode(args)
     print(f"mode: {mode}")

@@ -16,7 +16,7 @@ import numpy as np
 
 from .decode import LaunchEvents
 
-SEQUENCE_ID = 0x50524F54  # any constant: all packets come from one writer
+SEQUENCE_ID = 1  # all packets come from one writer (a one-byte varint)
 SLICE_BEGIN, SLICE_END = 1, 2
 SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE = 1, 2
 EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
@@ -32,8 +32,14 @@ def _protos():
     return TraceProtoBuilder, TrackEvent
 
 
-def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0") -> int:
-    """Writes the trace; returns the number of slices written."""
+def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", origin_ns: float | None = None) -> int:
+    """Writes the trace; returns the number of slices written. Timestamps
+    are global-timer ns minus `origin_ns` (default: the first warp entry),
+    which is noted in the GPU track's description so that traces of
+    several GPUs can be aligned."""
+    if origin_ns is None:
+        starts = [float(np.min(ev.warp_begin_ns)) for ev in launches if ev.warp_begin_ns.size]
+        origin_ns = float(np.floor(min(starts))) if starts else 0.0
     TraceProtoBuilder, TrackEvent = _protos()
     builder = TraceProtoBuilder()
     next_uuid = [1]
@@ -55,6 +61,7 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0") -> i
         return uuid
 
     gpu = track(gpu_name, ordered_children=True)
+    builder.trace.packet[-1].track_descriptor.description = f"global timer origin ns = {int(origin_ns)}"
     sm_tracks: dict[int, int] = {}
     # Interned scope names: one id per distinct name over all kernels.
     name_iids: dict[str, int] = {}
@@ -89,18 +96,18 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0") -> i
     with open(path, "wb") as out:
         out.write(header)
         if slices:
-            out.write(_slice_packets(slices))
+            out.write(_slice_packets(slices, origin_ns))
     return sum(ev.num_events for ev, _, _ in slices)
 
 
-def _slice_packets(slices) -> bytes:
+def _slice_packets(slices, origin_ns: float) -> bytes:
     """Begin and end packets of every event of every launch, in time order,
     as Trace bytes."""
     ts, uuid, kind, iid, cyc = [], [], [], [], []
     for ev, warp_uuid, iid_of_scope in slices:
         n = ev.num_events
-        start = np.rint(ev.start_ns).astype(np.uint64)
-        end = np.maximum(np.rint(ev.end_ns).astype(np.uint64), start)
+        start = np.rint(np.maximum(ev.start_ns - origin_ns, 0)).astype(np.uint64)
+        end = np.maximum(np.rint(np.maximum(ev.end_ns - origin_ns, 0)).astype(np.uint64), start)
         ts += [start, end]
         uuid += [warp_uuid[ev.row]] * 2
         kind += [np.full(n, SLICE_BEGIN, np.uint64), np.full(n, SLICE_END, np.uint64)]
