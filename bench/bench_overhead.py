@@ -85,7 +85,7 @@ def parse_args(argv=None):
                    help="mode for proton.start (e.g. 'default:optimizations=clock32'); default: proton's default")
     p.add_argument("--reference-mode", default=None,
                    help="mode for triton.profiler.start (e.g. 'default:optimizations=clock32'); default: Triton's")
-    p.add_argument("--max-launches", type=int, default=32, help="proton max_launches_per_kernel (default 32)")
+    p.add_argument("--max-launches", type=int, default=1, help="proton max_launches_per_kernel (default 1, proton's default: the last launch of each kernel)")
     p.add_argument("--reference-device-data", default="tree", choices=("tree", "trace"),
                    help="triton.profiler data= for the device and compile sessions (default tree: the "
                         "device-side code does not depend on it and a trace of 100 64M launches is huge)")

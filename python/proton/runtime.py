@@ -3,14 +3,16 @@ launch its profile_scratch buffer, keeps the raw buffers on the device (no
 synchronization, copy or decoding per launch), and at finalize copies them
 back, decodes them and writes the outputs.
 
-At most `max_launches_per_kernel` launches of each kernel are kept (and at
-most `max_buffer_bytes` of buffers in all); later launches still run
-instrumented, into buffers that are dropped right after, and are counted in
-the report as skipped.
+The last `max_launches_per_kernel` launches of each kernel are kept (the
+most recent ones: warm caches and clocks, as in a do_bench loop), within
+`max_buffer_bytes` of buffers in all. Every launch runs instrumented; the
+buffers of launches not kept go back to PyTorch's caching allocator, and the
+report counts those launches.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import sys
 from dataclasses import dataclass, field
@@ -53,7 +55,8 @@ class SessionReport:
 
     def summary(self) -> str:
         lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"
-                 + (f" ({self.launches_skipped} more launches not kept: raise max_launches_per_kernel to keep them)"
+                 + (f" (the last of each kernel; {self.launches_skipped} earlier launches not kept: raise "
+                    "max_launches_per_kernel to keep more)"
                     if self.launches_skipped else "")]
         for kernel, info in self.per_kernel.items():
             line = f"  {kernel}: {info['kept']} launches kept, {info['skipped']} skipped, {info['events']} events"
@@ -69,7 +72,7 @@ class SessionReport:
 
 class Session:
 
-    def __init__(self, name: str, mode: Default, max_launches_per_kernel: int = 32,
+    def __init__(self, name: str, mode: Default, max_launches_per_kernel: int = 1,
                  max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False):
         if max_launches_per_kernel < 0:
             raise ProfilerError(f"max_launches_per_kernel must be >= 0, got {max_launches_per_kernel}")
@@ -84,7 +87,7 @@ class Session:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
         self.quiet = quiet
         self.hook = hook_mod.InstrumentationHook(mode.pipeline_options(), label=str(mode))
-        self.kept: list[KeptLaunch] = []
+        self.kept_per_kernel: dict[str, collections.deque] = {}
         self.launch_counts: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         self.kept_bytes = 0
@@ -114,7 +117,7 @@ class Session:
 
     def finalize(self) -> SessionReport:
         self.deactivate()
-        if self.kept:
+        if self.kept_per_kernel:
             self._torch.cuda.synchronize()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
         _allocation.set_profile_allocator(self._previous_allocator)
@@ -142,23 +145,36 @@ class Session:
         index = self.launch_counts.get(name, 0)
         self.launch_counts[name] = index + 1
         size = buffer.numel()
-        if self.active and index < self.max_launches and self.kept_bytes + size <= self.max_buffer_bytes:
-            self.kept.append(KeptLaunch(name, index, buffer))
+        kept = self.kept_per_kernel.get(name)
+        if kept is None:
+            kept = self.kept_per_kernel[name] = collections.deque()
+        if self.active and self.max_launches and self.kept_bytes + size <= self.max_buffer_bytes:
+            kept.append(KeptLaunch(name, index, buffer))
             self.kept_bytes += size
+            if len(kept) > self.max_launches:
+                # Its kernel ran before this one on the stream: the memory
+                # is safe to reuse.
+                self.kept_bytes -= kept.popleft().buffer.numel()
+                self.skipped[name] = self.skipped.get(name, 0) + 1
         else:
             self.skipped[name] = self.skipped.get(name, 0) + 1
 
     # -- finalize ------------------------------------------------------------
+    @property
+    def kept(self) -> list[KeptLaunch]:
+        return [launch for kept in self.kept_per_kernel.values() for launch in kept]
+
     def _decode_and_write(self) -> SessionReport:
         report = SessionReport(self.name)
-        report.launches_kept = len(self.kept)
+        kept_launches = self.kept
+        report.launches_kept = len(kept_launches)
         report.launches_skipped = sum(self.skipped.values())
         cost = 0.0
-        if self.mode.time_shift and self.kept:
+        if self.mode.time_shift and kept_launches:
             cost = calibration.record_cost_cycles(self.mode)
         report.record_cost_cycles = cost
         launches: list[decode.LaunchEvents] = []
-        for kept in self.kept:
+        for kept in kept_launches:
             info = report.per_kernel.setdefault(kept.kernel, {"kept": 0, "skipped": self.skipped.get(kept.kernel, 0),
                                                                "events": 0, "dropped": 0, "lossy_warps": 0})
             info["kept"] += 1
@@ -184,7 +200,7 @@ class Session:
         if report.unmatched_records:
             report.warnings.append(f"{report.unmatched_records} records had no partner (a scope cut by a full "
                                    "buffer, or a warp that returned inside a scope)")
-        self.kept.clear()
+        self.kept_per_kernel.clear()
         if launches:
             report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch))
         return report
@@ -223,7 +239,7 @@ def _torch():
 _session: Session | None = None
 
 
-def start(name: str = "proton", *, backend: str = "instrumentation", mode=None, max_launches_per_kernel: int = 32,
+def start(name: str = "proton", *, backend: str = "instrumentation", mode=None, max_launches_per_kernel: int = 1,
           max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False) -> Session:
     """Starts profiling: kernels compiled from now on record their scopes."""
     global _session

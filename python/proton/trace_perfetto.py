@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import rowbytes
 from .decode import LaunchEvents
 
 SEQUENCE_ID = 1  # all packets come from one writer (a one-byte varint)
@@ -40,47 +41,48 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
     if origin_ns is None:
         starts = [float(np.min(ev.warp_begin_ns)) for ev in launches if ev.warp_begin_ns.size]
         origin_ns = float(np.floor(min(starts))) if starts else 0.0
-    TraceProtoBuilder, TrackEvent = _protos()
+    TraceProtoBuilder, _ = _protos()
     builder = TraceProtoBuilder()
-    next_uuid = [1]
 
-    def track(name, parent=None, rank=None, ordered_children=False):
-        uuid = next_uuid[0]
-        next_uuid[0] += 1
+    def track(uuid, name, parent=None, rank=None):
         packet = builder.add_packet()
         packet.trusted_packet_sequence_id = SEQUENCE_ID
         desc = packet.track_descriptor
-        desc.uuid = uuid
-        desc.name = name
+        desc.uuid, desc.name, desc.child_ordering = uuid, name, EXPLICIT_ORDER
         if parent is not None:
             desc.parent_uuid = parent
         if rank is not None:
             desc.sibling_order_rank = rank
-        if ordered_children:
-            desc.child_ordering = EXPLICIT_ORDER
-        return uuid
+        return desc
 
-    gpu = track(gpu_name, ordered_children=True)
-    builder.trace.packet[-1].track_descriptor.description = f"global timer origin ns = {int(origin_ns)}"
-    sm_tracks: dict[int, int] = {}
-    # Interned scope names: one id per distinct name over all kernels.
+    # The few GPU and SM tracks and the interned names with the perfetto
+    # package's builder; per-CTA and per-warp tracks and the slices with
+    # numpy in the same wire format.
+    gpu_uuid = 1
+    track(gpu_uuid, gpu_name).description = f"global timer origin ns = {int(origin_ns)}"
+    sms = sorted({int(sm) for ev in launches for sm in np.unique(ev.warp_sm)})
+    sm_uuid = {sm: 2 + i for i, sm in enumerate(sms)}
+    for sm in sms:
+        track(sm_uuid[sm], f"SM {sm}", gpu_uuid, rank=sm)
     name_iids: dict[str, int] = {}
-    slices = []
+    next_uuid = 2 + len(sms)
+    descriptors, slices = [], []
     for order, ev in enumerate(launches):
         iid_of_scope = np.array([name_iids.setdefault(n, len(name_iids) + 1) for n in ev.scope_names],
                                 dtype=np.uint64)
         ctas, segments = ev.num_ctas, ev.num_segments
-        warp_sm = ev.warp_sm.reshape(ctas, segments)
-        warp_uuid = np.zeros(ctas * segments, dtype=np.uint64)
-        for cta in range(ctas):  # per CTA and warp, not per event
-            sm = int(warp_sm[cta, 0])
-            if sm not in sm_tracks:
-                sm_tracks[sm] = track(f"SM {sm}", gpu, rank=sm, ordered_children=True)
-            cta_track = track(f"{ev.kernel} #{ev.launch} CTA {cta}", sm_tracks[sm],
-                              rank=order * (1 << 20) + cta, ordered_children=True)
-            for seg in range(segments):
-                w = int(ev.warp_ids[cta * segments + seg])
-                warp_uuid[cta * segments + seg] = track(f"warp {w}", cta_track, rank=w)
+        cta_uuid = next_uuid + np.arange(ctas, dtype=np.uint64)
+        warp_uuid = next_uuid + ctas + np.arange(ctas * segments, dtype=np.uint64)
+        next_uuid += ctas * (1 + segments)
+        cta_sm = ev.warp_sm.reshape(ctas, segments)[:, 0]
+        parent = np.array([sm_uuid[int(sm)] for sm in np.unique(cta_sm)], dtype=np.uint64)[
+            np.searchsorted(np.unique(cta_sm), cta_sm)]
+        descriptors.append(_descriptors(cta_uuid, parent, order * (1 << 20) + np.arange(ctas),
+                                        rowbytes.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)])))
+        warp_names = sorted(set(ev.warp_ids.tolist()))
+        descriptors.append(_descriptors(warp_uuid, np.repeat(cta_uuid, segments), ev.warp_ids,
+                                        rowbytes.table([f"warp {w}".encode() for w in warp_names],
+                                                       np.searchsorted(warp_names, ev.warp_ids))))
         if ev.num_events:
             slices.append((ev, warp_uuid, iid_of_scope))
 
@@ -91,13 +93,38 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
         entry = interned.interned_data.event_names.add()
         entry.iid = iid
         entry.name = name
-    header = builder.serialize()
-
     with open(path, "wb") as out:
-        out.write(header)
+        out.write(builder.serialize())
+        for chunk in descriptors:
+            out.write(chunk)
         if slices:
             out.write(_slice_packets(slices, origin_ns))
     return sum(ev.num_events for ev, _, _ in slices)
+
+
+def _descriptors(uuid, parent, rank, names) -> bytes:
+    """TracePacket{trusted_packet_sequence_id, track_descriptor{uuid (1),
+    name (2), parent_uuid (5), child_ordering (11), sibling_order_rank
+    (12)}} per row, as Trace bytes."""
+    n = uuid.size
+    desc = rowbytes.concat([
+        rowbytes.const(b"\x08", n), rowbytes.varint(uuid),
+        rowbytes.const(b"\x12", n), rowbytes.varint(names[1]), names,
+        rowbytes.const(b"\x28", n), rowbytes.varint(parent),
+        rowbytes.const(bytes([0x58, EXPLICIT_ORDER]), n),
+        rowbytes.const(b"\x60", n), rowbytes.varint(np.asarray(rank, dtype=np.uint64)),
+    ])
+    packet = rowbytes.concat([
+        rowbytes.const(bytes([0x50, SEQUENCE_ID, 0xE2, 0x03]), n),  # field 60, length-delimited
+        rowbytes.varint(desc[1]), desc,
+    ])
+    return _trace(packet)
+
+
+def _trace(packets) -> bytes:
+    """Trace{repeated TracePacket packet = 1}."""
+    n = packets[1].size
+    return rowbytes.join(rowbytes.concat([rowbytes.const(b"\x0a", n), rowbytes.varint(packets[1]), packets]))
 
 
 def _slice_packets(slices, origin_ns: float) -> bytes:
@@ -114,85 +141,24 @@ def _slice_packets(slices, origin_ns: float) -> bytes:
         iid += [iid_of_scope[ev.scope], np.zeros(n, np.uint64)]
         cyc += [ev.start_cycles, ev.end_cycles]
     ts, uuid, kind, iid, cyc = (np.concatenate(a) for a in (ts, uuid, kind, iid, cyc))
-    n = ts.size // 2
+    n = ts.size
     # Time order; at equal times a warp's records keep the order they were
     # written in (begins of outer scopes first, ends of inner scopes first).
     within = np.lexsort((kind == SLICE_BEGIN, cyc, uuid))  # per warp, in record order
     order = within[np.argsort(ts[within], kind="stable")]
     ts, uuid, kind, iid = ts[order], uuid[order], kind[order], iid[order]
-
     begin = kind == SLICE_BEGIN
     # TrackEvent: type (9), name_iid (10, begins only), track_uuid (11).
-    event = _concat([
-        (_const(0x48, 2 * n), None), (_varint(kind), None),
-        (_const(0x50, 2 * n), begin), (_varint(iid), begin),
-        (_const(0x58, 2 * n), None), (_varint(uuid), None),
-    ])
-    event_bytes, event_len = event
+    event = [rowbytes.const(b"\x48", n), rowbytes.varint(kind), rowbytes.const(b"\x50", n), rowbytes.varint(iid),
+             rowbytes.const(b"\x58", n), rowbytes.varint(uuid)]
+    event_masks = [None, None, begin, begin, None, None]
+    event_len = rowbytes.varint(rowbytes.total_length(event, event_masks))
     # TracePacket: timestamp (8), trusted_packet_sequence_id (10),
-    # track_event (11), sequence_flags (13).
-    seq = _varint(np.full(2 * n, SEQUENCE_ID, np.uint64))
-    flags = _varint(np.full(2 * n, SEQ_NEEDS_INCREMENTAL_STATE, np.uint64))
-    packet = _concat([
-        (_const(0x40, 2 * n), None), (_varint(ts), None),
-        (_const(0x50, 2 * n), None), (seq, None),
-        (_const(0x5A, 2 * n), None), (_varint(event_len.astype(np.uint64)), None), ((event_bytes, event_len), None),
-        (_const(0x68, 2 * n), None), (flags, None),
-    ])
-    packet_bytes, packet_len = packet
-    # Trace: repeated TracePacket packet = 1.
-    trace_bytes, _ = _concat([(_const(0x0A, 2 * n), None), (_varint(packet_len.astype(np.uint64)), None),
-                              ((packet_bytes, packet_len), None)])
-    return trace_bytes.tobytes()
-
-
-def _varint(values: np.ndarray):
-    """(bytes matrix (n, width), lengths) of protobuf varints."""
-    values = np.asarray(values, dtype=np.uint64)
-    bits = np.zeros(values.shape, dtype=np.int64)
-    v = values.copy()
-    groups = 1
-    while True:
-        v >>= np.uint64(7)
-        more = v > 0
-        if not more.any():
-            break
-        bits += more
-        groups += 1
-    lengths = bits + 1
-    out = np.zeros((values.size, groups), dtype=np.uint8)
-    for k in range(groups):
-        byte = ((values >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        out[:, k] = np.where(k < lengths - 1, byte | np.uint8(0x80), byte)
-    return out, lengths
-
-
-def _const(byte: int, n: int):
-    return np.full((n, 1), byte, dtype=np.uint8), np.ones(n, dtype=np.int64)
-
-
-def _concat(pieces):
-    """Row-wise concatenation of variable-length byte rows. Each piece is
-    ((matrix, lengths), mask): a row's bytes are matrix[row, :length], and
-    rows where mask is False contribute nothing. Returns (flat bytes when
-    called for the whole trace, i.e. rows joined in order; lengths)."""
-    mats, masks, total = [], [], None
-    for (matrix, lengths), include in pieces:
-        if matrix.ndim == 1:  # already flat bytes with per-row lengths
-            matrix, lengths = _unflatten(matrix, lengths)
-        lengths = lengths if include is None else np.where(include, lengths, 0)
-        mask = np.arange(matrix.shape[1])[None, :] < lengths[:, None]
-        mats.append(matrix)
-        masks.append(mask)
-        total = lengths if total is None else total + lengths
-    flat = np.hstack(mats)[np.hstack(masks)]
-    return flat, total
-
-
-def _unflatten(flat: np.ndarray, lengths: np.ndarray):
-    """Flat bytes of rows back to a (rows, max length) matrix."""
-    width = int(lengths.max()) if lengths.size else 0
-    out = np.zeros((lengths.size, width), dtype=np.uint8)
-    mask = np.arange(width)[None, :] < lengths[:, None]
-    out[mask] = flat
-    return out, lengths
+    # track_event (11), sequence_flags (13) on begins, which use interned names.
+    packet = [rowbytes.const(b"\x40", n), rowbytes.varint(ts),
+              rowbytes.const(bytes([0x50, SEQUENCE_ID, 0x5A]), n), event_len] + event + [
+              rowbytes.const(bytes([0x68, SEQ_NEEDS_INCREMENTAL_STATE]), n)]
+    packet_masks = [None] * 4 + event_masks + [begin]
+    packet_len = rowbytes.varint(rowbytes.total_length(packet, packet_masks))
+    # Trace: repeated TracePacket packet = 1; all in one pass.
+    return rowbytes.concat([rowbytes.const(b"\x0a", n), packet_len] + packet, [None, None] + packet_masks, flat=True)

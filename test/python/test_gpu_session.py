@@ -139,9 +139,11 @@ def test_launch_cap_and_deactivate(tmp_path):
     proton.deactivate()
     run_vector_add(n=4096)  # a plain build: not instrumented, not counted
     proton.activate()
+    kept_before_finalize = proton.runtime._session.kept
     report = proton.finalize()
     assert report.launches_kept == 2 and report.launches_skipped == 3
     assert report.per_kernel["vector_add"]["skipped"] == 3
+    assert sorted(launch.index for launch in kept_before_finalize) == [3, 4]  # the last two
 
 
 def _decoded_launches():

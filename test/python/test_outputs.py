@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from proton import decode, trace_chrome, trace_perfetto, tree
+from proton import decode, rowbytes, trace_chrome, trace_perfetto, tree
 
 from test_decode import make
 
@@ -25,11 +25,23 @@ def test_chrome_trace(tmp_path, launches):
     assert trace_chrome.write(str(path), launches, trace_chrome.session_origin(launches)) == 72
     events = json.loads(path.read_text())["traceEvents"]
     slices = [e for e in events if e["ph"] == "X"]
+    assert sorted(e["name"] for e in events if e["ph"] == "M") == ["process_name"] * 7 + \
+        ["process_sort_index"] * 6 + ["thread_name"] * 24
     assert len(slices) == 72
     assert {e["name"] for e in slices} == {"kernel", "load", "store"}
     # one process per launch and CTA, one thread per warp
     assert len({e["pid"] for e in slices}) == 6 and {e["tid"] for e in slices} == {0, 1, 2, 3}
     names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert {e["args"]["name"] for e in events if e.get("name") == "thread_name"} == {f"warp {w}" for w in range(4)}
+    # values as decoded: ts/dur in us with ns precision, cycles exact
+    by_key = {(e["pid"], e["tid"], e["name"]): e for e in slices}
+    ev = launches[1]
+    i = int(np.flatnonzero((ev.cta == 2) & (ev.warp == 3) & (ev.scope == 1))[0])
+    e = by_key[(3 + 2, 3, "load")]
+    assert e["args"]["cycles"] == ev.duration_cycles[i]
+    t0 = trace_chrome.session_origin(launches)
+    assert e["ts"] == pytest.approx((ev.start_ns[i] - t0) / 1000, abs=1e-3)
+    assert e["dur"] == pytest.approx((ev.end_ns[i] - ev.start_ns[i]) / 1000, abs=1e-3)
     assert names[0] == "vector_add #0 CTA 0 (SM 0)" and names[5] == "vector_add #1 CTA 2 (SM 2)"
     assert min(e["ts"] for e in slices) >= 0
     assert all(e["dur"] > 0 and e["args"]["cycles"] > 0 for e in slices)
@@ -80,7 +92,7 @@ def test_perfetto_trace_parses_back(tmp_path, launches):
 def test_varint_encoding_matches_protobuf():
     from google.protobuf.internal import encoder
     values = np.array([0, 1, 127, 128, 300, 2**32 - 1, 2**35, 2**63 + 5], dtype=np.uint64)
-    matrix, lengths = trace_perfetto._varint(values)
+    matrix, lengths = rowbytes.varint(values)
     for v, row, n in zip(values.tolist(), matrix, lengths):
         assert bytes(row[:n]) == encoder._VarintBytes(v)
 

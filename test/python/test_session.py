@@ -142,11 +142,14 @@ def test_finalize_decodes_kept_launches_and_writes_outputs(tmp_path, capsys):
     report = proton.finalize()
     assert report.launches_kept == 3 and report.launches_skipped == 2
     assert report.events == 3 * 36 and report.errors == []
+    # the last three launches are the ones kept
+    (root,) = json.load(open(report.files["tree"]))
+    assert root["metrics"]["count"] == 3
     assert set(report.files) == {"chrome_trace", "pftrace", "tree"}
     assert all(os.path.getsize(p) > 0 for p in report.files.values())
     assert report.files["pftrace"] == os.path.abspath(name + ".pftrace")
     err = capsys.readouterr().err
-    assert "108 scope events from 3 launches (2 more launches not kept" in err
+    assert "108 scope events from 3 launches (the last of each kernel; 2 earlier launches not kept" in err
     assert launch_hooks_empty()
 
 
