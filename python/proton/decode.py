@@ -41,6 +41,7 @@ class LaunchEvents:
     scope_depth: np.ndarray        # scope id -> nesting depth (0: top level)
     clock_ghz: float               # measured SM clock: cycles per ns
     num_segments: int              # recording warps per CTA
+    origin_ns: int                 # global timer at the first warp entry; all *_ns are ns since then
     # per event
     row: np.ndarray                # index of the warp (CTA * segments + segment)
     scope: np.ndarray
@@ -87,7 +88,8 @@ class LaunchEvents:
 
     @cached_property
     def start_ns(self) -> np.ndarray:
-        """Start on the GPU's global timer, ns (float64): comparable across SMs."""
+        """Start in ns since origin_ns on the GPU's global timer (float64):
+        comparable across SMs."""
         return self._ns(self.start_cycles)
 
     @cached_property
@@ -188,8 +190,12 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         clock_ghz = 1.0
         warnings.append(f"{kernel}: kernel too short to measure the SM clock from the global timer; "
                         "assuming 1 GHz for its times")
-    entry_ns = gt_start * ns_per_tick
-    exit_ns = gt_end * ns_per_tick
+    # Times relative to the launch's first warp entry: global-timer values
+    # (~1e18 ns) would leave float64 a resolution of 256 ns.
+    first = int(gt_start.min()) if rows else 0
+    origin_ns = int(round(first * ns_per_tick))
+    entry_ns = (gt_start - first) * ns_per_tick
+    exit_ns = (gt_end - first) * ns_per_tick
     # Each warp's time is offset + (cycles - exit cycle) / clock, the offset
     # fitted to both of its stamps (relative to the exit cycle so that
     # float64 keeps sub-ns precision for counters around 1e15).
@@ -197,7 +203,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
 
     return LaunchEvents(
         kernel=kernel, launch=launch, scope_names=names, scope_parents=parents, scope_depth=depth,
-        clock_ghz=clock_ghz, num_segments=segments,
+        clock_ghz=clock_ghz, num_segments=segments, origin_ns=origin_ns,
         row=at.event_rows(), scope=at.flat(scope_ids.astype(np.int32)),
         start_cycles=at.flat(s_cyc), end_cycles=at.flat(e_cyc),
         warp_ids=raw.segment_headers[:, :, 0].reshape(rows).astype(np.int32),

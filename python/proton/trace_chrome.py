@@ -14,7 +14,7 @@ from . import rowbytes
 from .decode import LaunchEvents
 
 
-def write(path: str, launches: list[LaunchEvents], t0_ns: float) -> int:
+def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
     """Writes the trace; returns the number of scope events written."""
     written = 0
     pid_base = 0
@@ -35,7 +35,7 @@ def _slices(ev: LaunchEvents, pid_base: int, t0_ns: float) -> bytes:
     if n == 0:
         return b""
     C = rowbytes.const
-    ts = np.rint(np.maximum(ev.start_ns - t0_ns, 0)).astype(np.uint64)
+    ts = np.rint(np.maximum(ev.start_ns + (ev.origin_ns - t0_ns), 0)).astype(np.uint64)
     dur = np.rint(np.maximum(ev.end_ns - ev.start_ns, 0)).astype(np.uint64)
     names = [json.dumps(name).encode() for name in ev.scope_names]
     return rowbytes.concat([
@@ -71,7 +71,6 @@ def _names(ev: LaunchEvents, pid_base: int) -> bytes:
     return processes + threads
 
 
-def session_origin(launches: list[LaunchEvents]) -> float:
-    """The first warp entry over all launches, ns."""
-    starts = [float(np.min(ev.warp_begin_ns)) for ev in launches if ev.warp_begin_ns.size]
-    return min(starts) if starts else 0.0
+def session_origin(launches: list[LaunchEvents]) -> int:
+    """The first warp entry over all launches, global-timer ns."""
+    return min((ev.origin_ns for ev in launches), default=0)

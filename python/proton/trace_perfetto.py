@@ -33,14 +33,13 @@ def _protos():
     return TraceProtoBuilder, TrackEvent
 
 
-def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", origin_ns: float | None = None) -> int:
+def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", origin_ns: int | None = None) -> int:
     """Writes the trace; returns the number of slices written. Timestamps
     are global-timer ns minus `origin_ns` (default: the first warp entry),
     which is noted in the GPU track's description so that traces of
     several GPUs can be aligned."""
     if origin_ns is None:
-        starts = [float(np.min(ev.warp_begin_ns)) for ev in launches if ev.warp_begin_ns.size]
-        origin_ns = float(np.floor(min(starts))) if starts else 0.0
+        origin_ns = min((ev.origin_ns for ev in launches), default=0)
     TraceProtoBuilder, _ = _protos()
     builder = TraceProtoBuilder()
 
@@ -127,14 +126,15 @@ def _trace(packets) -> bytes:
     return rowbytes.join(rowbytes.concat([rowbytes.const(b"\x0a", n), rowbytes.varint(packets[1]), packets]))
 
 
-def _slice_packets(slices, origin_ns: float) -> bytes:
+def _slice_packets(slices, origin_ns: int) -> bytes:
     """Begin and end packets of every event of every launch, in time order,
     as Trace bytes."""
     ts, uuid, kind, iid, cyc = [], [], [], [], []
     for ev, warp_uuid, iid_of_scope in slices:
         n = ev.num_events
-        start = np.rint(np.maximum(ev.start_ns - origin_ns, 0)).astype(np.uint64)
-        end = np.maximum(np.rint(np.maximum(ev.end_ns - origin_ns, 0)).astype(np.uint64), start)
+        shift = ev.origin_ns - origin_ns
+        start = np.rint(np.maximum(ev.start_ns + shift, 0)).astype(np.uint64)
+        end = np.maximum(np.rint(np.maximum(ev.end_ns + shift, 0)).astype(np.uint64), start)
         ts += [start, end]
         uuid += [warp_uuid[ev.row]] * 2
         kind += [np.full(n, SLICE_BEGIN, np.uint64), np.full(n, SLICE_END, np.uint64)]

@@ -25,7 +25,8 @@ def make(ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10*
              + np.arange(segments, dtype=np.uint64)[None, :])
     clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
     clk_end = start + np.uint64(STEP * (n + 1))
-    gt_start = np.uint64(4 * 10**9) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
+    # global timer in ns since 1970, as on a GPU: float64 alone would keep 256 ns
+    gt_start = np.uint64(1_763_000_000 * 10**9) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     gt_end = gt_start + ((clk_end - start).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
                           sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :], kernel_id=kernel_id)

@@ -40,7 +40,7 @@ def test_chrome_trace(tmp_path, launches):
     e = by_key[(3 + 2, 3, "load")]
     assert e["args"]["cycles"] == ev.duration_cycles[i]
     t0 = trace_chrome.session_origin(launches)
-    assert e["ts"] == pytest.approx((ev.start_ns[i] - t0) / 1000, abs=1e-3)
+    assert e["ts"] == pytest.approx((ev.start_ns[i] + (ev.origin_ns - t0)) / 1000, abs=1e-3)
     assert e["dur"] == pytest.approx((ev.end_ns[i] - ev.start_ns[i]) / 1000, abs=1e-3)
     assert names[0] == "vector_add #0 CTA 0 (SM 0)" and names[5] == "vector_add #1 CTA 2 (SM 2)"
     assert min(e["ts"] for e in slices) >= 0

@@ -203,5 +203,8 @@ def test_recorded_gpu_buffers_decode():
         ev = decode.decode(np.load(os.path.join(directory, name + ".npy")), info["metadata"], info["num_ctas"])
         assert ev.num_events == info["num_ctas"] * 4 * 3 and ev.unmatched == 0 and ev.dropped.sum() == 0
         assert (ev.duration_cycles > 0).all()
+        # ns keep sub-ns precision: durations follow the cycles
+        ns = ev.end_ns - ev.start_ns
+        assert np.allclose(ns, ev.duration_cycles / ev.clock_ghz, rtol=1e-6)
         assert 0.5 < ev.clock_ghz < 3.5
         assert set(ev.sm.tolist()) <= set(range(200))
