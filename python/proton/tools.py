@@ -16,3 +16,15 @@ def proton_opt() -> None:
     """`proton-opt`: MLIR's optimizer driver with Proton's dialects and passes."""
     binary = _binary("proton-opt")
     os.execv(binary, [str(binary), *sys.argv[1:]])
+
+
+def insert_proton_records() -> None:
+    """`insert_proton_records`: insert proton.record scopes into dumped TTGIR."""
+    from .ttgir_rewriter import main
+    sys.exit(main())
+
+
+def dump_ttgir() -> None:
+    """`proton-dump-ttgir`: run a command and keep the TTGIR Triton compiles."""
+    from .dump_ttgir import main
+    sys.exit(main())

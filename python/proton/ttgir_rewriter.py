@@ -1,0 +1,571 @@
+"""`insert_proton_records`: insert `proton.record start/end "name"` lines into
+TTGIR text dumped by Triton, for use with `TRITON_KERNEL_OVERRIDE`.
+
+This is a line-oriented text tool: it does not parse MLIR. It tracks the
+brace nesting of every line (outside string literals) to know which region
+("block") each line belongs to, and reads the op name of each line
+(`%r = tt.load ...`, `tt.store ...`, `%r = "tt.reduce"(...)`). Scopes are only
+inserted into the bodies of `tt.func`, `scf.for`, `scf.if` (both branches),
+`scf.while` (both regions) and `scf.execute_region`; never into the combiner
+regions of `tt.reduce`/`tt.scan` and the like, and never after a terminator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+DEFAULT_DUMP_DIR = "./ttgir_dump"
+
+# Ops whose regions may hold proton.record ops.
+_ALLOWED_OWNERS = {"tt.func", "scf.for", "scf.if", "scf.while", "scf.execute_region"}
+_TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"}
+_RECORD_RE = re.compile(r'^\s*proton\.record\s+(start|end)\s+"((?:[^"\\]|\\.)*)"')
+_OP_RE = re.compile(
+    r'^\s*(?:(?P<results>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?'
+    r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))')
+
+
+class RewriteError(Exception):
+    """A request that cannot be honoured, or rewritten text that does not
+    verify; the message names the file and line."""
+
+
+@dataclass
+class Line:
+    text: str
+    start_region: int  # region the line begins in (after nothing is consumed)
+    region: int  # region of the op on this line (after leading closing braces)
+    end_region: int  # region after the whole line
+    op: str | None  # op name, or None
+    result: str | None  # first SSA result name without '%', or None
+    indent: str
+
+
+@dataclass
+class Region:
+    id: int
+    parent: int | None
+    owner: str | None  # op name that owns the region
+    open_line: int | None  # 0-based index of the line that opens it
+    close_line: int | None = None
+    lines: list = field(default_factory=list)  # 0-based indices of op lines in this region
+
+
+@dataclass
+class Scope:
+    name: str
+    start_gap: int  # insert before original line index start_gap (0-based)
+    end_gap: int  # insert before original line index end_gap
+    origin: str  # what asked for it, for error messages
+    seq: int = 0
+    out_start: int = 0  # 1-based line numbers in the rewritten text
+    out_end: int = 0
+
+
+@dataclass
+class RewriteResult:
+    text: str
+    scopes: list
+
+
+class _Module:
+    """The brace structure of one TTGIR text."""
+
+    def __init__(self, text: str, path: str):
+        self.path = path
+        self.raw = text.splitlines(keepends=True)
+        self.regions: dict[int, Region] = {0: Region(0, None, None, None)}
+        self.lines: list[Line] = []
+        stack = [0]
+        last_popped = None
+        for i, raw in enumerate(self.raw):
+            body = raw.rstrip("\n")
+            start_region = stack[-1]
+            stripped = body.lstrip()
+            indent = body[:len(body) - len(stripped)]
+            op_region = None
+            m = _OP_RE.match(body)
+            op = result = None
+            if m:
+                op = m.group("generic") or m.group("custom")
+                if m.group("results"):
+                    result = m.group("results").split(",")[0].strip()[1:].split(":")[0]
+            in_str = False
+            esc = False
+            for ch in body:
+                if in_str:
+                    if esc:
+                        esc = False
+                    elif ch == "\\":
+                        esc = True
+                    elif ch == '"':
+                        in_str = False
+                    continue
+                if ch == '"':
+                    in_str = True
+                    if op_region is None:
+                        op_region = stack[-1]
+                elif ch == "{":
+                    if op_region is None:
+                        op_region = stack[-1]
+                    rid = len(self.regions)
+                    if op is not None:
+                        owner = op
+                    elif stripped.startswith("}") and last_popped is not None:
+                        owner = self.regions[last_popped].owner  # `} else {`, `} do {`
+                    else:
+                        owner = None
+                    self.regions[rid] = Region(rid, stack[-1], owner, i)
+                    stack.append(rid)
+                elif ch == "}":
+                    if len(stack) == 1:
+                        raise RewriteError(f"{path}:{i + 1}: unbalanced '}}'")
+                    last_popped = stack.pop()
+                    self.regions[last_popped].close_line = i
+                elif not ch.isspace() and op_region is None:
+                    op_region = stack[-1]
+            if op_region is None:
+                op_region = stack[-1]
+            line = Line(raw, start_region, op_region, stack[-1], op, result, indent)
+            self.lines.append(line)
+            if op is not None or _RECORD_RE.match(body):
+                self.regions[op_region].lines.append(i)
+        if len(stack) != 1:
+            raise RewriteError(f"{path}:{len(self.raw)}: {len(stack) - 1} unclosed '{{' at end of file")
+
+    # -- helpers -----------------------------------------------------------
+    def allowed(self, rid: int) -> bool:
+        r = self.regions[rid]
+        return r.owner in _ALLOWED_OWNERS
+
+    def op_last_line(self, i: int) -> int:
+        """Last line of the op starting at line i (its closing line if it has regions)."""
+        line = self.lines[i]
+        j = i
+        while self.lines[j].end_region != line.region:
+            j += 1
+        return j
+
+    def gap_region(self, gap: int) -> int:
+        """Region into which a line inserted before original line `gap` goes."""
+        if gap < len(self.lines):
+            return self.lines[gap].start_region
+        return self.lines[-1].end_region if self.lines else 0
+
+    def functions(self):
+        """(func line index, body region id, is_public) for every tt.func."""
+        for i, line in enumerate(self.lines):
+            if line.op == "tt.func":
+                bodies = [r for r in self.regions.values() if r.open_line == i and r.owner == "tt.func"
+                          and r.close_line is not None and r.close_line > i]
+                if not bodies:
+                    continue  # a declaration
+                body = bodies[-1]
+                yield i, body.id, bool(re.match(r"\s*tt\.func\s+public\b", line.text))
+
+    def indent_for(self, rid: int) -> str:
+        r = self.regions[rid]
+        for i in r.lines:
+            return self.lines[i].indent
+        if r.open_line is not None:
+            return self.lines[r.open_line].indent + "  "
+        return ""
+
+
+def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None:
+    path = mod.path
+    if not mod.allowed(rid):
+        owner = mod.regions[rid].owner or "the module"
+        raise RewriteError(f"{path}:{lineno}: {what}: cannot insert a record in a region of {owner} "
+                           f"(only bodies of {', '.join(sorted(_ALLOWED_OWNERS))})")
+    prev = [i for i in mod.regions[rid].lines if i < gap]
+    if prev and mod.lines[prev[-1]].op in _TERMINATORS:
+        raise RewriteError(f"{path}:{lineno}: {what}: would insert a record after the terminator "
+                           f"{mod.lines[prev[-1]].op} on line {prev[-1] + 1}")
+
+
+def _make_scope(mod: _Module, name: str, start_gap: int, end_gap: int, origin: str) -> Scope:
+    rs, re_ = mod.gap_region(start_gap), mod.gap_region(end_gap)
+    if rs != re_:
+        raise RewriteError(f"{mod.path}:{start_gap + 1}: {origin}: start (before line {start_gap + 1}) and end "
+                           f"(after line {end_gap}) are not in the same block")
+    if end_gap <= start_gap:
+        raise RewriteError(f"{mod.path}:{start_gap + 1}: {origin}: empty or reversed scope")
+    _check_gap(mod, start_gap, rs, origin, start_gap + 1)
+    _check_gap(mod, end_gap, rs, origin, max(end_gap, 1))
+    return Scope(name, start_gap, end_gap, origin)
+
+
+# -- strategies ---------------------------------------------------------------
+
+def _default_scopes(mod: _Module) -> list[Scope]:
+    scopes = []
+    for fline, body, public in mod.functions():
+        if not public:
+            continue
+        region = mod.regions[body]
+        returns = [i for i in region.lines if mod.lines[i].op == "tt.return"]
+        if len(returns) > 1:
+            raise RewriteError(f"{mod.path}:{returns[1] + 1}: default strategy: several top-level tt.return "
+                               "(unstructured control flow) are not supported; use --scope")
+        end = returns[0] if returns else region.close_line
+        scopes.append(_make_scope(mod, "kernel", fline + 1, end, "kernel scope"))
+        # loads anywhere in allowed regions of this function
+        loads_by_region: dict[int, list[int]] = {}
+        for i in range(fline + 1, region.close_line):
+            line = mod.lines[i]
+            if line.op == "tt.load" and mod.allowed(line.region) and _inside(mod, line.region, body):
+                name = f"load_{line.result}" if line.result else f"load_line{i + 1}"
+                scopes.append(_make_scope(mod, name, i, mod.op_last_line(i) + 1, f"tt.load on line {i + 1}"))
+                loads_by_region.setdefault(line.region, []).append(i)
+        for rid, loads in loads_by_region.items():
+            after = mod.op_last_line(loads[-1]) + 1
+            stores = [i for i in mod.regions[rid].lines if i >= after and mod.lines[i].op == "tt.store"]
+            if stores and stores[0] > after:
+                scopes.append(_make_scope(mod, "compute", after, stores[0], "compute scope"))
+    return scopes
+
+
+def _inside(mod: _Module, rid: int, ancestor: int) -> bool:
+    while rid is not None:
+        if rid == ancestor:
+            return True
+        rid = mod.regions[rid].parent
+    return False
+
+
+def _wrap_op_scopes(mod: _Module, patterns: Sequence[str], names: Sequence[str | None]) -> list[Scope]:
+    scopes = []
+    for k, pattern in enumerate(patterns):
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise RewriteError(f"--wrap-op {pattern!r}: bad regular expression: {e}") from None
+        prefix = names[k] if k < len(names) else None
+        n = 0
+        for i, line in enumerate(mod.lines):
+            if line.op is None or line.op in _TERMINATORS or not rx.fullmatch(line.op):
+                continue
+            if not mod.allowed(line.region):
+                continue  # e.g. inside a tt.reduce combiner, or a tt.func line itself
+            name = f"{prefix or line.op.replace('.', '_')}_{n}"
+            n += 1
+            scopes.append(_make_scope(mod, name, i, mod.op_last_line(i) + 1, f"--wrap-op {pattern} on line {i + 1}"))
+    return scopes
+
+
+def _for_body_scopes(mod: _Module, name: str) -> list[Scope]:
+    scopes = []
+    for _, body, _public in mod.functions():
+        for i in mod.regions[body].lines:
+            if mod.lines[i].op != "scf.for":
+                continue
+            bodies = [r for r in mod.regions.values() if r.open_line == i and r.parent == body
+                      and r.close_line is not None and r.close_line > i]
+            if not bodies:
+                continue
+            r = bodies[-1]
+            yields = [j for j in r.lines if mod.lines[j].op == "scf.yield"]
+            end = yields[-1] if yields else r.close_line
+            if end <= i + 1:
+                continue  # empty body
+            scopes.append(_make_scope(mod, name, i + 1, end, f"--for-body on the scf.for of line {i + 1}"))
+    return scopes
+
+
+def _resolve_line(mod: _Module, spec: str, after: int, what: str) -> int:
+    """0-based line index for a 1-based number or `re:REGEX` (first match at or after `after`)."""
+    if spec.startswith("re:"):
+        try:
+            rx = re.compile(spec[3:])
+        except re.error as e:
+            raise RewriteError(f"{what}: bad regular expression {spec[3:]!r}: {e}") from None
+        for i in range(after, len(mod.lines)):
+            if rx.search(mod.lines[i].text):
+                return i
+        raise RewriteError(f"{mod.path}: {what}: no line at or after line {after + 1} matches {spec[3:]!r}")
+    if not spec.isdigit() or not 1 <= int(spec) <= len(mod.lines):
+        raise RewriteError(f"{mod.path}: {what}: {spec!r} is not a line number in 1..{len(mod.lines)} "
+                           "nor a re:REGEX")
+    return int(spec) - 1
+
+
+def parse_scope_spec(spec: str) -> tuple[str, str, str]:
+    """Splits NAME:START:END where START/END are line numbers or re:REGEX
+    (a regex may hold ':' but not ':re:')."""
+    name, sep, rest = spec.partition(":")
+    if not sep or not name:
+        raise RewriteError(f"--scope {spec!r}: expected NAME:START:END")
+    if rest.startswith("re:"):
+        k = rest.find(":re:", 3)
+        if k < 0:
+            m = re.search(r":(\d+)$", rest)
+            if not m:
+                raise RewriteError(f"--scope {spec!r}: cannot find END after the START regex")
+            k = m.start()
+        start, end = rest[:k], rest[k + 1:]
+    else:
+        start, sep, end = rest.partition(":")
+        if not sep:
+            raise RewriteError(f"--scope {spec!r}: expected NAME:START:END")
+    if not start or not end:
+        raise RewriteError(f"--scope {spec!r}: expected NAME:START:END")
+    return name, start, end
+
+
+def _explicit_scopes(mod: _Module, specs: Sequence[str]) -> list[Scope]:
+    scopes = []
+    for spec in specs:
+        name, start, end = parse_scope_spec(spec)
+        what = f"--scope {spec}"
+        s = _resolve_line(mod, start, 0, what)
+        e = _resolve_line(mod, end, s, what)
+        if e < s:
+            raise RewriteError(f"{mod.path}:{s + 1}: {what}: END line {e + 1} is before START line {s + 1}")
+        rs, re_ = mod.lines[s].start_region, mod.lines[e].end_region
+        if rs != re_:
+            raise RewriteError(f"{mod.path}:{s + 1}: {what}: START line {s + 1} and END line {e + 1} "
+                               "are not in the same block (brace nesting region)")
+        scopes.append(_make_scope(mod, name, s, e + 1, what))
+    return scopes
+
+
+# -- assembly and verification ------------------------------------------------
+
+def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
+    for a in scopes:
+        for b in scopes:
+            if a is b or mod.gap_region(a.start_gap) != mod.gap_region(b.start_gap):
+                continue
+            if a.start_gap < b.start_gap < a.end_gap < b.end_gap:
+                raise RewriteError(
+                    f"{mod.path}:{b.start_gap + 1}: scopes cross: {a.name!r} ({a.origin}, lines "
+                    f"{a.start_gap + 1}-{a.end_gap}) and {b.name!r} ({b.origin}, lines {b.start_gap + 1}-{b.end_gap})")
+
+
+def _assemble(mod: _Module, scopes: list[Scope]) -> str:
+    for k, s in enumerate(scopes):
+        s.seq = k
+    at: dict[int, list] = {}
+    for s in scopes:
+        at.setdefault(s.end_gap, []).append(("end", s))
+        at.setdefault(s.start_gap, []).append(("start", s))
+    out: list[str] = []
+
+    def emit(gap: int) -> None:
+        items = at.get(gap, [])
+        ends = sorted((s for kind, s in items if kind == "end"), key=lambda s: (-s.start_gap, -s.seq))
+        starts = sorted((s for kind, s in items if kind == "start"), key=lambda s: (-s.end_gap, s.seq))
+        indent = mod.indent_for(mod.gap_region(gap))
+        for s in ends:
+            out.append(f'{indent}proton.record end "{s.name}"\n')
+            s.out_end = len(out)
+        for s in starts:
+            out.append(f'{indent}proton.record start "{s.name}"\n')
+            s.out_start = len(out)
+
+    for i, raw in enumerate(mod.raw):
+        emit(i)
+        if i == len(mod.raw) - 1 and not raw.endswith("\n") and at.get(i + 1):
+            raw += "\n"
+        out.append(raw)
+    emit(len(mod.raw))
+    return "".join(out)
+
+
+def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]]:
+    """Checks every `proton.record` in `text`: each start has an end with the
+    same name in the same block, and scopes nest without crossing. Returns
+    (name, start line, end line), 1-based; raises RewriteError naming the
+    file and line otherwise."""
+    mod = _Module(text, path)
+    open_: dict[int, list[tuple[str, int]]] = {}
+    found = []
+    for i, line in enumerate(mod.lines):
+        m = _RECORD_RE.match(line.text)
+        if not m:
+            continue
+        kind, name = m.groups()
+        stack = open_.setdefault(line.region, [])
+        if kind == "start":
+            stack.append((name, i + 1))
+            continue
+        if not stack:
+            raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
+        top, top_line = stack[-1]
+        if top != name:
+            opened = [n for n, _ in stack]
+            if name in opened:
+                raise RewriteError(f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line "
+                                   f"{top_line}) is still open: scopes cross")
+            raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
+        stack.pop()
+        found.append((name, top_line, i + 1))
+    for rid, stack in open_.items():
+        if stack:
+            name, line = stack[-1]
+            raise RewriteError(f"{path}:{line}: proton.record start {name!r} is never ended in its block")
+    return found
+
+
+def rewrite_text(text: str, *, path: str = "<text>", wrap_ops: Sequence[str] = (),
+                 names: Sequence[str | None] = (), scopes: Sequence[str] = (), for_body: str | None = None,
+                 force: bool = False) -> RewriteResult:
+    """Returns the text with records inserted. With no wrap_ops, scopes or
+    for_body, applies the default strategy."""
+    if not force:
+        for i, raw in enumerate(text.splitlines()):
+            if "proton.record" in raw:
+                raise RewriteError(f"{path}:{i + 1}: already holds proton.record; use --force to add more")
+    mod = _Module(text, path)
+    wanted: list[Scope] = []
+    if not (wrap_ops or scopes or for_body):
+        wanted += _default_scopes(mod)
+    wanted += _wrap_op_scopes(mod, wrap_ops, names)
+    wanted += _explicit_scopes(mod, scopes)
+    if for_body:
+        wanted += _for_body_scopes(mod, for_body)
+    _check_nesting(mod, wanted)
+    new = _assemble(mod, wanted)
+    verify_records(new, f"{path} (rewritten)")
+    return RewriteResult(new, wanted)
+
+
+# -- CLI ----------------------------------------------------------------------
+
+EPILOG = r"""
+rules (each inserted line is `proton.record start "NAME"` or `proton.record end "NAME"`,
+indented like the ops of its block):
+
+  default (no --wrap-op/--scope/--for-body):
+    * "kernel": starts as the first op of every public tt.func body and ends
+      right before its top-level tt.return.
+    * every tt.load (in the function body or in scf.for/scf.if/scf.while bodies)
+      gets its own scope named load_<SSA result>:
+          %a_5 = tt.load %a_4, %m_3 : ...   ->   load_a_5
+          %5 = tt.load %4 : ...             ->   load_5
+    * "compute": in each block holding wrapped loads, from the line after the
+      last load to right before the first tt.store after it in the same block;
+      omitted when there is no such store or nothing in between.
+      example:  insert_proton_records ttgir_dump
+
+  --wrap-op PATTERN (repeatable), --name PREFIX (repeatable, i-th applies to
+  the i-th --wrap-op):
+    wraps every op whose whole name matches the regular expression PATTERN
+    (an op with regions is wrapped including them). Scopes are named
+    <op name with '.' as '_'>_<n> or <PREFIX>_<n>, n counting from 0 per
+    pattern in file order.
+      example:  insert_proton_records --wrap-op tt.load --wrap-op ttng.warp_group_dot \
+                    --name load --name mma k.ttgir      # load_0, load_1, mma_0
+      example:  insert_proton_records --wrap-op tt.dot k.ttgir         # tt_dot_0
+
+  --scope NAME:START:END (repeatable):
+    START/END are 1-based line numbers of the original file, or re:REGEX
+    (START: first line matching; END: first matching line at or after START;
+    a regex may hold ':' but not ':re:'). Start goes before START's line, end
+    after END's line. Both must be in the same block (brace nesting region),
+    else an error names the file and lines.
+      example:  insert_proton_records --scope epilogue:40:49 k.ttgir
+      example:  insert_proton_records --scope 'loop:re:scf\.for:re:^    \} loc' k.ttgir
+
+  --for-body NAME:
+    wraps the body of every scf.for at the top level of a function: start as
+    the first line inside the body, end right before its scf.yield (or before
+    its closing brace when the loop yields nothing).
+      example:  insert_proton_records --for-body iteration k.ttgir
+
+checks: a file that already holds proton.record is refused unless --force;
+<file>.bak keeps the previous text; records are never put after a terminator
+or into regions other than tt.func/scf.for/scf.if/scf.while/scf.execute_region
+bodies; scopes that cross are refused; the rewritten text is verified (each
+start has its end in the same block, scopes nest) before anything is written.
+--dry-run prints a unified diff and writes nothing.
+
+run the rewritten kernels with stock Triton:
+  TRITON_ALWAYS_COMPILE=1 TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=ttgir_dump python app.py
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="insert_proton_records",
+        description="Insert proton.record start/end scopes into dumped TTGIR files "
+        "(see proton-dump-ttgir) for TRITON_KERNEL_OVERRIDE.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="*", help=f"TTGIR files or directories searched recursively for *.ttgir "
+                   f"(default: {DEFAULT_DUMP_DIR})")
+    p.add_argument("--wrap-op", action="append", default=[], metavar="PATTERN",
+                   help="wrap every op whose name matches PATTERN (regex, whole name)")
+    p.add_argument("--name", action="append", default=[], metavar="PREFIX",
+                   help="scope name prefix for the --wrap-op at the same position")
+    p.add_argument("--scope", action="append", default=[], metavar="NAME:START:END",
+                   help="explicit scope; START/END are line numbers or re:REGEX")
+    p.add_argument("--for-body", metavar="NAME", help="wrap the body of every top-level scf.for")
+    p.add_argument("--force", action="store_true", help="rewrite files that already hold proton.record")
+    p.add_argument("--dry-run", action="store_true", help="print a unified diff, write nothing")
+    return p
+
+
+def find_inputs(inputs: Iterable[str]) -> list[Path]:
+    files: list[Path] = []
+    for item in (list(inputs) or [DEFAULT_DUMP_DIR]):
+        p = Path(item)
+        if p.is_dir():
+            files += sorted(p.rglob("*.ttgir"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise RewriteError(f"{item}: no such file or directory")
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if len(args.name) > len(args.wrap_op):
+        print("insert_proton_records: more --name than --wrap-op", file=sys.stderr)
+        return 2
+    try:
+        files = find_inputs(args.inputs)
+    except RewriteError as e:
+        print(f"insert_proton_records: {e}", file=sys.stderr)
+        return 1
+    if not files:
+        print(f"insert_proton_records: no .ttgir files in {', '.join(args.inputs) or DEFAULT_DUMP_DIR}",
+              file=sys.stderr)
+        return 1
+    results = []
+    try:
+        for f in files:
+            text = f.read_text()
+            res = rewrite_text(text, path=str(f), wrap_ops=args.wrap_op, names=args.name, scopes=args.scope,
+                               for_body=args.for_body, force=args.force)
+            results.append((f, text, res))
+    except RewriteError as e:
+        print(f"insert_proton_records: error: {e}", file=sys.stderr)
+        print("insert_proton_records: nothing written", file=sys.stderr)
+        return 1
+    for f, text, res in results:
+        if args.dry_run:
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True),
+                                                       res.text.splitlines(keepends=True),
+                                                       fromfile=str(f), tofile=f"{f} (rewritten)"))
+        elif res.scopes:
+            shutil.copyfile(f, f.with_name(f.name + ".bak"))
+            f.write_text(res.text)
+        verb = "would insert" if args.dry_run else "inserted"
+        print(f"{f}: {verb} {len(res.scopes)} scope(s)"
+              + ("" if args.dry_run or not res.scopes else f" (backup {f.name}.bak)"))
+        for s in sorted(res.scopes, key=lambda s: s.out_start):
+            print(f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

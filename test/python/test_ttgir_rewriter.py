@@ -1,0 +1,404 @@
+"""CPU tests of `insert_proton_records` (the TTGIR rewriter) and
+`proton-dump-ttgir`, on TTGIR that Triton compiles for sm_90 without a GPU."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+
+from proton import dump_ttgir, ttgir_rewriter
+
+from proton.ttgir_rewriter import RewriteError, rewrite_text, verify_records
+
+TARGET = GPUTarget("cuda", 90, 32)
+
+
+@triton.jit
+def plain_add(x, y, out, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x + offs, mask=mask)
+    b = tl.load(y + offs, mask=mask)
+    tl.store(out + offs, a + b, mask=mask)
+
+
+@triton.jit
+def plain_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+def _ttgir(fn, signature, **constexprs):
+    src = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs)
+    return triton.compile(src, target=TARGET).asm["ttgir"]
+
+
+@pytest.fixture(scope="module")
+def add_ttgir():
+    return _ttgir(plain_add, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}, BLOCK=1024)
+
+
+@pytest.fixture(scope="module")
+def mm_ttgir():
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    return _ttgir(plain_matmul, sig, BM=64, BN=64, BK=32)
+
+
+def _records(text):
+    """[(kind, name, 1-based line, indent)] of every proton.record line."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        m = re.match(r'^(\s*)proton\.record (start|end) "([^"]+)"$', line)
+        if m:
+            out.append((m.group(2), m.group(3), i, m.group(1)))
+    return out
+
+
+def _line_no(text, pattern, nth=0):
+    hits = [i for i, line in enumerate(text.splitlines(), 1) if re.search(pattern, line)]
+    return hits[nth]
+
+
+def _strip_records(text):
+    return "".join(line for line in text.splitlines(keepends=True) if "proton.record" not in line)
+
+
+def _check_common(original, new):
+    assert _strip_records(new) == original  # only whole lines were added
+    lines = new.splitlines()
+    for kind, name, i, indent in _records(new):
+        # indented like the op that follows (start) or precedes (end) in the same block
+        neighbour = lines[i] if kind == "start" else lines[i - 2]
+        if not neighbour.lstrip().startswith(("}", "proton.record")):
+            assert indent == neighbour[:len(neighbour) - len(neighbour.lstrip())]
+    return verify_records(new)
+
+
+# -- default strategy ----------------------------------------------------------
+
+def test_default_vector_add(add_ttgir):
+    res = rewrite_text(add_ttgir)
+    found = _check_common(add_ttgir, res.text)
+    names = sorted(n for n, _, _ in found)
+    loads = [m.group(1) for m in re.finditer(r"%(\w+) = tt\.load", add_ttgir)]
+    assert len(loads) == 2
+    assert names == sorted(["kernel", "compute"] + [f"load_{v}" for v in loads])
+    recs = _records(res.text)
+    lines = res.text.splitlines()
+    # kernel: first op of the body, ends right before tt.return
+    assert recs[0][:2] == ("start", "kernel") and "tt.func public @plain_add" in lines[recs[0][2] - 2]
+    assert recs[-1][:2] == ("end", "kernel") and lines[recs[-1][2]].strip().startswith("tt.return")
+    # each load alone in its scope
+    for v in loads:
+        i = _line_no(res.text, rf"%{v} = tt\.load")
+        assert lines[i - 2].strip() == f'proton.record start "load_{v}"'
+        assert lines[i].strip() == f'proton.record end "load_{v}"'
+    # compute: after the last load, ends right before tt.store
+    start = _line_no(res.text, r'start "compute"')
+    end = _line_no(res.text, r'end "compute"')
+    assert lines[start - 2].strip() == f'proton.record end "load_{loads[-1]}"'
+    assert lines[end].strip().startswith("tt.store")
+    assert "arith.addf" in "\n".join(lines[start:end])
+
+
+def test_default_matmul_loads_in_loop(mm_ttgir):
+    res = rewrite_text(mm_ttgir)
+    found = _check_common(mm_ttgir, res.text)
+    names = [n for n, _, _ in found]
+    assert "kernel" in names and "compute" not in names  # the loop body holds no store
+    load_scopes = [n for n in names if n.startswith("load_")]
+    assert len(load_scopes) == 2
+    for kind, name, _, indent in _records(res.text):
+        assert indent == ("      " if name.startswith("load_") else "    ")
+
+
+# -- --wrap-op -----------------------------------------------------------------
+
+def test_wrap_op_load(mm_ttgir):
+    res = rewrite_text(mm_ttgir, wrap_ops=["tt.load"])
+    found = _check_common(mm_ttgir, res.text)
+    assert [n for n, _, _ in found] == ["tt_load_0", "tt_load_1"]
+    for name, s, e in found:
+        assert e == s + 2 and "= tt.load " in res.text.splitlines()[s]
+
+
+def test_wrap_op_several_with_names(mm_ttgir):
+    res = rewrite_text(mm_ttgir, wrap_ops=["tt.load", "ttng.warp_group_dot"], names=["ld"])
+    found = _check_common(mm_ttgir, res.text)
+    assert sorted(n for n, _, _ in found) == ["ld_0", "ld_1", "ttng_warp_group_dot_0"]
+    # the whole name must match: warp_group_dot_wait is not wrapped
+    lines = res.text.splitlines()
+    wait = _line_no(res.text, r"ttng\.warp_group_dot_wait")
+    assert lines[wait - 2].strip() == 'proton.record end "ttng_warp_group_dot_0"'
+
+
+def test_wrap_op_with_region(mm_ttgir):
+    res = rewrite_text(mm_ttgir, wrap_ops=["scf.for"], names=["loop"])
+    found = _check_common(mm_ttgir, res.text)
+    (name, s, e), = found
+    lines = res.text.splitlines()
+    assert name == "loop_0" and "scf.for" in lines[s] and lines[e - 2].lstrip().startswith("}")
+
+
+# -- --scope -------------------------------------------------------------------
+
+def test_scope_line_numbers(add_ttgir):
+    s = _line_no(add_ttgir, r"arith\.addf")
+    res = rewrite_text(add_ttgir, scopes=[f"add:{s}:{s + 1}"])
+    found = _check_common(add_ttgir, res.text)
+    (name, start, end), = found
+    lines = res.text.splitlines()
+    assert name == "add" and "arith.addf" in lines[start] and "tt.store" in lines[end - 2]
+
+
+def test_scope_regexes_and_nesting(mm_ttgir):
+    res = rewrite_text(mm_ttgir, scopes=[r"loop:re:scf\.for:re:^    \} loc",
+                                          r"dot:re:fence_async_shared:re:warp_group_dot_wait"])
+    found = _check_common(mm_ttgir, res.text)
+    spans = {n: (s, e) for n, s, e in found}
+    lines = res.text.splitlines()
+    assert "scf.for" in lines[spans["loop"][0]] and lines[spans["loop"][1] - 2].strip().startswith("}")
+    assert spans["loop"][0] < spans["dot"][0] < spans["dot"][1] < spans["loop"][1]
+
+
+def test_scope_not_same_block(mm_ttgir):
+    s = _line_no(mm_ttgir, r"scf\.for")
+    e = _line_no(mm_ttgir, r"warp_group_dot_wait")
+    with pytest.raises(RewriteError, match=rf"k\.ttgir:{s}: .*START line {s} and END line {e} are not in the same block"):
+        rewrite_text(mm_ttgir, path="k.ttgir", scopes=[f"x:{s}:{e}"])
+
+
+def test_scope_crossing(add_ttgir):
+    a = _line_no(add_ttgir, r"tt\.get_program_id")
+    with pytest.raises(RewriteError, match=r"k\.ttgir:\d+: scopes cross: 'a'.*'b'"):
+        rewrite_text(add_ttgir, path="k.ttgir", scopes=[f"a:{a}:{a + 3}", f"b:{a + 2}:{a + 5}"])
+
+
+def test_scope_after_terminator(add_ttgir):
+    r = _line_no(add_ttgir, r"tt\.return")
+    with pytest.raises(RewriteError, match=rf"k\.ttgir:{r}: .*after the terminator tt.return"):
+        rewrite_text(add_ttgir, path="k.ttgir", scopes=[f"a:{r - 1}:{r}"])
+
+
+def test_scope_bad_specs(add_ttgir):
+    for spec, msg in [("a:1", "NAME:START:END"), ("a:0:3", "not a line number"),
+                      ("a:re:nomatch_xyz:3", "no line"), ("a:2:1", "before START")]:
+        with pytest.raises(RewriteError, match=msg):
+            rewrite_text(add_ttgir, path="k.ttgir", scopes=[spec])
+
+
+# -- --for-body ----------------------------------------------------------------
+
+def test_for_body(mm_ttgir):
+    res = rewrite_text(mm_ttgir, for_body="iteration")
+    found = _check_common(mm_ttgir, res.text)
+    (name, s, e), = found
+    lines = res.text.splitlines()
+    assert name == "iteration"
+    assert "scf.for" in lines[s - 2] and lines[e].strip().startswith("scf.yield")
+
+
+def test_for_body_combined_with_wrap_op(mm_ttgir):
+    res = rewrite_text(mm_ttgir, for_body="iteration", wrap_ops=["tt.load"])
+    found = _check_common(mm_ttgir, res.text)
+    assert sorted(n for n, _, _ in found) == ["iteration", "tt_load_0", "tt_load_1"]
+
+
+# -- verification of existing records -----------------------------------------
+
+def test_refuse_existing_records_without_force(add_ttgir):
+    once = rewrite_text(add_ttgir).text
+    with pytest.raises(RewriteError, match=r"k\.ttgir:\d+: already holds proton\.record"):
+        rewrite_text(once, path="k.ttgir")
+    twice = rewrite_text(once, force=True, wrap_ops=["arith.addf"]).text
+    assert [n for n, _, _ in verify_records(twice)].count("arith_addf_0") == 1
+
+
+def test_verify_unbalanced_and_crossing():
+    base = textwrap.dedent("""\
+        module {
+          tt.func public @k() {
+            proton.record start "a"
+            proton.record start "b"
+            proton.record end "a"
+            proton.record end "b"
+            tt.return
+          }
+        }
+        """)
+    with pytest.raises(RewriteError, match=r"x\.ttgir:5: scope 'a' ends while 'b' \(started on line 4\)"):
+        verify_records(base, "x.ttgir")
+    unclosed = base.replace('    proton.record end "a"\n', "").replace('    proton.record end "b"\n', "")
+    with pytest.raises(RewriteError, match=r"x\.ttgir:4: proton\.record start 'b' is never ended"):
+        verify_records(unclosed, "x.ttgir")
+    other_block = textwrap.dedent("""\
+        module {
+          tt.func public @k() {
+            proton.record start "a"
+            scf.for %i = %c0 to %c1 step %c1 {
+              proton.record end "a"
+            }
+            tt.return
+          }
+        }
+        """)
+    with pytest.raises(RewriteError, match=r"x\.ttgir:5: proton\.record end 'a' without a start in the same block"):
+        verify_records(other_block, "x.ttgir")
+
+
+# -- CLI -----------------------------------------------------------------------
+
+def _write_dump(tmp_path, add_ttgir, mm_ttgir):
+    d = tmp_path / "ttgir_dump"
+    (d / "HASHA").mkdir(parents=True)
+    (d / "HASHB").mkdir()
+    (d / "HASHA" / "plain_add.ttgir").write_text(add_ttgir)
+    (d / "HASHB" / "plain_matmul.ttgir").write_text(mm_ttgir)
+    (d / "HASHA" / "plain_add.llir").write_text("not ttgir")
+    return d
+
+
+def test_cli_writes_backup_and_summary(tmp_path, add_ttgir, mm_ttgir, capsys, monkeypatch):
+    d = _write_dump(tmp_path, add_ttgir, mm_ttgir)
+    monkeypatch.chdir(tmp_path)
+    assert ttgir_rewriter.main([]) == 0  # default input ./ttgir_dump
+    out = capsys.readouterr().out
+    assert "plain_add.ttgir: inserted 4 scope(s)" in out and "plain_matmul.ttgir: inserted 3 scope(s)" in out
+    assert re.search(r"kernel\s+start line \d+, end line \d+", out)
+    assert (d / "HASHA" / "plain_add.ttgir.bak").read_text() == add_ttgir
+    assert (d / "HASHB" / "plain_matmul.ttgir.bak").read_text() == mm_ttgir
+    assert (d / "HASHA" / "plain_add.llir").read_text() == "not ttgir"
+    new = (d / "HASHA" / "plain_add.ttgir").read_text()
+    verify_records(new)
+    # a second run refuses, names the file and writes nothing
+    assert ttgir_rewriter.main([str(d)]) == 1
+    err = capsys.readouterr().err
+    assert "plain_add.ttgir:" in err and "--force" in err and "nothing written" in err
+    assert (d / "HASHA" / "plain_add.ttgir").read_text() == new
+
+
+def test_cli_dry_run(tmp_path, add_ttgir, mm_ttgir, capsys):
+    d = _write_dump(tmp_path, add_ttgir, mm_ttgir)
+    f = d / "HASHB" / "plain_matmul.ttgir"
+    assert ttgir_rewriter.main(["--dry-run", "--for-body", "it", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"--- {f}\n+++ {f} (rewritten)\n@@")
+    assert '+      proton.record start "it"' in out and "would insert 1 scope(s)" in out
+    assert f.read_text() == mm_ttgir and not list(d.rglob("*.bak"))
+
+
+def test_cli_error_names_file_and_line(tmp_path, add_ttgir, mm_ttgir, capsys):
+    d = _write_dump(tmp_path, add_ttgir, mm_ttgir)
+    f = d / "HASHB" / "plain_matmul.ttgir"
+    s = _line_no(mm_ttgir, r"scf\.for")
+    e = _line_no(mm_ttgir, r"warp_group_dot_wait")
+    assert ttgir_rewriter.main(["--scope", f"bad:{s}:{e}", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert f"{f}:{s}:" in err and f"START line {s} and END line {e}" in err
+    assert f.read_text() == mm_ttgir
+
+
+def _cli():
+    return [sys.executable, "-m", "proton.ttgir_rewriter"]
+
+
+def test_cli_subprocess_help_and_run(tmp_path, add_ttgir):
+    help_ = subprocess.run(_cli() + ["--help"], capture_output=True, text=True, check=True).stdout
+    for rule in ["--wrap-op", "--name", "--scope", "--for-body", "--force", "--dry-run", "load_a_5",
+                 '"compute"', '"kernel"', "re:", ".bak", "example:", "TRITON_KERNEL_OVERRIDE"]:
+        assert rule in help_, rule
+    f = tmp_path / "k.ttgir"
+    f.write_text(add_ttgir)
+    r = subprocess.run(_cli() + ["--wrap-op", "tt.load", "--name", "ld", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "inserted 2 scope(s)" in r.stdout and 'proton.record start "ld_1"' in f.read_text()
+
+
+def test_tools_entry_points(tmp_path, add_ttgir, monkeypatch, capsys):
+    from proton import tools
+    f = tmp_path / "k.ttgir"
+    f.write_text(add_ttgir)
+    monkeypatch.setattr(sys, "argv", ["insert_proton_records", "--dry-run", str(f)])
+    with pytest.raises(SystemExit) as e:
+        tools.insert_proton_records()
+    assert e.value.code == 0 and "would insert 4 scope(s)" in capsys.readouterr().out
+
+
+# -- proton-dump-ttgir -----------------------------------------------------------
+
+COMPILE_SCRIPT = textwrap.dedent("""\
+    import sys
+    import triton, triton.language as tl
+    from triton.backends.compiler import GPUTarget
+
+    @triton.jit
+    def dumped_kernel(x, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x + offs, tl.load(x + offs) * 2)
+
+    src = triton.compiler.ASTSource(fn=dumped_kernel, signature={"x": "*fp32"}, constexprs={"BLOCK": 128})
+    triton.compile(src, target=GPUTarget("cuda", 90, 32))
+    sys.exit(int(sys.argv[1]))
+    """)
+
+
+def test_dump_ttgir_layout(tmp_path, capsys):
+    script = tmp_path / "compile_one.py"
+    script.write_text(COMPILE_SCRIPT)
+    out = tmp_path / "dump"
+    rc = dump_ttgir.main(["--out", str(out), sys.executable, str(script), "3"])
+    assert rc == 3  # the command's exit status
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) == 1 and files[0].name == "dumped_kernel.ttgir"
+    # <out>/<base32 source hash>/<kernel>.ttgir: the path TRITON_KERNEL_OVERRIDE looks up
+    rel = files[0].relative_to(out)
+    assert len(rel.parts) == 2 and re.fullmatch(r"[A-Z2-7]+", rel.parts[0])
+    text = files[0].read_text()
+    assert "tt.func public @dumped_kernel" in text and "ttg." in text
+    stdout = capsys.readouterr().out
+    assert "kept 1 .ttgir file(s)" in stdout and str(files[0]) in stdout
+    # the rewriter takes the dump directory as it is
+    res = rewrite_text(text)
+    assert {n for n, _, _ in verify_records(res.text)} >= {"kernel"}
+
+
+def test_dump_ttgir_matches_override_lookup(tmp_path):
+    """The kept path is where Triton's override manager looks for the kernel."""
+    script = tmp_path / "compile_one.py"
+    script.write_text(COMPILE_SCRIPT)
+    out = tmp_path / "dump"
+    rc, kept = dump_ttgir.dump([sys.executable, str(script), "0"], out)
+    assert rc == 0 and len(kept) == 1
+    probe = textwrap.dedent(f"""\
+        import sys
+        from triton.runtime.cache import get_override_manager
+        src_text = open({str(script)!r}).read().replace("triton.compile(", "0 and triton.compile(")
+        ns = {{"__name__": "m"}}
+        sys.argv = ["x", "0"]
+        try:
+            exec(compile(src_text, {str(script)!r}, "exec"), ns)
+        except SystemExit:
+            pass
+        print(get_override_manager(ns["src"].hash()).get_file("dumped_kernel.ttgir"))
+        """)
+    env = dict(os.environ, TRITON_OVERRIDE_DIR=str(out))
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert Path(r.stdout.strip()) == kept[0]
