@@ -503,18 +503,8 @@ def replay_do_bench(fn, n_warmup, n_repeat):
     5 calls after L2 clears (its estimate), n_warmup calls, then n_repeat calls
     each after an L2 clear between CUDA events; returns the event times (ms)."""
     import torch
-    import triton
-    driver = triton.runtime.driver.active
-    fn()
-    torch.cuda.synchronize()
-    cache = driver.get_empty_cache_for_benchmark()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        driver.clear_cache(cache)
-        fn()
-    end.record()
-    torch.cuda.synchronize()
+    driver, cache = _first_call(fn)
+    _five_call_estimate_ms(fn, driver, cache)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
     for _ in range(n_warmup):
@@ -530,12 +520,23 @@ def replay_do_bench(fn, n_warmup, n_repeat):
 
 def estimate_do_bench_ms(fn):
     """do_bench's own per-call estimate (L2 clear + call), as it computes it."""
+    driver, cache = _first_call(fn)
+    return _five_call_estimate_ms(fn, driver, cache)
+
+
+def _first_call(fn):
+    """do_bench's opening: one call, then its L2-clearing buffer."""
     import torch
     import triton
     driver = triton.runtime.driver.active
     fn()
     torch.cuda.synchronize()
-    cache = driver.get_empty_cache_for_benchmark()
+    return driver, driver.get_empty_cache_for_benchmark()
+
+
+def _five_call_estimate_ms(fn, driver, cache):
+    """do_bench's estimate: 5 calls, each after an L2 clear, timed together."""
+    import torch
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(5):

@@ -23,7 +23,6 @@ import numpy as np
 from . import buffer as raw_buffer
 from .buffer import BufferFormatError
 
-U32 = np.uint64(0xFFFFFFFF)
 WRAP = np.int64(1 << 32)
 
 
@@ -38,7 +37,6 @@ class LaunchEvents:
     launch: int
     scope_names: list[str]
     scope_parents: np.ndarray      # scope id -> parent id (-1: top level)
-    scope_depth: np.ndarray        # scope id -> nesting depth (0: top level)
     clock_ghz: float               # measured SM clock: cycles per ns
     num_segments: int              # recording warps per CTA
     origin_ns: int                 # global timer at the first warp entry; all *_ns are ns since then
@@ -97,17 +95,9 @@ class LaunchEvents:
         return self._ns(self.end_cycles)
 
 
-def scope_table(metadata: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+def scope_table(metadata: dict) -> tuple[list[str], np.ndarray]:
     scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
-    names = [s["name"] for s in scopes]
-    parents = np.array([s["parent"] for s in scopes], dtype=np.int64)
-    depth = np.zeros(len(scopes), dtype=np.int64)
-    for i in range(len(scopes)):  # per scope, not per event
-        p = parents[i]
-        while p >= 0:
-            depth[i] += 1
-            p = parents[p]
-    return names, parents, depth
+    return [s["name"] for s in scopes], np.array([s["parent"] for s in scopes], dtype=np.int64)
 
 
 def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, launch: int = 0,
@@ -125,7 +115,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
             raise BufferFormatError(
                 f"profile buffer of {kernel}: CTA {bad[0]} was written by kernel id {found[bad[0]]}, "
                 f"not {expected_id} (a buffer from another kernel, or corrupted)")
-    names, parents, depth = scope_table(metadata)
+    names, parents = scope_table(metadata)
     ctas, segments = raw.counts.shape
     cap = layout["capacity"]
     rows = ctas * segments
@@ -202,7 +192,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     offset = exit_ns + 0.5 * ((entry_ns - exit_ns) - (clk_start - clk_end) / clock_ghz)
 
     return LaunchEvents(
-        kernel=kernel, launch=launch, scope_names=names, scope_parents=parents, scope_depth=depth,
+        kernel=kernel, launch=launch, scope_names=names, scope_parents=parents,
         clock_ghz=clock_ghz, num_segments=segments, origin_ns=origin_ns,
         row=at.event_rows(), scope=at.flat(scope_ids.astype(np.int32)),
         start_cycles=at.flat(s_cyc), end_cycles=at.flat(e_cyc),

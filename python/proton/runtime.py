@@ -17,7 +17,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-import numpy as np
 import triton
 import triton.knobs
 from triton.runtime import _allocation

@@ -26,11 +26,10 @@ EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
 def _protos():
     try:
         from perfetto.trace_builder.proto_builder import TraceProtoBuilder
-        from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent
     except ImportError as error:  # pragma: no cover - the package is a dependency
         raise RuntimeError("writing .pftrace files needs the `perfetto` Python package "
                            "(pip install perfetto)") from error
-    return TraceProtoBuilder, TrackEvent
+    return TraceProtoBuilder
 
 
 def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", origin_ns: int | None = None) -> int:
@@ -40,7 +39,7 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
     several GPUs can be aligned."""
     if origin_ns is None:
         origin_ns = min((ev.origin_ns for ev in launches), default=0)
-    TraceProtoBuilder, _ = _protos()
+    TraceProtoBuilder = _protos()
     builder = TraceProtoBuilder()
 
     def track(uuid, name, parent=None, rank=None):
