@@ -8,33 +8,64 @@ from dataclasses import dataclass
 import numpy as np
 
 MAGIC = 0x4E545250  # bytes "PRTN"
+VERSION = 2
 END_BIT = np.uint32(1 << 31)
+HEADER_WORDS = 16  # the segment header: 64 bytes
+
+# Segment header words.
+W_MAGIC, W_FLAGS, W_KERNEL_ID, W_TICKS_PER_US = 0, 1, 2, 3
+W_WARP, W_COUNT, W_HW0, W_HW1 = 4, 5, 6, 7
+W_GT_START, W_CLK_START, W_GT_END, W_CLK_END = 8, 10, 12, 14
+
+BUFFER_TYPES = {"shared": 0, "global": 1}
+GRANULARITIES = {"warp": 0, "warp_group": 1, "cta": 2}
 
 
 class BufferFormatError(ValueError):
     """A buffer that is truncated, corrupted, or not of this layout."""
 
 
+def flags_word(layout: dict) -> int:
+    """Segment header word 1 for a layout (what the kernel writes)."""
+    return (VERSION | layout["clock_bits"] << 8 | BUFFER_TYPES[layout["buffer_type"]] << 16
+            | GRANULARITIES[layout["granularity"]] << 24)
+
+
 @dataclass
 class RawProfile:
-    cta_headers: np.ndarray      # (ctas, 8) u32
-    segment_headers: np.ndarray  # (ctas, segments, 12) u32
-    records: np.ndarray          # (ctas, segments, capacity, words per record) u32
+    headers: np.ndarray  # (ctas, segments, 16) u32
+    records: np.ndarray  # (ctas, segments, capacity, words per record) u32
     layout: dict
 
     @property
     def counts(self) -> np.ndarray:
         """Records each segment wrote (more than capacity: the oldest were overwritten)."""
-        return self.segment_headers[:, :, 1]
+        return self.headers[:, :, W_COUNT]
+
+    @property
+    def warp_ids(self) -> np.ndarray:
+        return self.headers[:, :, W_WARP]
+
+    @property
+    def sm_ids(self) -> np.ndarray:
+        return self.headers[:, :, W_HW0]
+
+    @property
+    def kernel_ids(self) -> np.ndarray:
+        return self.headers[:, :, W_KERNEL_ID]
+
+    @property
+    def ticks_per_us(self) -> int:
+        return int(self.headers[0, 0, W_TICKS_PER_US]) if self.headers.size else 1000
 
     @property
     def dropped(self) -> np.ndarray:
         return np.maximum(self.counts.astype(np.int64) - self.layout["capacity"], 0)
 
-    def stamps(self, index: int) -> np.ndarray:
-        """Segment header u64 at word `index` (4: gt start, 6: clk start, 8: gt end, 10: clk end)."""
-        h = self.segment_headers
-        return h[:, :, index].astype(np.uint64) | (h[:, :, index + 1].astype(np.uint64) << np.uint64(32))
+    def stamps(self, word: int) -> np.ndarray:
+        """The u64 at header word `word` (W_GT_START, W_CLK_START, W_GT_END, W_CLK_END)."""
+        h = self.headers
+        return h[:, :, word].astype(np.uint64) | (h[:, :, word + 1].astype(np.uint64) << np.uint64(32))
 
 
 def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int) -> RawProfile:
@@ -43,15 +74,26 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int) -> RawProfile:
     if data.nbytes < expected:
         raise BufferFormatError(f"profile buffer is truncated: {data.nbytes} bytes for {num_ctas} CTAs of "
                                 f"{layout['bytes_per_cta']} bytes ({expected} expected)")
-    words = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, layout["bytes_per_cta"] // 4)
-    bad = np.flatnonzero(words[:, 0] != MAGIC)
-    if bad.size:
-        raise BufferFormatError(f"profile buffer is corrupted: CTA {bad[0]} (and {bad.size - 1} more) has no "
-                                f"header magic 0x{MAGIC:08X} (found 0x{words[bad[0], 0]:08X})")
     segments = len(layout["warps"])
-    if (words[:, 2] != segments).any() or (words[:, 3] != layout["segment_bytes"]).any():
-        raise BufferFormatError("profile buffer does not match the kernel's layout (segment count or size)")
-    seg = words[:, 8:8 + 12 * segments].reshape(num_ctas, segments, 12)
+    block_words = (HEADER_WORDS * 4 + layout["segment_bytes"]) // 4
+    if block_words * 4 * segments != layout["bytes_per_cta"]:
+        raise BufferFormatError(f"layout is not of buffer format {VERSION}: {segments} segments of "
+                                f"{layout['segment_bytes']} bytes do not make {layout['bytes_per_cta']} bytes per CTA")
+    blocks = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, segments, block_words)
+    headers = blocks[:, :, :HEADER_WORDS]
+    bad = np.argwhere(headers[:, :, W_MAGIC] != MAGIC)
+    if bad.size:
+        cta, seg = bad[0]
+        raise BufferFormatError(f"profile buffer is corrupted: CTA {cta} segment {seg} (and {len(bad) - 1} more) "
+                                f"has no header magic 0x{MAGIC:08X} (found 0x{headers[cta, seg, W_MAGIC]:08X}); "
+                                "was the kernel launched, and did it return normally?")
+    flags = np.uint32(flags_word(layout))
+    bad = np.argwhere(headers[:, :, W_FLAGS] != flags)
+    if bad.size:
+        cta, seg = bad[0]
+        raise BufferFormatError(f"profile buffer does not match the kernel's layout: CTA {cta} segment {seg} has "
+                                f"flags 0x{headers[cta, seg, W_FLAGS]:08X}, expected 0x{int(flags):08X} "
+                                f"(format version {VERSION}, clock bits, buffer type, granularity)")
     per_record = layout["record_bytes"] // 4
-    records = words[:, layout["header_bytes"] // 4:].reshape(num_ctas, segments, -1, per_record)
-    return RawProfile(words[:, :8], seg, records, layout)
+    records = blocks[:, :, HEADER_WORDS:].reshape(num_ctas, segments, -1, per_record)
+    return RawProfile(headers, records, layout)

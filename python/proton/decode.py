@@ -109,12 +109,13 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     kernel = kernel or metadata.get("kernel", "kernel")
     expected_id = metadata.get("kernel_id")
     if expected_id is not None:
-        found = raw.cta_headers[:, 7]
-        bad = np.flatnonzero(found != np.uint32(expected_id))
+        found = raw.kernel_ids
+        bad = np.argwhere(found != np.uint32(expected_id))
         if bad.size:
+            cta, seg = bad[0]
             raise BufferFormatError(
-                f"profile buffer of {kernel}: CTA {bad[0]} was written by kernel id {found[bad[0]]}, "
-                f"not {expected_id} (a buffer from another kernel, or corrupted)")
+                f"profile buffer of {kernel}: CTA {cta} segment {seg} was written by kernel id "
+                f"{found[cta, seg]}, not {expected_id} (a buffer from another kernel, or corrupted)")
     names, parents = scope_table(metadata)
     ctas, segments = raw.counts.shape
     cap = layout["capacity"]
@@ -142,10 +143,10 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
                                    if layout["clock_bits"] == 64 else raw.records[..., 1], slots, axis=2)
     valid = np.arange(width)[None, :] < kept[:, None]
 
-    clk_start = raw.stamps(6).reshape(rows).astype(np.int64)
-    clk_end = raw.stamps(10).reshape(rows).astype(np.int64)
-    gt_start = raw.stamps(4).reshape(rows).astype(np.int64)
-    gt_end = raw.stamps(8).reshape(rows).astype(np.int64)
+    clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
+    clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
+    gt_start = raw.stamps(raw_buffer.W_GT_START).reshape(rows).astype(np.int64)
+    gt_end = raw.stamps(raw_buffer.W_GT_END).reshape(rows).astype(np.int64)
 
     at = _pair(tags, valid, kept)
     scope_ids = at.ids
@@ -169,7 +170,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
 
     # Cycles to global-timer ns: the clock rate over all warps of the launch,
     # each warp anchored at its own entry and exit stamps.
-    tpus = int(raw.cta_headers[0, 4]) or 1000
+    tpus = raw.ticks_per_us or 1000
     ns_per_tick = 1000.0 / tpus
     d_clk = float((clk_end - clk_start).sum())
     d_ns = float((gt_end - gt_start).sum()) * ns_per_tick
@@ -196,8 +197,8 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         clock_ghz=clock_ghz, num_segments=segments, origin_ns=origin_ns,
         row=at.event_rows(), scope=at.flat(scope_ids.astype(np.int32)),
         start_cycles=at.flat(s_cyc), end_cycles=at.flat(e_cyc),
-        warp_ids=raw.segment_headers[:, :, 0].reshape(rows).astype(np.int32),
-        warp_sm=raw.segment_headers[:, :, 2].reshape(rows).astype(np.int32),
+        warp_ids=raw.warp_ids.reshape(rows).astype(np.int32),
+        warp_sm=raw.sm_ids.reshape(rows).astype(np.int32),
         warp_begin_ns=entry_ns, warp_end_ns=exit_ns, warp_cycles=clk_end - clk_start,
         warp_clk_end=clk_end, warp_offset_ns=offset, dropped=dropped, unmatched=unmatched,
         warnings=warnings)

@@ -25,7 +25,7 @@ MODE_PREFIX = "proton-ext:"
 METADATA_KEY = "proton"
 
 #: Metadata of every instrumented kernel this process compiled or loaded, by
-#: kernel id (CTA header word 7 of the buffers it writes).
+#: kernel id (segment header word 2 of the buffers it writes).
 KERNELS: dict[int, dict] = {}
 
 
@@ -42,11 +42,13 @@ def register(meta: dict) -> None:
 
 def metadata_for_buffer(data, kernel: str) -> dict:
     """The metadata of the kernel that wrote `data` (a u8 numpy buffer),
-    found by the kernel id in its first CTA header."""
+    found by the kernel id in its first segment header."""
     import numpy as np
-    if data.nbytes < 32:
+
+    from .buffer import HEADER_WORDS, W_KERNEL_ID
+    if data.nbytes < 4 * HEADER_WORDS:
         raise ProfilerError(f"profile buffer of {kernel} is empty")
-    kernel_id = int(np.asarray(data[:32]).view(np.uint32)[7])
+    kernel_id = int(np.asarray(data[:4 * HEADER_WORDS]).view(np.uint32)[W_KERNEL_ID])
     meta = KERNELS.get(kernel_id)
     if meta is None:
         raise ProfilerError(f"no metadata for kernel id {kernel_id} of {kernel}: it was not compiled or loaded "

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .buffer import MAGIC
-
-GRANULARITY_CODES = {"warp": 0, "warp_group": 1, "cta": 2}
-BUFFER_TYPE_CODES = {"shared": 0, "global": 1}
+from . import buffer as fmt
 
 
 def layout(num_warps: int = 4, segment_bytes: int = 1024, clock_bits: int = 64, warps=None,
@@ -17,14 +14,14 @@ def layout(num_warps: int = 4, segment_bytes: int = 1024, clock_bits: int = 64, 
     """A layout dict as the compiler reports it in metadata["layout"]."""
     warps = list(range(num_warps)) if warps is None else list(warps)
     record_bytes = 8 if clock_bits == 32 else 16
-    header_bytes = 32 + 48 * len(warps)
+    block_bytes = fmt.HEADER_WORDS * 4 + segment_bytes
     return {
         "buffer_type": buffer_type, "granularity": granularity, "clock_bits": clock_bits,
         "num_warps": num_warps, "warps": warps, "segment_bytes": segment_bytes,
         "record_bytes": record_bytes, "capacity": segment_bytes // record_bytes,
-        "cta_header_bytes": 32, "segment_header_bytes": 48, "header_bytes": header_bytes,
-        "bytes_per_cta": header_bytes + len(warps) * segment_bytes, "shared_offset": 0,
-        "shared_bytes": len(warps) * segment_bytes if buffer_type == "shared" else 0,
+        "segment_header_bytes": fmt.HEADER_WORDS * 4, "block_bytes": block_bytes,
+        "bytes_per_cta": len(warps) * block_bytes, "shared_offset": 0,
+        "shared_bytes": len(warps) * block_bytes if buffer_type == "shared" else 0,
     }
 
 
@@ -43,7 +40,7 @@ def tag(scope_id, end) -> np.ndarray:
 
 
 def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start, clk_end, gt_start, gt_end,
-          sm=None, kernel_id: int = 0, ticks_per_us: int = 1000, warp_size: int = 32) -> np.ndarray:
+          sm=None, kernel_id: int = 0, ticks_per_us: int = 1000) -> np.ndarray:
     """A buffer of `tags.shape[0]` CTAs.
 
     tags, clocks: (ctas, segments, n) in the order written (n may exceed the
@@ -56,21 +53,22 @@ def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start,
     lay = layout_dict
     assert segments == len(lay["warps"])
     cap = lay["capacity"]
-    words = np.zeros((ctas, lay["bytes_per_cta"] // 4), dtype=np.uint32)
-    flags = 1 | (lay["clock_bits"] << 8) | (BUFFER_TYPE_CODES[lay["buffer_type"]] << 16) | \
-        (GRANULARITY_CODES[lay["granularity"]] << 24)
-    words[:, :8] = [MAGIC, flags, segments, lay["segment_bytes"], ticks_per_us, lay["num_warps"], warp_size,
-                    kernel_id]
-    seg = words[:, 8:8 + 12 * segments].reshape(ctas, segments, 12)
-    seg[:, :, 0] = np.asarray(lay["warps"], dtype=np.uint32)
-    seg[:, :, 1] = n
-    seg[:, :, 2] = 0 if sm is None else np.asarray(sm, dtype=np.uint32)
-    for word, value in ((4, gt_start), (6, clk_start), (8, gt_end), (10, clk_end)):
+    blocks = np.zeros((ctas, segments, lay["bytes_per_cta"] // 4 // segments), dtype=np.uint32)
+    head = blocks[:, :, :fmt.HEADER_WORDS]
+    head[:, :, fmt.W_MAGIC] = fmt.MAGIC
+    head[:, :, fmt.W_FLAGS] = fmt.flags_word(lay)
+    head[:, :, fmt.W_KERNEL_ID] = kernel_id
+    head[:, :, fmt.W_TICKS_PER_US] = ticks_per_us
+    head[:, :, fmt.W_WARP] = np.asarray(lay["warps"], dtype=np.uint32)
+    head[:, :, fmt.W_COUNT] = n
+    head[:, :, fmt.W_HW0] = 0 if sm is None else np.asarray(sm, dtype=np.uint32)
+    for word, value in ((fmt.W_GT_START, gt_start), (fmt.W_CLK_START, clk_start), (fmt.W_GT_END, gt_end),
+                        (fmt.W_CLK_END, clk_end)):
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))
-        seg[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        seg[:, :, word + 1] = (value >> np.uint64(32)).astype(np.uint32)
+        head[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        head[:, :, word + 1] = (value >> np.uint64(32)).astype(np.uint32)
     per = lay["record_bytes"] // 4
-    records = words[:, lay["header_bytes"] // 4:].reshape(ctas, segments, cap, per)
+    records = blocks[:, :, fmt.HEADER_WORDS:].reshape(ctas, segments, cap, per)
     kept = min(n, cap)
     order = np.arange(n - kept, n)
     slots = order % cap
@@ -78,4 +76,4 @@ def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start,
     records[:, :, slots, 1] = (clocks[:, :, order] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
     if per == 4:
         records[:, :, slots, 2] = (clocks[:, :, order] >> np.uint64(32)).astype(np.uint32)
-    return words.view(np.uint8).reshape(-1)
+    return blocks.view(np.uint8).reshape(-1)

@@ -41,12 +41,18 @@ def test_vector_add_records_reach_ptx_and_cubin():
     # Entry and exit stamps: the global timer and the 64-bit clock.
     assert len(ptx_lines(kernel, r"%globaltimer")) == 2
     assert len(ptx_lines(kernel, r"%smid")) == 1
+    # The header (constants, entry, identity, exit) is staged in shared memory
+    # too; the warp's block goes out with one predicated 16-byte store per lane.
+    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4
+    assert len(ptx_lines(kernel, r"st\.global")) == 8 + 1  # the kernel's 8 stores, then the copy
     assert kernel.asm["cubin"]
     layout = meta["layout"]
     assert layout["num_warps"] == 4 and layout["warps"] == [0, 1, 2, 3]
-    assert kernel.metadata.profile_scratch_size == layout["bytes_per_cta"] == 32 + 4 * 48 + 4 * 1024
+    # Six 8-byte records per warp: 48 bytes, rounded up to a 64-byte segment.
+    assert layout["segment_bytes"] == 64
+    assert kernel.metadata.profile_scratch_size == layout["bytes_per_cta"] == 4 * (64 + 64)
     assert kernel.metadata.profile_scratch_align == 16
-    assert kernel.metadata.shared == layout["shared_bytes"] == 4096
+    assert kernel.metadata.shared == layout["shared_bytes"] == 4 * (64 + 64)
 
 
 def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
@@ -57,8 +63,11 @@ def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
     assert names[iteration["parent"]] == "mainloop"
     assert "wgmma" in kernel.asm["ptx"]
     assert len(ptx_lines(kernel, r"mov\.u64 %rd\d+, %clock64;")) >= 4
-    # Four records of 16 bytes (clock64): mainloop and iteration, start and end.
-    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4
+    # Four records of 16 bytes (clock64): mainloop and iteration, start and
+    # end; and the header's four parts.
+    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4 + 4
+    # Records in a loop: the inferred 1 KiB per warp.
+    assert meta["layout"]["segment_bytes"] == 1024
     assert kernel.asm["cubin"]
     # The kernel's own shared memory stays below the profile buffer.
     assert meta["layout"]["shared_offset"] >= 16 * 1024
@@ -71,8 +80,8 @@ def test_global_buffer_writes_records_to_profile_scratch():
     meta = json.loads(kernel.metadata.proton)
     assert meta["layout"]["shared_bytes"] == 0
     assert not ptx_lines(kernel, r"st\.shared")
-    # Six records of 16 bytes plus the start, end and CTA header stores.
-    assert len(ptx_lines(kernel, r"st\.global\.v4\.b32")) == 6 + 2 + 1 + 2
+    # Six records of 16 bytes plus the header's four parts.
+    assert len(ptx_lines(kernel, r"st\.global\.v4\.b32")) == 6 + 4
     assert kernel.metadata.shared == 0
 
 
@@ -84,7 +93,7 @@ def test_sampling_and_granularity_pick_recording_warps():
     cta = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(granularity="cta"), key="cta",
                                BLOCK=1024)
     layout = json.loads(cta.metadata.proton)["layout"]
-    assert layout["warps"] == [0] and layout["bytes_per_cta"] == 32 + 48 + 1024
+    assert layout["warps"] == [0] and layout["bytes_per_cta"] == 64 + 128
 
 
 def test_plain_build_has_no_markers_and_cache_separates_modes():

@@ -5,6 +5,7 @@ measured clock, time_shift, and every kind of bad buffer."""
 import numpy as np
 import pytest
 
+from proton import buffer as fmt
 from proton import decode, synthetic
 from proton.buffer import BufferFormatError
 
@@ -151,7 +152,7 @@ def test_clock_outside_the_warp_lifetime():
     words = buf.copy().view(np.uint32)
     lay = meta["layout"]
     # CTA 0 segment 0 entry cycle moved after its records
-    words[8 + 6] += 10_000
+    words[fmt.W_CLK_START] += 10_000
     with pytest.raises(BufferFormatError, match="CTA 0 segment 0 .*outside the warp's lifetime"):
         decode.decode(words.view(np.uint8), meta, 3)
     assert lay["capacity"] == 64

@@ -41,13 +41,12 @@ class Buffers:
 
 
 def parse(buffer, layout, num_ctas):
-    """Raw buffer -> per-CTA header fields, per-segment headers and records."""
-    data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, layout["bytes_per_cta"] // 4)
+    """Raw buffer -> per-segment headers (16 words) and records, written
+    independently of proton.buffer from docs/buffer-format.md."""
     segments = len(layout["warps"])
-    seg_headers = data[:, 8:8 + 12 * segments].reshape(num_ctas, segments, 12)
+    data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, segments, -1)
     words_per_record = layout["record_bytes"] // 4
-    records = data[:, layout["header_bytes"] // 4:].reshape(num_ctas, segments, -1, words_per_record)
-    return data[:, :8], seg_headers, records
+    return data[:, :, :16], data[:, :, 16:].reshape(num_ctas, segments, -1, words_per_record)
 
 
 def u64(lo, hi):
@@ -89,15 +88,20 @@ def test_vector_add_buffer_holds_every_record(buffer_type):
     meta = json.loads(kernel.metadata.proton)
     layout = meta["layout"]
     num_ctas = n // 1024
-    cta, seg, records = parse(buffer, layout, num_ctas)
-    assert (cta[:, 0] == MAGIC).all()
-    assert (cta[:, 2] == 4).all() and (cta[:, 3] == layout["segment_bytes"]).all()
-    assert (cta[:, 4] == 1000).all()  # %globaltimer ticks per microsecond
-    assert (seg[:, :, 0] == np.arange(4)).all()  # warp ids
-    assert (seg[:, :, 1] == 6).all()  # three scopes: six records per warp
-    assert (seg[:, :, 2] < torch.cuda.get_device_properties(0).multi_processor_count).all()
-    gt_start, clk_start = u64(seg[:, :, 4], seg[:, :, 5]), u64(seg[:, :, 6], seg[:, :, 7])
-    gt_end, clk_end = u64(seg[:, :, 8], seg[:, :, 9]), u64(seg[:, :, 10], seg[:, :, 11])
+    assert layout["bytes_per_cta"] == 4 * (64 + layout["segment_bytes"])
+    seg, records = parse(buffer, layout, num_ctas)
+    assert (seg[:, :, 0] == MAGIC).all()
+    # Format version 2, clock32, the buffer type, warp granularity.
+    assert (seg[:, :, 1] == (2 | 32 << 8 | {"shared": 0, "global": 1}[buffer_type] << 16)).all()
+    assert (seg[:, :, 2] == meta["kernel_id"]).all()
+    assert (seg[:, :, 3] == 1000).all()  # %globaltimer ticks per microsecond
+    assert (seg[:, :, 4] == np.arange(4)).all()  # warp ids
+    assert (seg[:, :, 5] == 6).all()  # three scopes: six records per warp
+    assert (seg[:, :, 6] < torch.cuda.get_device_properties(0).multi_processor_count).all()
+    # All warps of a CTA run on one SM.
+    assert (seg[:, :, 6] == seg[:, :1, 6]).all()
+    gt_start, clk_start = u64(seg[:, :, 8], seg[:, :, 9]), u64(seg[:, :, 10], seg[:, :, 11])
+    gt_end, clk_end = u64(seg[:, :, 12], seg[:, :, 13]), u64(seg[:, :, 14], seg[:, :, 15])
     assert (gt_end >= gt_start).all() and (clk_end > clk_start).all()
     ghz = (clk_end - clk_start).sum() / max(1, (gt_end - gt_start).sum())
     assert 0.5 < ghz < 3.5
@@ -136,12 +140,12 @@ def test_matmul_loop_records_and_overflow_count():
         meta = json.loads(kernel.metadata.proton)
         layout = meta["layout"]
         ids = {s["name"]: s["id"] for s in meta["scopes"]}
-        _, seg, records = parse(buffer, layout, grid[0] * grid[1])
-        assert (seg[:, :, 1] == 2 + 2 * iterations).all()
+        seg, records = parse(buffer, layout, grid[0] * grid[1])
+        assert (seg[:, :, 5] == 2 + 2 * iterations).all()
         capacity = layout["capacity"]
         for cta in range(grid[0] * grid[1]):
             for s in range(len(layout["warps"])):
-                kept = unpack_records(records[cta, s], int(seg[cta, s, 1]), capacity)
+                kept = unpack_records(records[cta, s], int(seg[cta, s, 5]), capacity)
                 tags = kept[:, 0]
                 assert tags[-1] == ids["mainloop"] | 1 << 31
                 if size == 0:

@@ -38,7 +38,7 @@ def test_start_instruments_and_finalize_restores(tmp_path):
     meta = json.loads(kernel.metadata.proton)
     assert hook_mod.KERNELS[meta["kernel_id"]] == meta
     assert meta["layout"]["clock_bits"] == 32 and [s["name"] for s in meta["scopes"]] == ["kernel", "load", "store"]
-    # the kernel id is written into every CTA header
+    # the kernel id is written into every segment header
     assert f"{meta['kernel_id']}" in kernel.asm["llir"]
     assert kernel.asm["ptx"].count("%clock;") == 6
     report = proton.finalize()

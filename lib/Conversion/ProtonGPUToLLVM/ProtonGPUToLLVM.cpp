@@ -18,6 +18,8 @@ namespace {
 
 constexpr StringLiteral kSharedSymbol = "global_smem";
 constexpr unsigned kCopyChunkBytes = 16;
+constexpr unsigned kMaxStraightCopySteps = 4;
+constexpr unsigned kSectorBytes = 32;
 
 /// The values a warp computes once at entry and every record then uses.
 struct Segment {
@@ -26,11 +28,11 @@ struct Segment {
   Value isRecorder; // this warp records
   Value isWriter;   // this thread writes: lane 0 of a recording warp
   Value segmentIndex;
-  Value ctaBase;       // this CTA's block of profile_scratch
-  Value header;        // this segment's header in profile_scratch
-  Value globalRecords; // this segment's records in profile_scratch
-  Value records;       // where records are stored while running
-  Value indexSlot;     // stack slot of the record index (promoted later)
+  Value block;     // this segment's header and records in profile_scratch
+  Value staging;   // where header and records are written while running:
+                   // shared memory, or `block` itself with a global buffer
+  Value records;   // the records in `staging`
+  Value indexSlot; // stack slot of the record index (promoted later)
 };
 
 /// The address of Triton's dynamic shared memory, declared if the kernel
@@ -48,18 +50,33 @@ Value sharedMemoryBase(OpBuilder &b, Location loc, ModuleOp module) {
   return LLVM::AddressOfOp::create(b, loc, global);
 }
 
+/// Byte offsets of the segment header's four 16-byte parts
+/// (docs/buffer-format.md).
+enum HeaderPart : unsigned {
+  kConstantsPart = 0, // magic, flags, kernel id, timer ticks per microsecond
+  kIdentityPart = 16, // warp id, records written, hardware ids
+  kEntryPart = 32,    // global timer and 64-bit clock at entry
+  kExitPart = 48,     // global timer and 64-bit clock at return
+};
+
 struct Lowering {
   const TargetInfo &target;
-  uint32_t kernelId; // CTA header word 7: ties a buffer to its metadata
+  uint32_t kernelId; // header word 2: ties a buffer to its metadata
   ModuleOp module;
 
-  /// The global timer and the 64-bit clock as four words (lo, hi, lo, hi):
-  /// the segment header's entry and exit stamps.
+  /// The global timer and the 64-bit clock as four words (lo, hi, lo, hi).
   SmallVector<Value> readStamps(OpBuilder &b, Location loc) {
     LLVMBuilder l{b, loc};
     auto [gtLo, gtHi] = l.split64(target.readGlobalTimer(b, loc));
     auto [clkLo, clkHi] = l.split64(target.readClock(b, loc, 64));
     return {gtLo, gtHi, clkLo, clkHi};
+  }
+
+  void storeHeaderPart(OpBuilder &b, Location loc, const Segment &s,
+                       HeaderPart part, ArrayRef<Value> words) {
+    LLVMBuilder l{b, loc};
+    target.storeWords(b, loc, l.gep(s.staging, l.i32(part)), words,
+                      s.isWriter);
   }
 
   Segment lowerInit(InitSegmentOp init) {
@@ -100,24 +117,18 @@ struct Lowering {
     s.isWriter = l.band(s.isRecorder, l.eq(s.lane, l.i32(0)));
 
     Value cta = l.zext64(target.linearCtaId(b, loc));
-    s.ctaBase = l.gep(init.getScratch(),
-                      l.mul(cta, l.i64(layout.getBytesPerCta())));
-    s.header = l.gep(s.ctaBase,
-                     l.add(l.i32(LayoutAttr::kCtaHeaderBytes),
-                           l.mul(s.segmentIndex,
-                                 l.i32(LayoutAttr::kSegmentHeaderBytes))));
-    s.globalRecords =
-        l.gep(s.ctaBase, l.add(l.i32(layout.getHeaderBytes()),
-                               l.mul(s.segmentIndex,
-                                     l.i32(layout.getSegmentBytes()))));
+    Value ctaBase = l.gep(init.getScratch(),
+                          l.mul(cta, l.i64(layout.getBytesPerCta())));
+    Value blockOffset = l.mul(s.segmentIndex, l.i32(layout.getBlockBytes()));
+    s.block = l.gep(ctaBase, blockOffset);
     if (layout.getBufferType() == BufferType::shared) {
       Value smem = sharedMemoryBase(b, loc, module);
-      s.records = l.gep(smem, l.add(l.i32(layout.getSharedOffset()),
-                                    l.mul(s.segmentIndex,
-                                          l.i32(layout.getSegmentBytes()))));
+      s.staging =
+          l.gep(smem, l.add(l.i32(layout.getSharedOffset()), blockOffset));
     } else {
-      s.records = s.globalRecords;
+      s.staging = s.block;
     }
+    s.records = l.gep(s.staging, l.i32(LayoutAttr::kSegmentHeaderBytes));
 
     {
       // The record index starts at zero; mem2reg turns the slot into SSA.
@@ -130,9 +141,14 @@ struct Lowering {
     }
     l.store(l.i32(0), s.indexSlot, 4);
 
-    // Start stamps: global timer and 64-bit clock at header offset 16.
-    target.storeWords(b, loc, l.gep(s.header, l.i32(16)), readStamps(b, loc),
-                      s.isWriter);
+    uint32_t flags = LayoutAttr::kVersion | (layout.getClockBits() << 8) |
+                     ((uint32_t)layout.getBufferType() << 16) |
+                     ((uint32_t)layout.getGranularity() << 24);
+    storeHeaderPart(b, loc, s, kConstantsPart,
+                    {l.i32((int32_t)LayoutAttr::kMagic), l.i32((int32_t)flags),
+                     l.i32((int32_t)kernelId),
+                     l.i32(target.getGlobalTimerTicksPerMicrosecond())});
+    storeHeaderPart(b, loc, s, kEntryPart, readStamps(b, loc));
     return s;
   }
 
@@ -163,45 +179,56 @@ struct Lowering {
     OpBuilder b(finalize);
     Location loc = finalize.getLoc();
     LLVMBuilder l{b, loc};
-    const LayoutAttr &layout = s.layout;
     Value count = l.load(b.getI32Type(), s.indexSlot, 4);
     SmallVector<Value> stamps = readStamps(b, loc);
     auto [hw0, hw1] = target.hardwareIds(b, loc);
-    target.storeWords(b, loc, s.header, {s.warp, count, hw0, hw1}, s.isWriter);
-    target.storeWords(b, loc, l.gep(s.header, l.i32(32)), stamps, s.isWriter);
-
-    // The CTA header, written by the first segment's writer.
-    Value isFirst =
-        l.band(s.isWriter, l.eq(s.segmentIndex, l.i32(0)));
-    uint32_t flags = LayoutAttr::kVersion | (layout.getClockBits() << 8) |
-                     ((uint32_t)layout.getBufferType() << 16) |
-                     ((uint32_t)layout.getGranularity() << 24);
-    target.storeWords(b, loc, s.ctaBase,
-                      {l.i32((int32_t)LayoutAttr::kMagic),
-                       l.i32((int32_t)flags), l.i32(layout.getNumSegments()),
-                       l.i32(layout.getSegmentBytes())},
-                      isFirst);
-    target.storeWords(b, loc, l.gep(s.ctaBase, l.i32(16)),
-                      {l.i32(target.getGlobalTimerTicksPerMicrosecond()),
-                       l.i32(layout.getNumWarps()),
-                       l.i32(target.getWarpSize()),
-                       l.i32((int32_t)kernelId)},
-                      isFirst);
-
-    if (layout.getBufferType() == BufferType::shared)
+    storeHeaderPart(b, loc, s, kIdentityPart, {s.warp, count, hw0, hw1});
+    storeHeaderPart(b, loc, s, kExitPart, stamps);
+    if (s.layout.getBufferType() == BufferType::shared)
       copyOut(b, loc, s, count);
     finalize->erase();
   }
 
-  /// Every lane of a recording warp copies 16-byte chunks of the recorded
-  /// part of the segment from shared to global memory.
+  /// Every lane of a recording warp copies 16-byte chunks of the segment
+  /// header and the recorded part of the segment from shared to global
+  /// memory, so that the warp writes its block with one store per lane:
+  /// straight-line
+  /// predicated stores for small segments (the usual case once sizes are
+  /// inferred: branches at the kernel's exit cost more than the copy),
+  /// a loop for large ones.
   void copyOut(OpBuilder &b, Location loc, const Segment &s, Value count) {
     LLVMBuilder l{b, loc};
     const LayoutAttr &layout = s.layout;
     target.warpSync(b, loc);
-    Value used = l.mul(l.umin(count, l.i32(layout.getCapacity())),
-                       l.i32(layout.getRecordBytes()));
+    // The header and the written records, rounded up to whole 32-byte
+    // sectors (a partly written sector costs the memory a read-modify-write).
+    Value recorded = l.mul(l.umin(count, l.i32(layout.getCapacity())),
+                           l.i32(layout.getRecordBytes()));
+    Value rounded = l.band(l.add(recorded, l.i32(kSectorBytes - 1)),
+                           l.i32(~(kSectorBytes - 1)));
+    Value used = l.add(l.umin(rounded, l.i32(layout.getSegmentBytes())),
+                       l.i32(LayoutAttr::kSegmentHeaderBytes));
     Value first = l.mul(s.lane, l.i32(kCopyChunkBytes));
+    unsigned stride = target.getWarpSize() * kCopyChunkBytes;
+    unsigned steps = llvm::divideCeil(layout.getBlockBytes(), stride);
+    auto chunk = VectorType::get({4}, b.getI32Type());
+
+    if (steps <= kMaxStraightCopySteps) {
+      for (unsigned k = 0; k < steps; ++k) {
+        Value offset = l.add(first, l.i32(k * stride));
+        Value more = l.band(s.isRecorder, l.ult(offset, used));
+        // Loads stay inside the segment; only the stores are predicated.
+        Value inside = l.umin(offset, l.i32(layout.getBlockBytes() -
+                                            kCopyChunkBytes));
+        Value data = l.load(chunk, l.gep(s.staging, inside), kCopyChunkBytes);
+        SmallVector<Value> words;
+        for (int64_t i = 0; i < 4; ++i)
+          words.push_back(LLVM::ExtractElementOp::create(b, loc, data,
+                                                         l.i32(i)));
+        target.storeWords(b, loc, l.gep(s.block, offset), words, more);
+      }
+      return;
+    }
 
     Block *current = b.getInsertionBlock();
     Block *exit = current->splitBlock(b.getInsertionPoint());
@@ -218,12 +245,10 @@ struct Lowering {
     LLVM::CondBrOp::create(b, loc, more, body, exit);
 
     b.setInsertionPointToEnd(body);
-    auto chunk = VectorType::get({4}, b.getI32Type());
-    Value data = l.load(chunk, l.gep(s.records, offset), kCopyChunkBytes);
-    l.store(data, l.gep(s.globalRecords, offset), kCopyChunkBytes);
-    Value next =
-        l.add(offset, l.i32(target.getWarpSize() * kCopyChunkBytes));
-    LLVM::BrOp::create(b, loc, ValueRange{next}, header);
+    Value data = l.load(chunk, l.gep(s.staging, offset), kCopyChunkBytes);
+    l.store(data, l.gep(s.block, offset), kCopyChunkBytes);
+    LLVM::BrOp::create(b, loc, ValueRange{l.add(offset, l.i32(stride))},
+                       header);
     b.setInsertionPointToStart(exit);
   }
 

@@ -19,7 +19,34 @@ namespace {
 constexpr unsigned kInferredSharedSegmentBytes = 1024;
 constexpr unsigned kInferredGlobalSegmentBytes = 4096;
 
+constexpr unsigned kMinInferredSegmentBytes = 32; // one memory sector
+
 unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
+
+/// How many records a warp can write at most, when no record sits on a CFG
+/// cycle (every record then runs at most once); none otherwise.
+std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
+  unsigned records = 0;
+  for (Block &block : kernel.getBody()) {
+    auto ops = block.getOps<RecordOp>();
+    unsigned here = std::distance(ops.begin(), ops.end());
+    if (here == 0)
+      continue;
+    records += here;
+    // Does the block reach itself?
+    SmallVector<Block *> work(block.getSuccessors().begin(),
+                              block.getSuccessors().end());
+    llvm::SmallPtrSet<Block *, 16> seen;
+    while (!work.empty()) {
+      Block *next = work.pop_back_val();
+      if (next == &block)
+        return std::nullopt;
+      if (seen.insert(next).second)
+        work.append(next->getSuccessors().begin(), next->getSuccessors().end());
+    }
+  }
+  return records;
+}
 
 struct ProtonToProtonGPUPass
     : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<ProtonToProtonGPUPass> {
@@ -105,14 +132,28 @@ struct ProtonToProtonGPUPass
       return failure();
     unsigned segments = selected->size();
     unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
+    // Inferred sizes shrink to what straight-line records need: less shared
+    // memory, and a compact global block whose writes fill whole sectors.
+    unsigned recordBytes = clockBits == 64 ? 16 : 8;
+    auto inferred = [&](unsigned cap) {
+      std::optional<unsigned> bound = staticRecordBound(kernel);
+      if (!bound)
+        return cap;
+      unsigned needed = std::max(kMinInferredSegmentBytes,
+                                 (unsigned)llvm::PowerOf2Ceil(*bound * recordBytes));
+      return std::min(cap, needed);
+    };
 
     unsigned segmentBytes;
     if (bufferType == BufferType::shared) {
       unsigned available =
           sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
-      unsigned perSegmentRoom = available / segments;
+      unsigned perSegment = available / segments;
+      unsigned perSegmentRoom = perSegment > LayoutAttr::kSegmentHeaderBytes
+                                    ? perSegment - LayoutAttr::kSegmentHeaderBytes
+                                    : 0;
       if (bufferSize == 0) {
-        segmentBytes = std::min(kInferredSharedSegmentBytes,
+        segmentBytes = std::min(inferred(kInferredSharedSegmentBytes),
                                 floorPowerOf2(perSegmentRoom));
       } else {
         segmentBytes = floorPowerOf2(bufferSize / segments);
@@ -121,7 +162,8 @@ struct ProtonToProtonGPUPass
                  << (unsigned)bufferSize
                  << " gives less than 16 bytes to each of " << segments
                  << " recording warps";
-        if (segmentBytes * segments > available)
+        if ((segmentBytes + LayoutAttr::kSegmentHeaderBytes) * segments >
+            available)
           return kernel.emitError("buffer-size=")
                  << (unsigned)bufferSize << " does not fit: kernel @"
                  << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
@@ -134,10 +176,11 @@ struct ProtonToProtonGPUPass
                                 "buffer: kernel @")
                << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
                << (unsigned)sharedLimit << " bytes and " << segments
-               << " recording warps need at least " << 16 * segments
+               << " recording warps need at least "
+               << (16 + LayoutAttr::kSegmentHeaderBytes) * segments
                << "; use buffer-type=global";
     } else {
-      segmentBytes = bufferSize == 0 ? kInferredGlobalSegmentBytes
+      segmentBytes = bufferSize == 0 ? inferred(kInferredGlobalSegmentBytes)
                                      : floorPowerOf2(bufferSize / segments);
       if (segmentBytes < 16)
         return kernel.emitError("buffer-size=")

@@ -2,12 +2,13 @@
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="target=nvptx arch=sm_90" | FileCheck %s
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="kernel-id=305419896" | FileCheck %s --check-prefix=ID
 
-// Shared buffer, 64-bit clocks, every one of 4 warps recording.
+// Shared buffer, 64-bit clocks, every one of 4 warps recording into 128-byte
+// segments: each warp's block is a 64-byte header and its records.
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // The scratch pointer is written now: Triton's readnone/nocapture go.
 // CHECK-LABEL: llvm.func ptx_kernelcc @shared64
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %[[SCRATCH:arg1]]: !llvm.ptr<1>)
-// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
+// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 128, shared_offset 0>
 // The record index lives in registers: no stack slot is left.
 // CHECK-NOT:     llvm.alloca
 // CHECK:         %[[TID:.+]] = nvvm.read.ptx.sreg.tid.x : i32
@@ -27,24 +28,39 @@
 // CHECK:         %[[NXYZ:.+]] = llvm.mul %[[NX]], %[[YZ]] : i32
 // CHECK:         %[[CTA:.+]] = llvm.add %[[X]], %[[NXYZ]] : i32
 // CHECK:         %[[CTA64:.+]] = llvm.zext %[[CTA]] : i32 to i64
-// 32 + 4 * 48 header bytes + 4 * 1024 record bytes per CTA.
-// CHECK:         %[[PERCTA:.+]] = llvm.mlir.constant(4320 : i64) : i64
+// 4 blocks of 64 + 128 bytes per CTA.
+// CHECK:         %[[PERCTA:.+]] = llvm.mlir.constant(768 : i64) : i64
 // CHECK:         %[[CTAOFF:.+]] = llvm.mul %[[CTA64]], %[[PERCTA]] : i64
 // CHECK:         %[[CTABASE:.+]] = llvm.getelementptr %[[SCRATCH]][%[[CTAOFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
-// CHECK:         %[[SEGHDR:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK:         %[[GREC:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK:         %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
-// CHECK:         %[[SREC:.+]] = llvm.getelementptr %[[SMEM]][%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// CHECK:         %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
-// Entry stamps: global timer and 64-bit clock at header offset 16.
-// CHECK:         %[[GT:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
+// CHECK:         %[[BLOCKB:.+]] = llvm.mlir.constant(192 : i32) : i32
+// CHECK-NEXT:    %[[BLOCKOFF:.+]] = llvm.mul %[[WARP]], %[[BLOCKB]] : i32
+// CHECK-NEXT:    %[[BLOCK:.+]] = llvm.getelementptr %[[CTABASE]][%[[BLOCKOFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
+// CHECK-NEXT:    %[[SOFF:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[SBLOCKOFF:.+]] = llvm.add %[[SOFF]], %[[BLOCKOFF]] : i32
+// CHECK-NEXT:    %[[STAGE:.+]] = llvm.getelementptr %[[SMEM]][%[[SBLOCKOFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    %[[HDRB:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[SREC:.+]] = llvm.getelementptr %[[STAGE]][%[[HDRB]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// Header constants in shared memory: magic "PRTN", flags (version 2 |
+// 64-bit clock << 8 | shared << 16 | warp << 24), the kernel id (0 unless
+// given), 1000 timer ticks per us.
+// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
+// CHECK-NEXT:    %[[FLAGS:.+]] = llvm.mlir.constant(16386 : i32) : i32
+// CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[TICKS:.+]] = llvm.mlir.constant(1000 : i32) : i32
+// CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[CONSTS:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[CONSTS]], %[[MAGIC]], %[[FLAGS]], %[[KERNEL_ID]], %[[TICKS]], %[[WRITER]]
+// Entry stamps: global timer and 64-bit clock at header offset 32.
+// CHECK-NEXT:    %[[GT:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
 // CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
-// CHECK:         %[[C16:.+]] = llvm.mlir.constant(16 : i32) : i32
-// CHECK-NEXT:    %[[STAMP:.+]] = llvm.getelementptr %[[SEGHDR]][%[[C16]]]
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[STAMP]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
-// First record: slot 0 of 64, tag = scope id 5.
-// CHECK:         %[[R0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
-// CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(63 : i32) : i32
+// CHECK:         %[[C32:.+]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK-NEXT:    %[[ENTRY:.+]] = llvm.getelementptr %[[STAGE]][%[[C32]]]
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[ENTRY]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// First record: slot 0 of 8, tag = scope id 5.
+// CHECK-NEXT:    %[[R0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
+// CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(7 : i32) : i32
 // CHECK-NEXT:    %[[SLOT0:.+]] = llvm.and %[[IDX0]], %[[MASK]] : i32
 // CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(16 : i32) : i32
 // CHECK-NEXT:    %[[OFF0:.+]] = llvm.mul %[[SLOT0]], %[[RB]] : i32
@@ -66,58 +82,60 @@
 // CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147483643 : i32) : i32
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[TAG1]], %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
 // CHECK:         %[[COUNT:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
-// Finalize: end stamps, then the segment header {warp, count, smid, 0}.
+// Finalize: exit stamps, then {warp, count, smid, 0} at offset 16 and the
+// stamps at offset 48, in shared memory.
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"
 // CHECK:         %[[SM:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %smid;", "=r"  : () -> i32
 // CHECK-NEXT:    %[[ZERO:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[SEGHDR]], %[[WARP]], %[[COUNT]], %[[SM]], %[[ZERO]], %[[WRITER]]
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
-// The CTA header, by the writer of segment 0: magic "PRTN", flags
-// (version 1 | 64-bit clock << 8 | shared << 16 | warp << 24), 4 segments of
-// 1024 bytes; then 1000 timer ticks per us, 4 warps of 32 threads and the
-// kernel id (0 unless given).
-// CHECK:         %[[FIRST:.+]] = llvm.and %[[WRITER]], %{{.+}} : i1
-// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
-// CHECK-NEXT:    %[[FLAGS:.+]] = llvm.mlir.constant(16385 : i32) : i32
-// CHECK-NEXT:    %[[NSEG:.+]] = llvm.mlir.constant(4 : i32) : i32
-// CHECK-NEXT:    %[[SEGB:.+]] = llvm.mlir.constant(1024 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[CTABASE]], %[[MAGIC]], %[[FLAGS]], %[[NSEG]], %[[SEGB]], %[[FIRST]]
-// CHECK-NEXT:    %[[TICKS:.+]] = llvm.mlir.constant(1000 : i32) : i32
-// CHECK-NEXT:    %[[NW:.+]] = llvm.mlir.constant(4 : i32) : i32
-// CHECK-NEXT:    %[[WS:.+]] = llvm.mlir.constant(32 : i32) : i32
-// CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %[[TICKS]], %[[NW]], %[[WS]], %[[KERNEL_ID]], %[[FIRST]]
-// ID-LABEL:      llvm.func ptx_kernelcc @shared64
-// ID:            %[[KERNEL_ID:.+]] = llvm.mlir.constant(305419896 : i32) : i32
-// ID:            llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[KERNEL_ID]], %{{.+}}
-// Copy-out: the warp syncs, then each lane copies 16-byte chunks of the
-// min(count, 64) * 16 recorded bytes, 32 lanes * 16 bytes apart.
+// CHECK-NEXT:    %[[C16:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C16]]]
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[IDENT]], %[[WARP]], %[[COUNT]], %[[SM]], %[[ZERO]], %[[WRITER]]
+// CHECK-NEXT:    %[[C48:.+]] = llvm.mlir.constant(48 : i32) : i32
+// CHECK-NEXT:    %[[EXIT:.+]] = llvm.getelementptr %[[STAGE]][%[[C48]]]
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[EXIT]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// Copy-out: the warp syncs; the block (192 bytes) fits one 512-byte step,
+// so each lane stores one 16-byte chunk of the header and of
+// min(count, 8) * 16 record bytes rounded up to 32, without a branch.
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "bar.warp.sync 0xffffffff;", "~{memory}"  : () -> ()
-// CHECK:         %[[CAP:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[RB2:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[CAP:.+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-NEXT:    %[[LT:.+]] = llvm.icmp "ult" %[[COUNT]], %[[CAP]] : i32
 // CHECK-NEXT:    %[[MIN:.+]] = llvm.select %[[LT]], %[[COUNT]], %[[CAP]] : i1, i32
-// CHECK-NEXT:    %[[USED:.+]] = llvm.mul %[[MIN]], %{{.+}} : i32
-// CHECK-NEXT:    %[[C16B:.+]] = llvm.mlir.constant(16 : i32) : i32
-// CHECK-NEXT:    %[[FIRSTOFF:.+]] = llvm.mul %[[LANE]], %[[C16B]] : i32
-// CHECK-NEXT:    llvm.br ^bb1(%[[FIRSTOFF]] : i32)
-// CHECK-NEXT:  ^bb1(%[[OFF:.+]]: i32):
+// CHECK-NEXT:    %[[RECORDED:.+]] = llvm.mul %[[MIN]], %[[RB2]] : i32
+// CHECK-NEXT:    %[[NOT31:.+]] = llvm.mlir.constant(-32 : i32) : i32
+// CHECK-NEXT:    %[[C31:.+]] = llvm.mlir.constant(31 : i32) : i32
+// CHECK-NEXT:    %[[UP:.+]] = llvm.add %[[RECORDED]], %[[C31]] : i32
+// CHECK-NEXT:    %[[ROUNDED:.+]] = llvm.and %[[UP]], %[[NOT31]] : i32
+// CHECK-NEXT:    %[[HDR2:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[SEGB:.+]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-NEXT:    %[[FITS:.+]] = llvm.icmp "ult" %[[ROUNDED]], %[[SEGB]] : i32
+// CHECK-NEXT:    %[[CAPPED:.+]] = llvm.select %[[FITS]], %[[ROUNDED]], %[[SEGB]] : i1, i32
+// CHECK-NEXT:    %[[USED:.+]] = llvm.add %[[CAPPED]], %[[HDR2]] : i32
+// CHECK-NEXT:    %[[CHUNK:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[FIRSTOFF:.+]] = llvm.mul %[[LANE]], %[[CHUNK]] : i32
+// CHECK-NEXT:    %[[STEP0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[OFF:.+]] = llvm.add %[[FIRSTOFF]], %[[STEP0]] : i32
 // CHECK-NEXT:    %[[MORE:.+]] = llvm.icmp "ult" %[[OFF]], %[[USED]] : i32
 // CHECK-NEXT:    %[[GO:.+]] = llvm.and %[[ALL]], %[[MORE]] : i1
-// CHECK-NEXT:    llvm.cond_br %[[GO]], ^bb2, ^bb3
-// CHECK-NEXT:  ^bb2:
-// CHECK-NEXT:    %[[SRC:.+]] = llvm.getelementptr %[[SREC]][%[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// Loads stay inside the 192-byte block (the last chunk starts at 176).
+// CHECK-NEXT:    %[[LAST:.+]] = llvm.mlir.constant(176 : i32) : i32
+// CHECK-NEXT:    %[[INB:.+]] = llvm.icmp "ult" %[[OFF]], %[[LAST]] : i32
+// CHECK-NEXT:    %[[INSIDE:.+]] = llvm.select %[[INB]], %[[OFF]], %[[LAST]] : i1, i32
+// CHECK-NEXT:    %[[SRC:.+]] = llvm.getelementptr %[[STAGE]][%[[INSIDE]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT:    %[[DATA:.+]] = llvm.load %[[SRC]] {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
-// CHECK-NEXT:    %[[DST:.+]] = llvm.getelementptr %[[GREC]][%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK-NEXT:    llvm.store %[[DATA]], %[[DST]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
-// CHECK-NEXT:    %[[STEP:.+]] = llvm.mlir.constant(512 : i32) : i32
-// CHECK-NEXT:    %[[NEXT:.+]] = llvm.add %[[OFF]], %[[STEP]] : i32
-// CHECK-NEXT:    llvm.br ^bb1(%[[NEXT]] : i32)
-// CHECK-NEXT:  ^bb3:
+// CHECK-COUNT-4: llvm.extractelement %[[DATA]]
+// CHECK:         %[[DST:.+]] = llvm.getelementptr %[[BLOCK]][%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b" %[[DST]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[GO]]
 // CHECK-NEXT:    llvm.return
 // CHECK-NEXT:  }
+// ID-LABEL:      llvm.func ptx_kernelcc @shared64
+// ID:            %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
+// ID-NEXT:       %[[FLAGS:.+]] = llvm.mlir.constant(16386 : i32) : i32
+// ID-NEXT:       %[[KERNEL_ID:.+]] = llvm.mlir.constant(305419896 : i32) : i32
+// ID:            llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[MAGIC]], %[[FLAGS]], %[[KERNEL_ID]], %{{.+}}, %{{.+}}
 llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
-  %s = proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
+  %s = proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 128, shared_offset 0>
   %c = proton_gpu.read_counter : i64
   proton_gpu.circular_store start %s, %c scope 5 : i64
   %v = llvm.load %arg0 : !llvm.ptr<1> -> i32
@@ -148,23 +166,24 @@ llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.
 // CHECK-NEXT:    %[[SEG:.+]] = llvm.select %[[IS6]], %[[I1]], %[[SEG1]] : i1, i32
 // CHECK-NEXT:    %[[REC:.+]] = llvm.select %[[IS6]], %[[IS6]], %[[REC1]] : i1, i1
 // CHECK:         %[[WRITER:.+]] = llvm.and %[[REC]], %{{.+}} : i1
-// 32 + 2 * 48 + 2 * 64 bytes per CTA.
+// 2 blocks of 64 + 64 bytes per CTA.
 // CHECK:         llvm.mlir.constant(256 : i64) : i64
-// CHECK:         %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
-// CHECK-NEXT:    %[[SEGB:.+]] = llvm.mlir.constant(64 : i32) : i32
-// CHECK-NEXT:    %[[SEGOFF:.+]] = llvm.mul %[[SEG]], %[[SEGB]] : i32
+// CHECK:         %[[BLOCKB:.+]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-NEXT:    %[[BLOCKOFF:.+]] = llvm.mul %[[SEG]], %[[BLOCKB]] : i32
+// CHECK-NEXT:    llvm.getelementptr
+// CHECK-NEXT:    %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
 // CHECK-NEXT:    %[[BASE:.+]] = llvm.mlir.constant(48 : i32) : i32
-// CHECK-NEXT:    %[[OFF:.+]] = llvm.add %[[BASE]], %[[SEGOFF]] : i32
+// CHECK-NEXT:    %[[OFF:.+]] = llvm.add %[[BASE]], %[[BLOCKOFF]] : i32
 // CHECK-NEXT:    llvm.getelementptr %[[SMEM]][%[[OFF]]]
+// Flags: version 2 | 32-bit clock << 8.
+// CHECK:         llvm.mlir.constant(8194 : i32) : i32
 // CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // CHECK-NEXT:    llvm.mlir.constant(7 : i32) : i32
 // CHECK:         llvm.mlir.constant(8 : i32) : i32
 // CHECK:         %[[TAG:.+]] = llvm.mlir.constant(3 : i32) : i32
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[TAG]], %[[CLK]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
-// Flags: version 1 | 32-bit clock << 8.
-// CHECK:         llvm.mlir.constant(8193 : i32) : i32
 // Only recording warps copy.
-// CHECK:       ^bb1(%{{.+}}: i32):
+// CHECK:         bar.warp.sync
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
 llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
   %s = proton_gpu.init_segment %arg1 <shared, warp, clock 32, num_warps 8, warps[1, 6], segment_bytes 64, shared_offset 48>
@@ -176,17 +195,22 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 
 // -----
 
-// A global buffer: records go straight to profile_scratch with
+// A global buffer: header and records go straight to profile_scratch with
 // st.global.v2, nothing is copied out and no shared memory is declared. The
 // record index is carried around the loop in a block argument.
 // CHECK-NOT:   @global_smem
 // CHECK-LABEL: llvm.func ptx_kernelcc @global_loop
 // CHECK-NOT:     llvm.alloca
 // CHECK:         %[[CTABASE:.+]] = llvm.getelementptr %arg1[%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
-// CHECK:         %[[SEGHDR:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK:         %[[GREC:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK:         %[[BLOCK:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    %[[HDRB:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[GREC:.+]] = llvm.getelementptr %[[BLOCK]][%[[HDRB]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK-NOT:     llvm.mlir.addressof
 // CHECK:         %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// Flags: version 2 | 32-bit clock << 8 | global << 16; the header goes
+// straight to global memory too.
+// CHECK:         llvm.mlir.constant(73730 : i32) : i32
+// CHECK:         "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};"
 // CHECK:         llvm.br ^bb1(%{{.+}}, %[[IDX0]] : i32, i32)
 // CHECK-NEXT:  ^bb1(%{{.+}}: i32, %[[IDX:.+]]: i32):
 // CHECK-NEXT:    %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
@@ -203,8 +227,6 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 // CHECK:         %[[IDX2:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
 // CHECK:         llvm.cond_br %{{.+}}, ^bb2, ^bb1(%{{.+}}, %[[IDX2]] : i32, i32)
 // CHECK-NEXT:  ^bb2:
-// Flags: version 1 | 32-bit clock << 8 | global << 16.
-// CHECK:         llvm.mlir.constant(73729 : i32) : i32
 // CHECK-NOT:     bar.warp.sync
 // CHECK-NOT:     vector<4xi32>
 // CHECK:         llvm.return
@@ -245,11 +267,37 @@ llvm.func ptx_kernelcc @global_loop(%n: i32, %arg1: !llvm.ptr<1>) {
 // CHECK-NEXT:    %[[REC:.+]] = llvm.icmp "eq" %[[LOW]], %[[Z]] : i32
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
 // CHECK:         llvm.mlir.addressof @global_smem : !llvm.ptr<3>
-// Flags: version 1 | 64-bit clock << 8 | warp_group << 24.
-// CHECK:         llvm.mlir.constant(16793601 : i32) : i32
+// Flags: version 2 | 64-bit clock << 8 | warp_group << 24.
+// CHECK:         llvm.mlir.constant(16793602 : i32) : i32
 llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 llvm.func ptx_kernelcc @warp_groups(%arg1: !llvm.ptr<1> {llvm.readonly, llvm.noalias}) {
   %s = proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 128, shared_offset 0>
+  proton_gpu.finalize %s, %arg1
+  llvm.return
+}
+
+// -----
+
+// Blocks of more than four 512-byte steps are copied out in a loop.
+// CHECK-LABEL: llvm.func ptx_kernelcc @large_segments
+// CHECK:         bar.warp.sync
+// CHECK:         llvm.br ^bb1(%{{.+}} : i32)
+// CHECK-NEXT:  ^bb1(%[[OFF:.+]]: i32):
+// CHECK-NEXT:    %[[MORE:.+]] = llvm.icmp "ult" %[[OFF]], %{{.+}} : i32
+// CHECK-NEXT:    %[[GO:.+]] = llvm.and %{{.+}}, %[[MORE]] : i1
+// CHECK-NEXT:    llvm.cond_br %[[GO]], ^bb2, ^bb3
+// CHECK-NEXT:  ^bb2:
+// CHECK-NEXT:    %[[SRC:.+]] = llvm.getelementptr %{{.+}}[%[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    %[[DATA:.+]] = llvm.load %[[SRC]] {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+// CHECK-NEXT:    %[[DST:.+]] = llvm.getelementptr %{{.+}}[%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    llvm.store %[[DATA]], %[[DST]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK-NEXT:    %[[STEP:.+]] = llvm.mlir.constant(512 : i32) : i32
+// CHECK-NEXT:    %[[NEXT:.+]] = llvm.add %[[OFF]], %[[STEP]] : i32
+// CHECK-NEXT:    llvm.br ^bb1(%[[NEXT]] : i32)
+// CHECK-NEXT:  ^bb3:
+// CHECK-NEXT:    llvm.return
+llvm.func ptx_kernelcc @large_segments(%arg1: !llvm.ptr<1>) {
+  %s = proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 0>
   proton_gpu.finalize %s, %arg1
   llvm.return
 }

@@ -137,7 +137,7 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 
 //--- no-spare.mlir
 // The offset rounds up to the limit: nothing is left.
-// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 232440 of 232448 bytes and 4 recording warps need at least 64; use buffer-type=global}}
+// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 232440 of 232448 bytes and 4 recording warps need at least 320; use buffer-type=global}}
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "a"
   proton.record end "a"
@@ -145,7 +145,7 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 }
 
 //--- small-limit.mlir
-// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 0 of 63 bytes and 4 recording warps need at least 64; use buffer-type=global}}
+// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 0 of 63 bytes and 4 recording warps need at least 320; use buffer-type=global}}
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "a"
   proton.record end "a"

@@ -1,4 +1,6 @@
-// Each RUN line sets one group of options on the same 4-warp kernel.
+// Each RUN line sets one group of options on the same 4-warp kernel. Its
+// records sit in a loop, so inferred sizes take the default cap (see
+// inferred-size.mlir for kernels whose record count is bounded).
 // RUN: proton-opt %s --convert-proton-to-protongpu | FileCheck %s --check-prefix=DEFAULT
 // RUN: proton-opt %s --convert-proton-to-protongpu="buffer-type=global" | FileCheck %s --check-prefix=GLOBAL
 // RUN: proton-opt %s --convert-proton-to-protongpu="buffer-type=global buffer-size=1024" | FileCheck %s --check-prefix=GLOBAL-SIZE
@@ -36,6 +38,8 @@
 // Warp-group ids select the first warp of each group.
 // SELECT-GROUP:   proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 16, warps[0, 8], segment_bytes 1024, shared_offset 0>
 // CLK32:          %[[SEG:.+]] = proton_gpu.init_segment %arg1 <shared, warp, clock 32, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
+// CLK32:          llvm.br ^[[LOOP:.+]]
+// CLK32-NEXT:   ^[[LOOP]]:
 // CLK32-NEXT:     %[[C0:.+]] = proton_gpu.read_counter : i32
 // CLK32-NEXT:     proton_gpu.circular_store start %[[SEG]], %[[C0]] scope 0 : i32
 // CLK32-NEXT:     llvm.load
@@ -46,15 +50,23 @@
 // WAVE64:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 1024, shared_offset 0>
 // The buffer goes after the kernel's own shared memory, 16-byte aligned.
 // OFFSET:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 112>
-// 232448 - 231008 = 1440 bytes left: 360 per segment, rounded down to 256.
+// 232448 - 231008 = 1440 bytes left: 360 per segment, less its 64-byte
+// header, rounded down to 256.
 // TIGHT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 231008>
-// LIMIT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 512, shared_offset 0>
+// 2048 bytes: 512 per warp, less its 64-byte header, rounded down to 256.
+// LIMIT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 0>
 // A global buffer needs no shared memory.
 // GLOBAL-NO-SMEM: proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 16, shared_offset 232448>
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  llvm.br ^loop
+^loop:
   proton.record start "load"
   %v = llvm.load %arg0 : !llvm.ptr<1> -> i32
   proton.record end "load"
   llvm.store %v, %arg0 : i32, !llvm.ptr<1>
+  %zero = llvm.mlir.constant(0 : i32) : i32
+  %again = llvm.icmp "ne" %v, %zero : i32
+  llvm.cond_br %again, ^loop, ^exit
+^exit:
   llvm.return
 }

@@ -5,7 +5,8 @@
 // RUN: proton-opt %s --proton-pipeline="target=amdgpu threads-per-warp=32" | FileCheck %s --check-prefix=WAVE32
 
 // From markers to AMDGPU code: 256 work-items are four 64-lane wavefronts,
-// and each counter read is fenced by scheduling barriers.
+// and each counter read is fenced by scheduling barriers. The records sit in
+// a loop: inferred sizes take the 1 KiB cap or what LDS leaves.
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func amdgpu_kernelcc @k
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
@@ -18,7 +19,7 @@
 // CHECK:         rocdl.workitem.id.x
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.dispatch.ptr"() : () -> !llvm.ptr<4>
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memrealtime"() : () -> i64
-// The entry stamp's read is not fenced; the records' reads are.
+// The entry stamps' reads are not fenced; the records' reads are.
 // CHECK-NOT:     rocdl.sched.barrier
 // CHECK:         rocdl.sched.barrier 0
 // CHECK-NEXT:    %[[START:.+]] = llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
@@ -37,8 +38,9 @@
 // CHECK:         llvm.return
 
 // gfx942 has 64 KiB of LDS: 65536 - 65008 = 528 bytes, 132 per wavefront,
-// rounded to 128. Without sched-barriers there are none.
-// GFX942:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 128, shared_offset 65008>
+// less its 64-byte header: 68, rounded to 64. Without sched-barriers there
+// are none.
+// GFX942:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 64, shared_offset 65008>
 // GFX942-NOT:  rocdl.sched.barrier
 // GFX942:      llvm.call_intrinsic "llvm.amdgcn.s.memtime"
 // GFX942-NOT:  rocdl.sched.barrier
@@ -48,9 +50,15 @@
 // An explicit threads-per-warp wins over the target's.
 // WAVE32:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 1024, shared_offset 0>
 llvm.func amdgpu_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["amdgpu-flat-work-group-size", "1,256"], "amdgpu-no-dispatch-ptr"]} {
+  llvm.br ^loop
+^loop:
   %0 = llvm.inline_asm has_side_effects "// @proton start load", "=v" : () -> i32 loc("kernel.py":8:3)
   %v = llvm.load %arg0 : !llvm.ptr<1> -> i32
   %1 = llvm.inline_asm has_side_effects "// @proton end load", "=v" : () -> i32
   llvm.store %v, %arg0 : i32, !llvm.ptr<1>
+  %zero = llvm.mlir.constant(0 : i32) : i32
+  %again = llvm.icmp "ne" %v, %zero : i32
+  llvm.cond_br %again, ^loop, ^exit
+^exit:
   llvm.return
 }

@@ -9,6 +9,8 @@
 
 // From inline-asm markers to NVPTX code in one pass: the two per-thread
 // copies of each marker become one scope, the 256-thread CTA has 8 warps.
+// The records sit in a loop: inferred sizes take the 1 KiB cap or what the
+// architecture's shared memory leaves.
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func ptx_kernelcc @k
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
@@ -17,10 +19,12 @@
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
 // CHECK-NOT:     proton_gpu.
-// Entry stamp, then the two records around the load.
+// Header constants and entry stamps in shared memory, then the two records
+// around the load.
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;"
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;"
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.global.v4.b32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
 // CHECK:         %[[START:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
 // CHECK-NOT:     %clock
@@ -38,12 +42,14 @@
 // CHECK-NOT:     proton
 // CHECK-NEXT:    llvm.return
 
-// sm_80 leaves 166912 - 166000 = 912 bytes: 114 per warp, rounded to 64.
-// SM80:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 166000>
+// sm_80 leaves 166912 - 166000 = 912 bytes: 114 per warp, less its 64-byte
+// header: 50, rounded to 32.
+// SM80:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 166000>
 // An explicit shared-limit wins over the arch's.
 // LIMIT:       proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 1024, shared_offset 166000>
-// sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp, rounded to 128.
-// SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 128, shared_offset 100000>
+// sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp, less the header:
+// 108, rounded to 64.
+// SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 100000>
 
 // With sched-stores, both 32-bit reads come before both stores: the
 // measured window holds the kernel's load only.
@@ -71,12 +77,18 @@
 // NO-ROCDL-NOT: rocdl.
 // NO-ROCDL:     llvm.func ptx_kernelcc @no_markers
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["nvvm.reqntid", "256"]]} {
+  llvm.br ^loop
+^loop:
   %0 = llvm.inline_asm has_side_effects "// @proton start load", "=r" : () -> i32 loc("kernel.py":5:9)
   %1 = llvm.inline_asm has_side_effects "// @proton start load", "=r" : () -> i32 loc("kernel.py":5:9)
   %v = llvm.load %arg0 : !llvm.ptr<1> -> i32
   %2 = llvm.inline_asm has_side_effects "// @proton end load", "=r" : () -> i32
   %3 = llvm.inline_asm has_side_effects "// @proton end load", "=r" : () -> i32
   llvm.store %v, %arg0 : i32, !llvm.ptr<1>
+  %zero = llvm.mlir.constant(0 : i32) : i32
+  %again = llvm.icmp "ne" %v, %zero : i32
+  llvm.cond_br %again, ^loop, ^exit
+^exit:
   llvm.return
 }
 llvm.func ptx_kernelcc @no_markers(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["nvvm.reqntid", "256"]]} {

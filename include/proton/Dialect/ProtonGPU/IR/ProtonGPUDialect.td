@@ -29,10 +29,11 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
   let summary = "Per-CTA profile buffer layout";
   let description = [{
     `warps` lists the warps that record, in segment order: warp `warps[i]`
-    writes segment `i`. Each segment holds `segmentBytes` of records (a power
-    of two); a record is 8 bytes with a 32-bit clock and 16 bytes with a
-    64-bit clock. With a `shared` buffer the segments live in shared memory at
-    `sharedOffset` and are copied to global memory at every return.
+    writes segment `i`. A segment is a 64-byte header followed by
+    `segmentBytes` of records (a power of two); a record is 8 bytes with a
+    32-bit clock and 16 bytes with a 64-bit clock. With a `shared` buffer the
+    segments live in shared memory at `sharedOffset` and are copied to
+    global memory at every return.
   }];
   let parameters = (ins
     EnumParameter<ProtonGPU_BufferType>:$bufferType,
@@ -50,22 +51,22 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    static constexpr unsigned kCtaHeaderBytes = 32;
-    static constexpr unsigned kSegmentHeaderBytes = 48;
+    static constexpr unsigned kSegmentHeaderBytes = 64;
     static constexpr uint32_t kMagic = 0x4E545250; // bytes "PRTN"
-    static constexpr uint32_t kVersion = 1;
+    static constexpr uint32_t kVersion = 2;
     unsigned getNumSegments() const { return getWarps().size(); }
     unsigned getRecordBytes() const { return getClockBits() == 64 ? 16 : 8; }
     unsigned getCapacity() const { return getSegmentBytes() / getRecordBytes(); }
-    unsigned getHeaderBytes() const {
-      return kCtaHeaderBytes + getNumSegments() * kSegmentHeaderBytes;
+    /// A segment's header and records, contiguous in profile_scratch (and
+    /// in shared memory with a shared buffer).
+    unsigned getBlockBytes() const {
+      return kSegmentHeaderBytes + getSegmentBytes();
     }
     unsigned getBytesPerCta() const {
-      return getHeaderBytes() + getNumSegments() * getSegmentBytes();
+      return getNumSegments() * getBlockBytes();
     }
     unsigned getSharedBytes() const {
-      return getBufferType() == BufferType::shared
-                 ? getNumSegments() * getSegmentBytes() : 0;
+      return getBufferType() == BufferType::shared ? getBytesPerCta() : 0;
     }
   }];
 }
@@ -83,8 +84,9 @@ def ProtonGPU_InitSegmentOp : ProtonGPU_Op<"init_segment",
   let summary = "Sets up the calling warp's segment and stamps the start time";
   let description = [{
     Placed once at kernel entry. Finds the calling warp's segment (if it
-    records at all), zeroes its record index and writes the global timer and
-    the 64-bit clock at entry into the segment header in `profile_scratch`.
+    records at all), zeroes its record index and writes the header's
+    constants and the global timer and 64-bit clock at entry into the
+    segment header (in shared memory with a shared buffer).
   }];
   let arguments = (ins LLVM_PointerInAddressSpace<1>:$scratch,
                        ProtonGPU_LayoutAttr:$layout);
@@ -130,7 +132,7 @@ def ProtonGPU_FinalizeOp : ProtonGPU_Op<"finalize",
   let description = [{
     Placed before every return. Stamps the end time, the SM id and the record
     count into the segment header and, for a shared-memory buffer, copies the
-    recorded part of the segment to global memory.
+    header and the recorded part of the segment to global memory.
   }];
   let arguments = (ins ProtonGPU_SegmentType:$segment,
                        LLVM_PointerInAddressSpace<1>:$scratch);
