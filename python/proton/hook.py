@@ -13,6 +13,7 @@ import triton.knobs
 
 from . import state
 from .errors import ProfilerError
+from .override import OverrideTranslation
 from .compiler import PipelineOptions, instrument_llvm_ir, triton_arch
 
 #: Prefix of the instrumentation_mode compile option while Proton is active.
@@ -84,10 +85,13 @@ class InstrumentationHook:
         self._previous_hook = None
         self._previous_mode = None
         self._installed = False
+        self.overrides = OverrideTranslation()
 
     def install(self) -> None:
         if self._installed:
             return
+        # First, so that a malformed override file fails before anything changes.
+        self.overrides.install()
         self._previous_hook = triton.knobs.runtime.add_stages_inspection_hook
         self._previous_mode = triton.knobs.compilation.instrumentation_mode
         triton.knobs.runtime.add_stages_inspection_hook = self
@@ -102,6 +106,7 @@ class InstrumentationHook:
         triton.knobs.runtime.add_stages_inspection_hook = self._previous_hook
         triton.knobs.compilation.instrumentation_mode = self._previous_mode
         triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
+        self.overrides.uninstall()
         state._exit()
         self._installed = False
 

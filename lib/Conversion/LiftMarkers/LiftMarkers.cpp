@@ -14,11 +14,27 @@ using namespace mlir::proton;
 namespace {
 
 constexpr llvm::StringLiteral kMarkerPrefix = "// @proton ";
+/// An optional suffix naming the marker's source, for markers whose debug
+/// location cannot say it (TTGIR override files: Triton's debug info keeps
+/// only the kernel's own file). Scope names cannot hold ';'.
+constexpr llvm::StringLiteral kLocationSuffix = " ;loc=";
 
 struct Marker {
   RecordKind kind;
   StringRef name;
+  std::optional<Location> loc;
 };
+
+/// `<file>:<line>:<col>` as a location.
+std::optional<Location> parseSourceLocation(MLIRContext *ctx, StringRef text) {
+  auto [fileAndLine, colText] = text.rsplit(':');
+  auto [file, lineText] = fileAndLine.rsplit(':');
+  unsigned line, col;
+  if (file.empty() || lineText.getAsInteger(10, line) ||
+      colText.getAsInteger(10, col))
+    return std::nullopt;
+  return Location(FileLineColLoc::get(ctx, file, line, col));
+}
 
 /// Parses `// @proton start <name>` / `// @proton end <name>`; None for any
 /// other assembly text, an error for a malformed marker.
@@ -26,13 +42,18 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
   StringRef text = carrier.getAsmString().trim();
   if (!text.consume_front(kMarkerPrefix))
     return std::optional<Marker>();
-  auto [kindText, name] = text.split(' ');
+  auto [kindText, rest] = text.split(' ');
   std::optional<RecordKind> kind = symbolizeRecordKind(kindText);
+  auto [name, locText] = rest.split(kLocationSuffix);
   name = name.trim();
-  if (!kind || name.empty()) {
+  std::optional<Location> loc;
+  if (!locText.empty())
+    loc = parseSourceLocation(carrier.getContext(), locText.trim());
+  if (!kind || name.empty() || (!locText.empty() && !loc)) {
     carrier.emitError("malformed proton marker '")
         << carrier.getAsmString()
-        << "': expected '// @proton start <name>' or '// @proton end <name>'";
+        << "': expected '// @proton start <name>' or '// @proton end <name>'"
+           ", optionally followed by ' ;loc=<file>:<line>:<col>'";
     return failure();
   }
   if (!carrier.getHasSideEffects()) {
@@ -42,7 +63,7 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
            "dropped it";
     return failure();
   }
-  return std::optional<Marker>(Marker{*kind, name});
+  return std::optional<Marker>(Marker{*kind, name, loc});
 }
 
 struct LiftMarkersPass
@@ -82,7 +103,7 @@ struct LiftMarkersPass
           continue;
         }
         OpBuilder builder(carrier);
-        auto record = RecordOp::create(builder, carrier.getLoc(),
+        auto record = RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
                                        RecordKindAttr::get(&getContext(), m.kind),
                                        builder.getStringAttr(m.name));
         if (::mlir::failed(record.verify()))

@@ -59,3 +59,11 @@ llvm.func @several(%arg0: !llvm.ptr<1>) {
   llvm.inline_asm "// @proton end a", "" : () -> ()
   llvm.return
 }
+
+// -----
+
+llvm.func @bad_location(%arg0: !llvm.ptr<1>) {
+  // expected-error @+1 {{malformed proton marker '// @proton start x ;loc=file.ttgir:nine:5': expected '// @proton start <name>' or '// @proton end <name>', optionally followed by ' ;loc=<file>:<line>:<col>'}}
+  llvm.inline_asm has_side_effects "// @proton start x ;loc=file.ttgir:nine:5", "" : () -> ()
+  llvm.return
+}

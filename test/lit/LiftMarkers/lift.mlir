@@ -1,4 +1,5 @@
 // RUN: proton-opt %s -split-input-file --proton-lift-markers | FileCheck %s
+// RUN: proton-opt %s -split-input-file --proton-lift-markers -mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 // RUN: proton-opt %s -split-input-file --proton-lift-markers -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // One statistics report per split: @simple, then @copies.
@@ -153,3 +154,17 @@ llvm.func @mixed(%arg0: !llvm.ptr<1>) {
   proton.record end "outer"
   llvm.return
 }
+
+// -----
+
+// A ';loc=' suffix (TTGIR override files) gives the record its location,
+// whatever the carrier's debug location says.
+// CHECK-LABEL: llvm.func @located
+// CHECK-NEXT:    proton.record start "load x"{{$}}
+// LOC-LABEL:     llvm.func @located
+// LOC-NEXT:        proton.record start "load x" loc(#[[LOC:.+]])
+// LOC:           #[[LOC]] = loc("/d/HASH/k.ttgir":9:5)
+llvm.func @located(%arg0: !llvm.ptr<1>) {
+  llvm.inline_asm has_side_effects "// @proton start load x ;loc=/d/HASH/k.ttgir:9:5", "" : () -> ()
+  llvm.return
+} loc("kernel.py":1:1)

@@ -1,0 +1,155 @@
+"""The TTGIR override workflow on the CPU, for sm_90: proton-dump-ttgir, then
+insert_proton_records, then Triton's own TRITON_KERNEL_OVERRIDE compile with
+the instrumentation hook installed; and the record translation on its own."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+
+from proton.compiler import PipelineOptions
+from proton.hook import InstrumentationHook
+from proton.override import OverrideError, translate
+
+from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
+
+HERE = Path(__file__).resolve().parent
+SM90 = GPUTarget("cuda", 90, 32)
+BIN = Path(sys.executable).parent
+
+TTGIR = """\
+module {
+  tt.func public @k(%x: !tt.ptr<f32>) {
+    proton.record start "load x"
+    %0 = tt.load %x : !tt.ptr<f32>
+    proton.record end "load x" loc(#loc3)
+    tt.return
+  }
+}
+"""
+
+
+def test_translate_keeps_lines_and_emits_the_language_markers():
+    text, count = translate(TTGIR, "/d/k.ttgir")
+    assert count == 2
+    lines = text.split("\n")
+    assert len(lines) == len(TTGIR.split("\n"))
+    assert lines[2] == ('    %proton_c3 = arith.constant 0 : i32 loc("/d/k.ttgir":3:5) %proton_m3 = '
+                        'tt.elementwise_inline_asm "// @proton start load x ;loc=/d/k.ttgir:3:5" '
+                        '{constraints = "=r,r", packed_element = 1 : i32, pure = false} %proton_c3 : i32 -> i32 '
+                        'loc("/d/k.ttgir":3:5)')
+    # An explicit location is kept.
+    assert lines[4].endswith('"// @proton end load x ;loc=/d/k.ttgir:5:5" {constraints = "=r,r", '
+                             'packed_element = 1 : i32, pure = false} %proton_c5 : i32 -> i32 loc(#loc3)')
+    assert lines[3] == "    %0 = tt.load %x : !tt.ptr<f32>"
+
+
+@pytest.mark.parametrize("line, message", [
+    ('proton.record begin "x"', r"/d/k\.ttgir:3: malformed record"),
+    ('proton.record start x', r"/d/k\.ttgir:3: malformed record"),
+    ('proton.record start "a;b"', r"/d/k\.ttgir:3: .*contains ';'"),
+    ('proton.record start ""', r"/d/k\.ttgir:3: .*must be non-empty"),
+])
+def test_bad_records_name_the_file_and_line(line, message):
+    bad = TTGIR.replace('proton.record start "load x"', line)
+    with pytest.raises(OverrideError, match=message):
+        translate(bad, "/d/k.ttgir")
+
+
+DUMP_SCRIPT = """
+import sys
+sys.path.insert(0, {here!r})
+from triton.backends.compiler import GPUTarget
+from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
+compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("cuda", 90, 32), BLOCK=1024)
+"""
+
+
+@pytest.fixture
+def dump_dir(tmp_path, monkeypatch):
+    """proton-dump-ttgir over a script that compiles the vector add for sm_90,
+    then insert_proton_records (default strategy) over the dump."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    script = tmp_path / "compile_vector_add.py"
+    script.write_text(DUMP_SCRIPT.format(here=str(HERE)))
+    out = tmp_path / "ttgir_dump"
+    subprocess.run([str(BIN / "proton-dump-ttgir"), "--out", str(out), sys.executable, str(script)], check=True)
+    files = list(out.rglob("*.ttgir"))
+    assert [f.name for f in files] == ["vector_add.ttgir"]
+    assert "proton.record" not in files[0].read_text()
+    done = subprocess.run([str(BIN / "insert_proton_records"), str(out)], check=True, capture_output=True, text=True)
+    assert "vector_add.ttgir" in done.stdout
+    return out, files[0]
+
+
+def test_override_compile_instruments_the_inserted_records(dump_dir, tmp_path):
+    out, ttgir = dump_dir
+    inserted = re.findall(r'proton\.record (start|end) "([^"]+)"', ttgir.read_text())
+    assert inserted and len(inserted) % 2 == 0
+    names = sorted({name for _, name in inserted})
+    with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+        triton.knobs.compilation.override = True
+        triton.knobs.compilation.always_compile = True
+        triton.knobs.cache.override_dir = str(out)
+        triton.knobs.cache.dir = str(tmp_path / "cache2")
+        hook = InstrumentationHook(PipelineOptions(clock_bits=32), "override-test")
+        with hook:
+            # While installed, Triton reads a translated mirror; the user's
+            # files are left as they are.
+            assert triton.knobs.cache.override_dir != str(out)
+            assert hook.overrides.records == len(inserted)
+            kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=1024)
+        assert triton.knobs.cache.override_dir == str(out)
+        assert hook.overrides.mirror is None
+    meta = json.loads(kernel.metadata.proton)
+    assert sorted(s["name"] for s in meta["scopes"]) == names
+    # Scope locations name the user's override file and the record's line.
+    lines = ttgir.read_text().split("\n")
+    for scope in meta["scopes"]:
+        file, line, column = scope["loc"].rsplit(":", 2)
+        assert ttgir.name == Path(file).name, scope
+        assert f'proton.record start "{scope["name"]}"' in lines[int(line) - 1], scope
+    ptx = kernel.asm["ptx"]
+    assert len(re.findall(r"mov\.u32 %r\d+, %clock;", ptx)) == len(inserted)
+    assert "@proton" not in ptx
+    assert kernel.asm["cubin"]
+    assert "proton.record" in ttgir.read_text()  # untouched
+
+
+def test_override_without_a_session_is_left_to_triton(dump_dir, tmp_path):
+    """Without the hook Triton parses the file itself: the mirror is not made."""
+    out, _ = dump_dir
+    hook = InstrumentationHook(PipelineOptions(), "unused")
+    with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+        triton.knobs.compilation.override = False
+        triton.knobs.cache.override_dir = str(out)
+        with hook:
+            assert triton.knobs.cache.override_dir == str(out)
+            assert hook.overrides.mirror is None
+
+
+def test_missing_override_dir_is_a_clear_error(tmp_path):
+    with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+        triton.knobs.compilation.override = True
+        triton.knobs.cache.override_dir = str(tmp_path / "nowhere")
+        with pytest.raises(OverrideError, match="override directory .*nowhere does not exist"):
+            InstrumentationHook(PipelineOptions(), "missing").install()
+
+
+def test_malformed_override_file_fails_at_install(tmp_path):
+    (tmp_path / "HASH").mkdir()
+    bad = tmp_path / "HASH" / "k.ttgir"
+    bad.write_text(TTGIR.replace('"load x"', '"load;x"'))
+    with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+        triton.knobs.compilation.override = True
+        triton.knobs.cache.override_dir = str(tmp_path)
+        hook = InstrumentationHook(PipelineOptions(), "malformed")
+        with pytest.raises(OverrideError, match=re.escape(str(bad)) + ":3:"):
+            hook.install()
+        assert triton.knobs.runtime.add_stages_inspection_hook is not hook
