@@ -36,6 +36,7 @@ class RawProfile:
     headers: np.ndarray  # (ctas, segments, 16) u32
     records: np.ndarray  # (ctas, segments, capacity, words per record) u32
     layout: dict
+    target: str = "nvptx"  # "amdgpu": header words 6-7 are HW_ID and XCC_ID
 
     @property
     def counts(self) -> np.ndarray:
@@ -48,7 +49,11 @@ class RawProfile:
 
     @property
     def sm_ids(self) -> np.ndarray:
-        return self.headers[:, :, W_HW0]
+        """NVIDIA: %smid. AMD (header words 6-7 are HW_ID and XCC_ID): the
+        compute unit as one number, ((xcc * 8 + se) * 2 + sh) * 16 + cu."""
+        if self.target != "amdgpu":
+            return self.headers[:, :, W_HW0]
+        return amd_compute_unit(self.headers[:, :, W_HW0], self.headers[:, :, W_HW1])
 
     @property
     def kernel_ids(self) -> np.ndarray:
@@ -68,7 +73,19 @@ class RawProfile:
         return h[:, :, word].astype(np.uint64) | (h[:, :, word + 1].astype(np.uint64) << np.uint64(32))
 
 
-def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int) -> RawProfile:
+def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
+    """The compute unit a wavefront ran on, from the gfx9 HW_ID register
+    (CU_ID bits 8-11, SH_ID bit 12, SE_ID bits 13-15) and XCC_ID (bits 0-3),
+    as documented in AMD's CDNA3 ISA reference."""
+    hw_id = hw_id.astype(np.uint32)
+    cu = (hw_id >> np.uint32(8)) & np.uint32(0xF)
+    sh = (hw_id >> np.uint32(12)) & np.uint32(0x1)
+    se = (hw_id >> np.uint32(13)) & np.uint32(0x7)
+    xcc = xcc_id.astype(np.uint32) & np.uint32(0xF)
+    return ((xcc * np.uint32(8) + se) * np.uint32(2) + sh) * np.uint32(16) + cu
+
+
+def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = "nvptx") -> RawProfile:
     data = np.frombuffer(buffer, dtype=np.uint8) if isinstance(buffer, (bytes, bytearray)) else np.asarray(buffer)
     expected = layout["bytes_per_cta"] * num_ctas
     if data.nbytes < expected:
@@ -96,4 +113,4 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int) -> RawProfile:
                                 f"(format version {VERSION}, clock bits, buffer type, granularity)")
     per_record = layout["record_bytes"] // 4
     records = blocks[:, :, HEADER_WORDS:].reshape(num_ctas, segments, -1, per_record)
-    return RawProfile(headers, records, layout)
+    return RawProfile(headers, records, layout, target)

@@ -105,7 +105,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     """Events of one launch. `buffer` holds num_ctas * bytes_per_cta bytes;
     `record_cost_cycles` > 0 applies time_shift with that cost per record."""
     layout = metadata["layout"]
-    raw = raw_buffer.read(buffer, layout, num_ctas)
+    raw = raw_buffer.read(buffer, layout, num_ctas, metadata.get("target", "nvptx"))
     kernel = kernel or metadata.get("kernel", "kernel")
     expected_id = metadata.get("kernel_id")
     if expected_id is not None:

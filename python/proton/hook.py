@@ -144,6 +144,7 @@ class InstrumentationHook:
                 return llvm_ir
             meta = kernel.metadata
             meta["kernel_id"] = pipeline.kernel_id
+            meta["target"] = target
             register(meta)
             metadata["profile_scratch_size"] = meta["profile_scratch_size"]
             metadata["profile_scratch_align"] = meta["profile_scratch_align"]

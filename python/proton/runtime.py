@@ -93,6 +93,7 @@ class Session:
         self.active = False
         self._pending = None
         self._previous_allocator = None
+        self._torch = None  # imported at the first instrumented launch
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -232,6 +233,13 @@ def _torch():
     except ImportError:
         raise ProfilerError("the instrumentation runtime allocates profile buffers with PyTorch; "
                             "install torch") from None
+    if not torch.cuda.is_available():
+        # torch.cuda is CUDA on NVIDIA and HIP on ROCm builds of PyTorch.
+        runtime = f"ROCm (HIP {torch.version.hip})" if getattr(torch.version, "hip", None) else \
+            f"CUDA {torch.version.cuda}" if getattr(torch.version, "cuda", None) else "no GPU runtime (CPU-only build)"
+        raise ProfilerError(f"an instrumented kernel was launched but PyTorch sees no GPU: this PyTorch is built "
+                            f"for {runtime} and torch.cuda.is_available() is False (no driver, no device, or "
+                            "CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES hides them)")
     return torch
 
 

@@ -25,10 +25,10 @@ def layout(num_warps: int = 4, segment_bytes: int = 1024, clock_bits: int = 64, 
     }
 
 
-def metadata(scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0) -> dict:
+def metadata(scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0, target: str = "nvptx") -> dict:
     """Kernel metadata for `scopes`, a list of (name, parent id)."""
     return {
-        "instrumented": True, "kernel": kernel, "kernel_id": kernel_id,
+        "instrumented": True, "kernel": kernel, "kernel_id": kernel_id, "target": target,
         "scopes": [{"id": i, "name": n, "parent": p, "loc": ""} for i, (n, p) in enumerate(scopes)],
         "layout": layout_dict, "profile_scratch_size": layout_dict["bytes_per_cta"],
         "profile_scratch_align": 16, "warnings": "",
@@ -40,7 +40,7 @@ def tag(scope_id, end) -> np.ndarray:
 
 
 def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start, clk_end, gt_start, gt_end,
-          sm=None, kernel_id: int = 0, ticks_per_us: int = 1000) -> np.ndarray:
+          sm=None, hw1=None, kernel_id: int = 0, ticks_per_us: int = 1000) -> np.ndarray:
     """A buffer of `tags.shape[0]` CTAs.
 
     tags, clocks: (ctas, segments, n) in the order written (n may exceed the
@@ -62,6 +62,7 @@ def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start,
     head[:, :, fmt.W_WARP] = np.asarray(lay["warps"], dtype=np.uint32)
     head[:, :, fmt.W_COUNT] = n
     head[:, :, fmt.W_HW0] = 0 if sm is None else np.asarray(sm, dtype=np.uint32)
+    head[:, :, fmt.W_HW1] = 0 if hw1 is None else np.asarray(hw1, dtype=np.uint32)
     for word, value in ((fmt.W_GT_START, gt_start), (fmt.W_CLK_START, clk_start), (fmt.W_GT_END, gt_end),
                         (fmt.W_CLK_END, clk_end)):
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))

@@ -163,3 +163,33 @@ def test_segment_layout_mismatch():
     other = synthetic.layout(num_warps=4, segment_bytes=512)
     with pytest.raises(BufferFormatError):
         decode.decode(buf, dict(meta, layout=other), 3)
+
+
+def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
+    """An AMD buffer: s_memrealtime ticks at 100 MHz (header word 3 = 100) and
+    header words 6-7 are HW_ID and XCC_ID."""
+    lay = synthetic.layout(num_warps=2, segment_bytes=256, clock_bits=32)
+    n = len(IDS)
+    tags = np.broadcast_to(synthetic.tag(IDS, ENDS), (2, 2, n))
+    start = np.uint64(5_000_000) + np.arange(2, dtype=np.uint64)[:, None] * np.uint64(3000) + np.zeros((1, 2), np.uint64)
+    clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
+    # Each wave lives 1 ms: 2,100,000 cycles at 2.1 GHz, 100,000 ticks of the
+    # 100 MHz timer.
+    clk_end = start + np.uint64(2_100_000)
+    gt_start = np.uint64(10**12) + (start - np.uint64(5_000_000)) // np.uint64(21)
+    gt_end = gt_start + np.uint64(100_000)
+    # CTA 0: XCC 3, SE 5, SH 1, CU 9 (wave 2, SIMD 1); CTA 1: XCC 0, SE 0, SH 0, CU 4.
+    hw_id = np.array([[(5 << 13) | (1 << 12) | (9 << 8) | (1 << 4) | 2] * 2, [4 << 8] * 2], dtype=np.uint32)
+    xcc = np.array([[3, 3], [0, 0]], dtype=np.uint32)
+    buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
+                          sm=hw_id, hw1=xcc, ticks_per_us=100)
+    ev = decode.decode(buf, synthetic.metadata(SCOPES, lay, target="amdgpu"), 2)
+    assert ev.num_events == 2 * 2 * 3
+    assert abs(ev.clock_ghz - 2.1) < 0.01
+    assert ev.warp_sm.tolist() == [((3 * 8 + 5) * 2 + 1) * 16 + 9] * 2 + [4] * 2
+    # The outer scope: 5 steps of 100 cycles at 2.1 GHz.
+    outer = ev.end_ns[ev.scope == 0] - ev.start_ns[ev.scope == 0]
+    assert np.allclose(outer, 5 * STEP / 2.1, atol=1.0)
+    # Without the target, the raw HW_ID is kept.
+    raw = decode.decode(buf, synthetic.metadata(SCOPES, lay), 2)
+    assert raw.warp_sm.tolist()[2:] == [4 << 8] * 2

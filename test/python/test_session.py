@@ -4,6 +4,7 @@ launch bookkeeping and finalize on simulated launches, and misuse errors."""
 
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -207,3 +208,21 @@ def test_recorded_gpu_buffers_decode():
         assert np.allclose(ns, ev.duration_cycles / ev.clock_ghz, rtol=1e-6)
         assert 0.5 < ev.clock_ghz < 3.5
         assert set(ev.sm.tolist()) <= set(range(200))
+
+
+@pytest.mark.parametrize("version, built_for", [
+    ({"hip": "6.2.41133", "cuda": None}, r"ROCm \(HIP 6\.2\.41133\)"),
+    ({"hip": None, "cuda": "12.8"}, r"CUDA 12\.8"),
+    ({"hip": None, "cuda": None}, r"no GPU runtime \(CPU-only build\)"),
+])
+def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, built_for):
+    """A machine whose PyTorch sees no device (no ROCm or CUDA driver): the
+    first instrumented launch fails with what is missing, not a crash."""
+    import types
+    fake = types.ModuleType("torch")
+    fake.cuda = types.SimpleNamespace(is_available=lambda: False)
+    fake.version = types.SimpleNamespace(**version)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    session = runtime.Session("nogpu", proton.mode.Default(), quiet=True)
+    with pytest.raises(proton.ProfilerError, match=f"PyTorch sees no GPU: this PyTorch is built for {built_for}"):
+        session._allocate(1024, 16, None)
