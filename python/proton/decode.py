@@ -56,6 +56,7 @@ class LaunchEvents:
     dropped: np.ndarray            # records overwritten in a full ring
     unmatched: int = 0             # kept records without a partner
     warnings: list[str] = field(default_factory=list)
+    row_label: str = "warp"        # what a row is, in trace track names ("group" for proton.tasks)
 
     @property
     def num_events(self) -> int:

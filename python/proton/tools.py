@@ -28,3 +28,9 @@ def dump_ttgir() -> None:
     """`proton-dump-ttgir`: run a command and keep the TTGIR Triton compiles."""
     from .dump_ttgir import main
     sys.exit(main())
+
+
+def merge_traces() -> None:
+    """`proton-merge-traces`: one Perfetto file from per-GPU traces."""
+    from .merge import main
+    sys.exit(main())

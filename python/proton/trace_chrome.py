@@ -66,7 +66,7 @@ def _names(ev: LaunchEvents, pid_base: int) -> bytes:
     tid = rowbytes.decimal(ev.warp_ids)
     threads = rowbytes.concat([
         C(b'{"ph":"M","name":"thread_name","pid":', w), rowbytes.decimal(np.repeat(cta, segments) + pid_base),
-        C(b',"tid":', w), tid, C(b',"args":{"name":"warp ', w), tid, C(b'"}},\n', w),
+        C(b',"tid":', w), tid, C(b',"args":{"name":"' + ev.row_label.encode() + b" ", w), tid, C(b'"}},\n', w),
     ], flat=True)
     return processes + threads
 

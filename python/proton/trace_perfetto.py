@@ -79,7 +79,7 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
                                         rowbytes.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)])))
         warp_names = sorted(set(ev.warp_ids.tolist()))
         descriptors.append(_descriptors(warp_uuid, np.repeat(cta_uuid, segments), ev.warp_ids,
-                                        rowbytes.table([f"warp {w}".encode() for w in warp_names],
+                                        rowbytes.table([f"{ev.row_label} {w}".encode() for w in warp_names],
                                                        np.searchsorted(warp_names, ev.warp_ids))))
         if ev.num_events:
             slices.append((ev, warp_uuid, iid_of_scope))

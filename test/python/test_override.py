@@ -23,6 +23,11 @@ HERE = Path(__file__).resolve().parent
 SM90 = GPUTarget("cuda", 90, 32)
 BIN = Path(sys.executable).parent
 
+
+def cli(name, module):
+    """A console script next to this Python, or its module (a --target install has no scripts there)."""
+    return [str(BIN / name)] if (BIN / name).exists() else [sys.executable, "-m", module]
+
 TTGIR = """\
 module {
   tt.func public @k(%x: !tt.ptr<f32>) {
@@ -79,11 +84,13 @@ def dump_dir(tmp_path, monkeypatch):
     script = tmp_path / "compile_vector_add.py"
     script.write_text(DUMP_SCRIPT.format(here=str(HERE)))
     out = tmp_path / "ttgir_dump"
-    subprocess.run([str(BIN / "proton-dump-ttgir"), "--out", str(out), sys.executable, str(script)], check=True)
+    subprocess.run(cli("proton-dump-ttgir", "proton.dump_ttgir") + ["--out", str(out), sys.executable, str(script)],
+                   check=True)
     files = list(out.rglob("*.ttgir"))
     assert [f.name for f in files] == ["vector_add.ttgir"]
     assert "proton.record" not in files[0].read_text()
-    done = subprocess.run([str(BIN / "insert_proton_records"), str(out)], check=True, capture_output=True, text=True)
+    done = subprocess.run(cli("insert_proton_records", "proton.ttgir_rewriter") + [str(out)], check=True,
+                          capture_output=True, text=True)
     assert "vector_add.ttgir" in done.stdout
     return out, files[0]
 

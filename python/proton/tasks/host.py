@@ -1,0 +1,269 @@
+"""The host side of the explicit-buffer task profiler: allocate and reset the
+buffer a kernel takes as an argument, and export what its leaders recorded
+to a Perfetto trace (layout: docs/task-buffer-format.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import trace_perfetto
+from ..decode import LaunchEvents
+from ..errors import ProfilerError
+
+MAGIC = int.from_bytes(b"PRTNTASK", "little")
+HEADER_WORDS = 4
+ENTRY_WORDS = 2
+START_BIT = np.uint64(1 << 31)
+TYPE_MASK = np.uint64((1 << 31) - 1)
+
+
+class TaskBufferError(ProfilerError):
+    """A task buffer that is not one, was not reset, or is corrupted."""
+
+
+def alloc_profiler_buffer(max_num_profile_slots: int, device: str = "cuda"):
+    """A reset buffer of `max_num_profile_slots` 16-byte slots (an int64
+    torch tensor). Every (CTA, group) gets an equal share of the slots, one
+    of which holds its count."""
+    import torch
+    if max_num_profile_slots < 1:
+        raise TaskBufferError(f"max_num_profile_slots must be positive, got {max_num_profile_slots}")
+    buffer = torch.empty(HEADER_WORDS + ENTRY_WORDS * max_num_profile_slots, dtype=torch.int64, device=device)
+    return reset_profiler_buffer(buffer)
+
+
+def reset_profiler_buffer(buffer):
+    """Clears the records and writes the header; returns the buffer."""
+    slots = (buffer.numel() - HEADER_WORDS) // ENTRY_WORDS
+    if slots < 1:
+        raise TaskBufferError(f"a task buffer needs at least {HEADER_WORDS + ENTRY_WORDS} int64 words, "
+                              f"got {buffer.numel()}")
+    buffer.zero_()
+    buffer[0] = np.int64(np.uint64(MAGIC).view(np.int64))
+    buffer[1] = slots
+    return buffer
+
+
+@dataclass
+class TaskReport:
+    """What an export found, besides the slices."""
+    file: str | None = None
+    events: int = 0
+    ctas: int = 0
+    groups: int = 0
+    dropped: int = 0                 # records beyond a region's slots
+    unknown_types: dict = field(default_factory=dict)   # task type -> records with no name
+    unclosed: dict = field(default_factory=dict)        # task name -> starts without an end
+    unopened: dict = field(default_factory=dict)        # task name -> ends without a start
+    mismatched: int = 0              # ends closing a start of another task
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        if self.dropped:
+            out.append(f"{self.dropped} records did not fit their CTA's slots and were dropped "
+                       "(raise max_num_profile_slots)")
+        for kind, counts in (("records of unknown task types", self.unknown_types),
+                             ("starts without an end", self.unclosed), ("ends without a start", self.unopened)):
+            if counts:
+                out.append(f"{sum(counts.values())} {kind}: " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+        if self.mismatched:
+            out.append(f"{self.mismatched} ends closed a start of another task type (dropped)")
+        return out
+
+
+def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport]:
+    """Events of one buffer (int64 words as numpy) and the report."""
+    words = np.ascontiguousarray(words).view(np.uint64).reshape(-1)
+    report = TaskReport()
+    if words.size < HEADER_WORDS + ENTRY_WORDS or int(words[0]) != MAGIC:
+        raise TaskBufferError("not a task profiler buffer (no header magic): allocate it with "
+                              "alloc_profiler_buffer or reset it with reset_profiler_buffer")
+    slots, ctas, groups = int(words[1]), int(words[2]), int(words[3])
+    if slots != (words.size - HEADER_WORDS) // ENTRY_WORDS:
+        raise TaskBufferError(f"task buffer header says {slots} slots but the buffer holds "
+                              f"{(words.size - HEADER_WORDS) // ENTRY_WORDS}: corrupted or truncated")
+    if ctas == 0 or groups == 0:
+        return None, report  # no kernel recorded into it since the reset
+    per_region = slots // (ctas * groups)
+    report.ctas, report.groups = ctas, groups
+    if per_region == 0:
+        report.dropped = -1
+        raise TaskBufferError(f"{slots} slots cannot hold {ctas} CTAs x {groups} groups (one slot each for "
+                              "the count): raise max_num_profile_slots")
+    regions = ctas * groups
+    body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region, 2)
+    counts = body[:, 0, 0].astype(np.int64)
+    ids = body[:, 0, 1]
+    expected = (np.repeat(np.arange(ctas, dtype=np.uint64), groups) << np.uint64(32)) | \
+        np.tile(np.arange(groups, dtype=np.uint64), ctas)
+    written = counts > 0
+    bad = np.flatnonzero(written & (ids != expected))
+    if bad.size:
+        raise TaskBufferError(f"task buffer region {bad[0]} (CTA {bad[0] // groups}, group {bad[0] % groups}) "
+                              f"has id 0x{int(ids[bad[0]]):x}: corrupted, or written by a kernel with another "
+                              "grid or group count")
+    capacity = per_region - 1
+    kept = np.minimum(counts, capacity)
+    report.dropped = int((counts - kept).sum())
+
+    # Records in the order written, flattened: region, position, time, tag.
+    position = np.arange(capacity)[None, :]
+    valid = position < kept[:, None]
+    region = np.broadcast_to(np.arange(regions)[:, None], valid.shape)[valid]
+    time = body[:, 1:, 0][valid].astype(np.int64)
+    tag = body[:, 1:, 1][valid]
+    is_start = (tag & START_BIT) != 0
+    task = (tag & TYPE_MASK).astype(np.int64)
+    sm = (tag >> np.uint64(32)).astype(np.int64)
+    order = np.arange(region.size)
+
+    names = list(task_names)
+    unknown = np.unique(task[task >= len(names)])
+    for t in unknown:
+        report.unknown_types[int(t)] = int((task == t).sum())
+    names += [f"task {t}" for t in range(len(names), int(task.max()) + 1 if task.size else 0)]
+
+    # Pair starts with ends by nesting depth: within a region, a start at
+    # depth d and the end that brings the depth back to d alternate.
+    # An end that finds no open task (the running depth, floored at 0, is 0
+    # before it) is dropped first: it is where the running minimum of the
+    # depth falls below all earlier values and 0.
+    step = np.where(is_start, 1, -1)
+    depth = _cumsum_by(step, region)
+    floor = np.minimum(_running_min_by(depth, region), 0)
+    first_of_region = np.r_[True, region[1:] != region[:-1]] if region.size else np.zeros(0, bool)
+    floor_before = np.where(first_of_region, 0, np.r_[0, floor[:-1]])
+    unopened = ~is_start & (floor < floor_before)
+    for t in np.unique(task[unopened]):
+        report.unopened[names[t]] = int((unopened & (task == t)).sum())
+    keep = ~unopened
+    depth_after = _cumsum_by(step[keep], region[keep])
+    level = np.zeros(region.size, dtype=np.int64)
+    level[keep] = np.where(is_start[keep], depth_after - 1, depth_after)
+    key = np.lexsort((order[keep], level[keep], region[keep]))
+    r, lv, s, t, tm, smk = (a[keep][key] for a in (region, level, is_start, task, time, sm))
+    pair = s[:-1] & ~s[1:] & (r[:-1] == r[1:]) & (lv[:-1] == lv[1:])
+    first = np.flatnonzero(pair)
+    paired = np.zeros(r.size, dtype=bool)
+    paired[first] = paired[first + 1] = True
+    for ty in np.unique(t[s & ~paired]):
+        report.unclosed[names[ty]] = int((s & ~paired & (t == ty)).sum())
+    same = t[first] == t[first + 1]
+    report.mismatched = int((~same).sum())
+    first = first[same]
+
+    start, end = tm[first], tm[first + 1]
+    row = r[first]
+    origin = int(start.min()) if start.size else 0
+    region_sm = np.zeros(regions, dtype=np.int64)
+    region_sm[region[::-1]] = sm[::-1]  # each region's first record
+    begin_ns = np.zeros(regions)
+    end_ns = np.zeros(regions)
+    if time.size:
+        begin_ns = np.full(regions, np.inf)
+        np.minimum.at(begin_ns, region, (time - origin).astype(np.float64))
+        end_ns = np.full(regions, -np.inf)
+        np.maximum.at(end_ns, region, (time - origin).astype(np.float64))
+        begin_ns[~np.isfinite(begin_ns)] = 0
+        end_ns[~np.isfinite(end_ns)] = 0
+    zeros = np.zeros(regions, dtype=np.int64)
+    events = LaunchEvents(
+        kernel="tasks", launch=0, scope_names=names, scope_parents=np.full(len(names), -1),
+        clock_ghz=1.0, num_segments=groups, origin_ns=origin,
+        row=row.astype(np.int64), scope=t[first].astype(np.int32),
+        start_cycles=(start - origin).astype(np.int64), end_cycles=(end - origin).astype(np.int64),
+        warp_ids=np.tile(np.arange(groups, dtype=np.int32), ctas), warp_sm=region_sm.astype(np.int32),
+        warp_begin_ns=begin_ns, warp_end_ns=end_ns, warp_cycles=zeros, warp_clk_end=zeros,
+        warp_offset_ns=np.zeros(regions), dropped=(counts - kept), unmatched=int(r.size - 2 * first.size),
+        row_label="group")
+    report.events = events.num_events
+    return events, report
+
+
+def _running_min_by(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Running minimum of `values` restarting at each new value of the sorted
+    `groups` (shifting later groups below earlier ones keeps them apart)."""
+    if not values.size:
+        return values
+    span = int(np.abs(values).max()) * 2 + 1
+    rank = np.cumsum(np.r_[0, groups[1:] != groups[:-1]])
+    return np.minimum.accumulate(values - rank * span) + rank * span
+
+
+def _cumsum_by(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Running sum of `values` restarting at each new value of the sorted
+    `groups`."""
+    total = np.cumsum(values)
+    if not values.size:
+        return total
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    offsets = np.repeat(np.r_[0, total[starts[1:] - 1]], np.diff(np.r_[starts, values.size]))
+    return total - offsets
+
+
+def export_to_perfetto_trace(profiler_buffer, task_names, file_name: str, gpu_name: str | None = None) -> TaskReport:
+    """Writes the buffer's tasks to `file_name` (Perfetto protobuf): tracks
+    GPU > SM > CTA > group, one slice per task; problems found (dropped
+    records, unknown task types, unpaired records) are printed and
+    returned in the report."""
+    words = profiler_buffer.detach().cpu().numpy() if hasattr(profiler_buffer, "detach") else np.asarray(
+        profiler_buffer)
+    if gpu_name is None and hasattr(profiler_buffer, "device"):
+        import torch
+        gpu_name = torch.cuda.get_device_name(profiler_buffer.device) if profiler_buffer.is_cuda else "CPU"
+    events, report = read(words, task_names)
+    trace_perfetto.write(file_name, [events] if events is not None else [], gpu_name or "GPU 0")
+    report.file = os.path.abspath(file_name)
+    for problem in report.problems:
+        print(f"proton.tasks: {file_name}: {problem}", file=sys.stderr)
+    return report
+
+
+_export_enabled = True
+_export_counts: dict[str, int] = {}
+
+
+def set_export_trace_on() -> None:
+    global _export_enabled
+    _export_enabled = True
+
+
+def set_export_trace_off() -> None:
+    global _export_enabled
+    _export_enabled = False
+
+
+def numbered(trace_file: str) -> str:
+    """`trace.pftrace` -> `trace_0.pftrace`, `trace_1.pftrace`, ... per call."""
+    n = _export_counts.get(trace_file, 0)
+    _export_counts[trace_file] = n + 1
+    stem, ext = os.path.splitext(trace_file)
+    return f"{stem}_{n}{ext or '.pftrace'}"
+
+
+class ProfilerBuffer:
+    """`with ProfilerBuffer(slots, "trace.pftrace", names) as buffer:` allocates
+    and resets a buffer; on exit (if exporting is on) synchronizes and writes
+    the next numbered trace (trace_0.pftrace, trace_1.pftrace, ...)."""
+
+    def __init__(self, max_num_profile_slots: int, trace_file: str, task_names, device: str = "cuda"):
+        self.slots, self.trace_file, self.task_names, self.device = max_num_profile_slots, trace_file, task_names, \
+            device
+        self.buffer = None
+        self.report: TaskReport | None = None
+
+    def __enter__(self):
+        self.buffer = alloc_profiler_buffer(self.slots, self.device)
+        return self.buffer
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None and _export_enabled:
+            import torch
+            torch.cuda.synchronize()
+            self.report = export_to_perfetto_trace(self.buffer, self.task_names, numbered(self.trace_file))
+        return False
