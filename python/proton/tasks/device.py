@@ -44,6 +44,18 @@ def _global_timer():
 
 
 @triton.jit
+def _thread_index():
+    return tl.inline_asm_elementwise("mov.u32 $0, %tid.x;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32,
+                                     is_pure=True, pack=1)
+
+
+@triton.jit
+def _threads_per_cta():
+    return tl.inline_asm_elementwise("mov.u32 $0, %ntid.x;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32,
+                                     is_pure=True, pack=1)
+
+
+@triton.jit
 def _sm_id():
     return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32,
                                      is_pure=False, pack=1)
@@ -67,8 +79,10 @@ class Profiler:
 
     @triton.jit
     def create(profiler_buffer, group_id, num_groups, is_leader, ENABLE_PROFILING: tl.constexpr = True):
-        """The profiler of group `group_id` (of `num_groups`) in this CTA;
-        `is_leader` is true in the one thread that writes its records."""
+        """The profiler of group `group_id` (of `num_groups`) in this CTA. The
+        CTA's threads form `num_groups` equal, contiguous groups; a group's
+        records are written by its first thread, where `is_leader` is true
+        (pass False to silence a group)."""
         if ENABLE_PROFILING:
             nx = tl.num_programs(0)
             ny = tl.num_programs(1)
@@ -80,7 +94,11 @@ class Profiler:
             per_region = entries // (ctas * num_groups)
             region_index = cta * num_groups + group_id
             region = profiler_buffer + HEADER_WORDS + region_index.to(tl.int64) * per_region * ENTRY_WORDS
-            leader = is_leader & (per_region > 0)
+            # Triton runs scalar stores in every thread: only the group's
+            # first thread (the CTA's threads split evenly into num_groups
+            # contiguous groups) writes, and only if `is_leader` says so.
+            first_thread = group_id * (_threads_per_cta() // num_groups)
+            leader = is_leader & (_thread_index() == first_thread) & (per_region > 0)
             tl.store(profiler_buffer + 2, ctas.to(tl.int64), mask=leader)
             tl.store(profiler_buffer + 3, tl.full([], num_groups, tl.int64), mask=leader)
             tl.store(region + 1, (cta.to(tl.int64) << 32) | group_id, mask=leader)
