@@ -65,8 +65,10 @@ def buffer_words(ctas, groups, slots, records):
         for group in range(groups):
             base = host.HEADER_WORDS + (cta * groups + group) * per_region * 2
             recs = records.get((cta, group), [])
-            words[base] = len(recs)
-            words[base + 1] = (cta << 32) | group
+            if len(recs) > per_region - 1:  # the count is written once records no longer fit
+                words[base] = len(recs)
+            if recs:
+                words[base + 1] = (cta << 32) | group
             for i, (time, is_start, task, sm) in enumerate(recs[:per_region - 1]):
                 words[base + 2 + 2 * i] = time
                 words[base + 3 + 2 * i] = (sm << 32) | (int(is_start) << 31) | task
@@ -123,7 +125,7 @@ def test_problems_are_counted_and_named():
     (lambda w: w.__setitem__(2, 100), "24 slots cannot hold 100 CTAs x 1 groups"),
 ])
 def test_bad_buffers_are_rejected(mutate, message):
-    words = buffer_words(2, 1, 24, {(0, 0): nested(0, 1), (1, 0): nested(50, 2)}).view(np.uint64).copy()
+    words = buffer_words(2, 1, 24, {(0, 0): nested(10, 1), (1, 0): nested(50, 2)}).view(np.uint64).copy()
     mutate(words)
     with pytest.raises(TaskBufferError, match=message):
         host.read(words.view(np.int64), NAMES)
@@ -138,7 +140,7 @@ def test_untouched_buffer_has_no_events():
 
 def test_export_writes_group_tracks_and_task_slices(tmp_path):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
-    records = {(c, 0): nested(10_000 * c, 9) for c in range(2)}
+    records = {(c, 0): nested(10_000 * (c + 1), 9) for c in range(2)}
     path = tmp_path / "tasks.pftrace"
     report = export_to_perfetto_trace(buffer_words(2, 1, 16, records), NAMES, str(path), gpu_name="H200")
     assert report.events == 6 and report.file == str(path)

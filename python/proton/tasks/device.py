@@ -99,10 +99,11 @@ class Profiler:
             # contiguous groups) writes, and only if `is_leader` says so.
             first_thread = group_id * (_threads_per_cta() // num_groups)
             leader = is_leader & (_thread_index() == first_thread) & (per_region > 0)
-            tl.store(profiler_buffer + 2, ctas.to(tl.int64), mask=leader)
-            tl.store(profiler_buffer + 3, tl.full([], num_groups, tl.int64), mask=leader)
+            # The grid's shape goes into the header from CTA 0 only: stores
+            # from every CTA to one line would contend at the L2.
+            tl.store(profiler_buffer + 2, ctas.to(tl.int64), mask=leader & (cta == 0))
+            tl.store(profiler_buffer + 3, tl.full([], num_groups, tl.int64), mask=leader & (cta == 0))
             tl.store(region + 1, (cta.to(tl.int64) << 32) | group_id, mask=leader)
-            tl.store(region, tl.full([], 0, tl.int64), mask=leader)
             return Profiler(region, tl.full([], 0, tl.int32), per_region - 1, leader, ENABLE_PROFILING)
         else:
             zero = tl.full([], 0, tl.int32)
@@ -121,7 +122,9 @@ class Profiler:
             tag = (sm.to(tl.int64) << 32) | start_bit | (tl.cast(task_type, tl.int64) & TASK_TYPE_MASK)
             tl.store(entry, now, mask=fits)
             tl.store(entry + 1, tag, mask=fits)
-            tl.store(self.region, (self.index + 1).to(tl.int64), mask=self.is_leader)
+            # The count is written only once records no longer fit: the host
+            # counts the written entries otherwise.
+            tl.store(self.region, (self.index + 1).to(tl.int64), mask=self.is_leader & (self.index >= self.capacity))
             return Profiler(self.region, self.index + 1, self.capacity, self.is_leader, self.ENABLE_PROFILING)
         else:
             return self

@@ -97,17 +97,21 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
                               "the count): raise max_num_profile_slots")
     regions = ctas * groups
     body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region, 2)
-    counts = body[:, 0, 0].astype(np.int64)
+    # Entries are written in order and a global-timer value is never 0 (the
+    # buffer was zeroed): the written ones lead. Slot 0's word 0 holds the
+    # records attempted only once some did not fit.
+    capacity = per_region - 1
+    written_entries = (body[:, 1:, 0] != 0).sum(axis=1).astype(np.int64)
+    counts = np.maximum(body[:, 0, 0].astype(np.int64), written_entries)
     ids = body[:, 0, 1]
     expected = (np.repeat(np.arange(ctas, dtype=np.uint64), groups) << np.uint64(32)) | \
         np.tile(np.arange(groups, dtype=np.uint64), ctas)
-    written = counts > 0
+    written = (counts > 0) | (ids != 0)
     bad = np.flatnonzero(written & (ids != expected))
     if bad.size:
         raise TaskBufferError(f"task buffer region {bad[0]} (CTA {bad[0] // groups}, group {bad[0] % groups}) "
                               f"has id 0x{int(ids[bad[0]]):x}: corrupted, or written by a kernel with another "
                               "grid or group count")
-    capacity = per_region - 1
     kept = np.minimum(counts, capacity)
     report.dropped = int((counts - kept).sum())
 
