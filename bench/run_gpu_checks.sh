@@ -5,7 +5,7 @@
 set -u
 OUT=${OUT:-bench/results/run}
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
+python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
 export PYTHONPATH=/tmp/site
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 (cd test/python && PROTON_SAVE_FIXTURES="$OUT/fixtures" python3 -m pytest -q -s -rs . ) > "$OUT/pytest_gpu.log" 2>&1
