@@ -197,3 +197,24 @@ def test_merge_rejects_a_file_that_is_not_a_proton_trace(tmp_path):
     bad.write_bytes(b"\xff\xff\xff")
     with pytest.raises(MergeError, match="x.pftrace: not a Perfetto trace"):
         merge([str(bad)], str(tmp_path / "out.pftrace"))
+
+
+def test_merge_takes_plugin_traces_too(tmp_path):
+    """A plugin session's .pftrace (decoded from a synthetic buffer) merges
+    with a task trace: both note their global-timer origin."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    from proton import decode, trace_perfetto
+    from proton.merge import merge
+    from test_decode import make
+    buf, meta = make()
+    plugin = tmp_path / "plugin.pftrace"
+    events = decode.decode(buf, meta, 3)
+    trace_perfetto.write(str(plugin), [events], "GPU 0")
+    tasks = tmp_path / "tasks.pftrace"
+    export_to_perfetto_trace(buffer_words(1, 1, 8, {(0, 0): nested(events.origin_ns + 5_000, 2)}), NAMES,
+                             str(tasks), gpu_name="GPU 1")
+    shifts = merge([str(plugin), str(tasks)], str(tmp_path / "both.pftrace"))
+    assert shifts == {str(plugin): 0, str(tasks): 5_000}
+    trace = Trace.FromString((tmp_path / "both.pftrace").read_bytes())
+    slices = sum(1 for p in trace.packet if p.HasField("track_event")) // 2
+    assert slices == events.num_events + 3
