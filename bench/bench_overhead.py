@@ -472,6 +472,25 @@ def make_case(key, small=False):
 
 # --------------------------------------------------------------------------- measurements
 
+def cupti_launch_durations_us(launch, launches, warmup=10):
+    """Compiles (first call) and warms up `launch`, then times `launches`
+    calls under torch.profiler; returns (compiled kernel, its CUPTI
+    durations in us), checking that every launch was seen."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    compiled = launch()
+    for _ in range(warmup):
+        launch()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(launches):
+            launch()
+        torch.cuda.synchronize()
+    durations, others = cupti_kernel_durations_us(prof, compiled.name)
+    assert len(durations) == launches, f"CUPTI saw {len(durations)} of {launches} launches; others: {others}"
+    return compiled, durations
+
+
 def cupti_kernel_durations_us(prof, name):
     """Durations (us) of the GPU kernels called `name` in a finished
     torch.profiler.profile, and a few other kernel names seen (for errors)."""

@@ -22,8 +22,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
+from proton.tasks import alloc_profiler_buffer  # noqa: E402
 import task_profiler  # noqa: E402
-from bench_overhead import cupti_kernel_durations_us  # noqa: E402
+from bench_overhead import cupti_launch_durations_us  # noqa: E402
 
 
 @triton.jit
@@ -46,12 +47,11 @@ def scaled_add_scopes(x_ptr, y_ptr, out_ptr, a, n, profiler_buffer, BLOCK: tl.co
 
 def measure(kernel, enable, n, launches, session=False):
     import torch
-    from torch.profiler import ProfilerActivity, profile
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
     ctas = triton.cdiv(n, 1024)
-    buffer = proton.tasks.alloc_profiler_buffer(ctas * 8)
+    buffer = alloc_profiler_buffer(ctas * 8)
 
     def launch():
         return kernel[(ctas, )](x, y, out, 2.0, n, buffer, BLOCK=1024, ENABLE_PROFILING=enable)
@@ -59,25 +59,15 @@ def measure(kernel, enable, n, launches, session=False):
     if session:
         proton.start(os.path.join(tempfile.mkdtemp(), "bench_tasks"), quiet=True)
     try:
-        compiled = launch()
-        for _ in range(10):
-            launch()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(launches):
-                launch()
-            torch.cuda.synchronize()
+        _, durations = cupti_launch_durations_us(launch, launches)
     finally:
         if session:
             proton.finalize()
     assert torch.allclose(out, 2.0 * x + y)
-    durations, others = cupti_kernel_durations_us(prof, compiled.name)
-    assert len(durations) == launches, others
     return statistics.median(durations)
 
 
 def main():
-    import proton.tasks  # noqa: F401
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=None)
     p.add_argument("--launches", type=int, default=100)

@@ -28,11 +28,10 @@ def measure(variant, mode, log2n, launches):
     """Median CUPTI duration (us) of `launches` vector adds of 2**log2n floats."""
     import torch
     import triton
-    from torch.profiler import ProfilerActivity, profile
 
     sys.path.insert(0, HERE)
     import kernels
-    from bench_overhead import cupti_kernel_durations_us
+    from bench_overhead import cupti_launch_durations_us
 
     n = 1 << log2n
     x = torch.randn(n, device="cuda")
@@ -51,14 +50,7 @@ def measure(variant, mode, log2n, launches):
         import triton.profiler as tp
         tp.start(os.path.join(tempfile.mkdtemp(), "probe"), backend="instrumentation", data="tree")
     try:
-        compiled = launch()
-        for _ in range(20):
-            launch()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(launches):
-                launch()
-            torch.cuda.synchronize()
+        compiled, durations = cupti_launch_durations_us(launch, launches, warmup=20)
     finally:
         if variant == "proton":
             import proton
@@ -68,8 +60,6 @@ def measure(variant, mode, log2n, launches):
             import triton.profiler as tp
             tp.finalize()
     assert torch.equal(out, x + y), "wrong result"
-    durations, others = cupti_kernel_durations_us(prof, compiled.name)
-    assert len(durations) == launches, (len(durations), others)
     row = {"variant": variant, "mode": mode, "log2n": log2n, "median_us": statistics.median(durations),
            "min_us": min(durations), "ptx_clock_reads": compiled.asm["ptx"].count("%clock")}
     if variant == "proton":
