@@ -97,7 +97,6 @@ class Session:
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
-        self._torch = None  # imported at the first instrumented launch
         self._previous_allocator = _allocation._profile_allocator.get()
         _allocation.set_profile_allocator(self._allocate)
         triton.knobs.runtime.launch_enter_hook.add(self._on_launch)

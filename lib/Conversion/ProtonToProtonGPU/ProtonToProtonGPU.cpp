@@ -134,7 +134,7 @@ struct ProtonToProtonGPUPass
     unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
     // Inferred sizes shrink to what straight-line records need: less shared
     // memory, and a compact global block whose writes fill whole sectors.
-    unsigned recordBytes = clockBits == 64 ? 16 : 8;
+    unsigned recordBytes = LayoutAttr::recordBytesFor(clockBits);
     auto inferred = [&](unsigned cap) {
       std::optional<unsigned> bound = staticRecordBound(kernel);
       if (!bound)

@@ -17,7 +17,6 @@ code it has without the profiler calls.
 
 # No `from __future__ import annotations`: Triton checks the field annotations as types.
 
-
 import triton
 import triton.language as tl
 
@@ -28,12 +27,13 @@ except ImportError as error:  # pragma: no cover - depends on the installed Trit
     raise ImportError(f"proton.tasks needs Triton's aggregate values (triton.language.core._aggregate, "
                       f"and triton.runtime.jit.constexpr_function, Triton 3.5 or newer); this is Triton {triton.__version__}") from error
 
-# Buffer layout, in 64-bit words (docs/task-buffer-format.md).
-HEADER_WORDS = tl.constexpr(4)    # magic, entries, CTAs, groups
-ENTRY_WORDS = tl.constexpr(2)     # a record: global timer, (SM id << 32) | (is_start << 31) | task type
-TASK_TYPE_BITS = tl.constexpr(31)
-TASK_TYPE_MASK = tl.constexpr((1 << 31) - 1)
-START_BIT = tl.constexpr(1 << 31)
+from . import layout
+
+# The layout as constexprs, which jit code may read as globals.
+HEADER_WORDS = tl.constexpr(layout.HEADER_WORDS)
+ENTRY_WORDS = tl.constexpr(layout.ENTRY_WORDS)
+TASK_TYPE_MASK = tl.constexpr(layout.TASK_TYPE_MASK)
+START_BIT = tl.constexpr(layout.START_BIT)
 
 
 @triton.jit

@@ -13,12 +13,7 @@ import numpy as np
 from .. import trace_perfetto
 from ..decode import LaunchEvents
 from ..errors import ProfilerError
-
-MAGIC = int.from_bytes(b"PRTNTASK", "little")
-HEADER_WORDS = 4
-ENTRY_WORDS = 2
-START_BIT = np.uint64(1 << 31)
-TYPE_MASK = np.uint64((1 << 31) - 1)
+from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
 
 
 class TaskBufferError(ProfilerError):
@@ -92,11 +87,10 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
     per_region = slots // (ctas * groups)
     report.ctas, report.groups = ctas, groups
     if per_region == 0:
-        report.dropped = -1
         raise TaskBufferError(f"{slots} slots cannot hold {ctas} CTAs x {groups} groups (one slot each for "
                               "the count): raise max_num_profile_slots")
     regions = ctas * groups
-    body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region, 2)
+    body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region, ENTRY_WORDS)
     # Entries are written in order and a global-timer value is never 0 (the
     # buffer was zeroed): the written ones lead. Slot 0's word 0 holds the
     # records attempted only once some did not fit.
@@ -121,8 +115,8 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
     region = np.broadcast_to(np.arange(regions)[:, None], valid.shape)[valid]
     time = body[:, 1:, 0][valid].astype(np.int64)
     tag = body[:, 1:, 1][valid]
-    is_start = (tag & START_BIT) != 0
-    task = (tag & TYPE_MASK).astype(np.int64)
+    is_start = (tag & np.uint64(START_BIT)) != 0
+    task = (tag & np.uint64(TASK_TYPE_MASK)).astype(np.int64)
     sm = (tag >> np.uint64(32)).astype(np.int64)
     order = np.arange(region.size)
 
@@ -165,7 +159,8 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
     row = r[first]
     origin = int(start.min()) if start.size else 0
     region_sm = np.zeros(regions, dtype=np.int64)
-    region_sm[region[::-1]] = sm[::-1]  # each region's first record
+    recorded, first_record = np.unique(region, return_index=True)
+    region_sm[recorded] = sm[first_record]  # the SM of each region's first record
     begin_ns = np.zeros(regions)
     end_ns = np.zeros(regions)
     if time.size:

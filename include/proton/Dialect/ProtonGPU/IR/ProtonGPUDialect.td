@@ -55,7 +55,10 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
     static constexpr uint32_t kMagic = 0x4E545250; // bytes "PRTN"
     static constexpr uint32_t kVersion = 2;
     unsigned getNumSegments() const { return getWarps().size(); }
-    unsigned getRecordBytes() const { return getClockBits() == 64 ? 16 : 8; }
+    static unsigned recordBytesFor(unsigned clockBits) {
+      return clockBits == 64 ? 16 : 8;
+    }
+    unsigned getRecordBytes() const { return recordBytesFor(getClockBits()); }
     unsigned getCapacity() const { return getSegmentBytes() / getRecordBytes(); }
     /// A segment's header and records, contiguous in profile_scratch (and
     /// in shared memory with a shared buffer).
