@@ -1,18 +1,27 @@
-"""Proton: an intra-kernel profiler for Triton and Gluon kernels.
+"""Proton: an intra-kernel profiler for Triton and Gluon kernels, and a host
+profiler of kernel launches.
 
     import proton
-    proton.start("run", mode="default:optimizations=clock32")
+    proton.start("run", mode="default:optimizations=clock32")   # inside kernels
     kernel[grid](...)
     proton.finalize()   # run.chrome_trace, run.pftrace, run.hatchet
+
+    proton.start("app", backend="cupti", hook="triton")          # every launch
+    with proton.scope("step"):
+        model(x)
+    proton.finalize()   # app.hatchet (view with proton-view app.hatchet)
 """
 
 from . import mode
+from .api import activate, deactivate, finalize, profile, sessions, start
 from .compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .errors import ProfilerError
+from .host.scope import enter_scope, exit_scope, scope, state
 from .mode import ModeError
-from .runtime import SessionReport, activate, deactivate, finalize, profile, start
+from .runtime import SessionReport
 
 __all__ = [
     "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "ProfilerError", "SessionReport",
-    "activate", "deactivate", "finalize", "instrument_llvm_ir", "mode", "profile", "start",
+    "activate", "deactivate", "enter_scope", "exit_scope", "finalize", "instrument_llvm_ir", "mode", "profile",
+    "scope", "sessions", "start", "state",
 ]

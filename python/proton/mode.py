@@ -96,15 +96,51 @@ class OpMeasure(Default):
     name = "op_measure"
 
 
-MODES = {"default": Default, "op_measure": OpMeasure, "op-measure": OpMeasure}
-Mode = Union[Default, OpMeasure]
+@dataclass(frozen=True)
+class PCSampling:
+    """Host backend (CUPTI): PC sampling of every kernel launched while
+    active; samples per source line and stall reason under each kernel.
+    interval: one sample every 2**interval cycles per SM (5..31); 0 keeps
+    CUPTI's default."""
+
+    interval: int = 0
+
+    name = "pcsampling"
+
+    def __post_init__(self):
+        if not isinstance(self.interval, int) or not (self.interval == 0 or 5 <= self.interval <= 31):
+            raise ModeError(f"pcsampling interval is a period exponent in 5..31 (or 0 for CUPTI's default), "
+                            f"got {self.interval!r}")
+
+    def __str__(self) -> str:
+        return self.name + (f":interval={self.interval}" if self.interval else "")
+
+
+MODES = {"default": Default, "op_measure": OpMeasure, "op-measure": OpMeasure, "pcsampling": PCSampling}
+Mode = Union[Default, OpMeasure, PCSampling]
+INTEGER_KEYS = ("buffer_size", "interval")
+
+
+def is_host_mode(mode) -> bool:
+    """Whether `mode` (object or string) selects a host backend mode."""
+    if isinstance(mode, PCSampling):
+        return True
+    return isinstance(mode, str) and mode.split(":", 1)[0].strip() == PCSampling.name
 
 
 def parse(mode: Union[str, Default, None]) -> Default:
-    """A mode object from None (the default mode), an object, or a string."""
+    """An instrumentation mode object from None (the default mode), an object, or a string."""
+    parsed = parse_any(mode)
+    if isinstance(parsed, PCSampling):
+        raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
+    return parsed
+
+
+def parse_any(mode) -> Mode:
+    """Any mode object (instrumentation or host) from None, an object, or a string."""
     if mode is None:
         return Default()
-    if isinstance(mode, Default):
+    if isinstance(mode, (Default, PCSampling)):
         return mode
     if not isinstance(mode, str):
         raise ModeError(f"a mode is a string or a proton.mode object, got {type(mode).__name__}")
@@ -124,7 +160,7 @@ def parse(mode: Union[str, Default, None]) -> Default:
         if key in kwargs:
             raise ModeError(f"mode key {key!r} given twice in {mode!r}")
         value = value.strip()
-        if key == "buffer_size":
+        if key in INTEGER_KEYS:
             kwargs[key] = _int(key, value)
         else:
             kwargs[key] = value

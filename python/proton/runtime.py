@@ -242,55 +242,22 @@ def _torch():
     return torch
 
 
-_session: Session | None = None
+_session: Session | None = None   # the open instrumentation session (one at a time)
 
 
-def start(name: str = "proton", *, backend: str = "instrumentation", mode=None, max_launches_per_kernel: int = 1,
-          max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False) -> Session:
-    """Starts profiling: kernels compiled from now on record their scopes."""
+def start_instrumentation(name: str, *, mode=None, max_launches_per_kernel: int = 1,
+                          max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False) -> Session:
+    """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
-    if backend != "instrumentation":
-        raise ProfilerError(f"unknown backend {backend!r}; this profiler's backend is 'instrumentation'")
     if _session is not None:
-        raise ProfilerError(f"session {_session.name!r} is still active; call proton.finalize() first")
+        raise ProfilerError(f"instrumentation session {_session.name!r} is still open; finalize it first "
+                            "(one instrumentation session at a time)")
     session = Session(name, parse(mode), max_launches_per_kernel, max_buffer_bytes, outputs, quiet)
     session.start()
     _session = session
     return session
 
 
-def activate() -> None:
-    _current().activate()
-
-
-def deactivate() -> None:
-    _current().deactivate()
-
-
-def finalize() -> SessionReport:
+def close_instrumentation() -> None:
     global _session
-    session = _current()
     _session = None
-    return session.finalize()
-
-
-def _current() -> Session:
-    if _session is None:
-        raise ProfilerError("no active Proton session: call proton.start() first")
-    return _session
-
-
-class profile:
-    """`with proton.profile("name", mode=...) as session:` starts a session
-    and finalizes it on exit; `session.report` holds the SessionReport."""
-
-    def __init__(self, name: str = "proton", **kwargs):
-        self.name, self.kwargs, self.report = name, kwargs, None
-
-    def __enter__(self):
-        start(self.name, **self.kwargs)
-        return self
-
-    def __exit__(self, *exc):
-        self.report = finalize()
-        return False

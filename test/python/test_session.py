@@ -69,16 +69,20 @@ def test_deactivate_compiles_plain(tmp_path):
 
 
 def test_misuse_errors(tmp_path):
-    with pytest.raises(proton.ProfilerError, match="no active Proton session"):
+    with pytest.raises(proton.ProfilerError, match="no open Proton session"):
         proton.finalize()
-    with pytest.raises(proton.ProfilerError, match="unknown backend 'cupti'"):
-        proton.start("x", backend="cupti")
+    with pytest.raises(proton.ProfilerError, match="unknown backend 'nsight'"):
+        proton.start("x", backend="nsight")
+    with pytest.raises(proton.ProfilerError, match="context='python' applies to host backends"):
+        proton.start("x", context="python")
+    with pytest.raises(proton.ModeError, match="pcsampling is a host profiler mode"):
+        proton.start("x", backend="instrumentation", mode="pcsampling")
     with pytest.raises(proton.ModeError, match="valid keys"):
         proton.start("x", mode="default:clock=32")
     with pytest.raises(proton.ProfilerError, match="unknown output 'svg'"):
         proton.start("x", outputs=["svg"])
     proton.start(str(tmp_path / "a"), quiet=True)
-    with pytest.raises(proton.ProfilerError, match="still active"):
+    with pytest.raises(proton.ProfilerError, match="one instrumentation session at a time"):
         proton.start("b")
     proton.finalize()
 

@@ -1,0 +1,223 @@
+"""Host profiling sessions (backends "cupti" and "roctracer"): every kernel
+launch, memory copy and set is timed by the vendor tracer and attributed to
+its calling context (proton.scope nesting, or the Python call path).
+
+The per-launch work happens in C++ (`proton._host`): a callback stores the
+launch's context by correlation id; the tracer's activity records are summed
+per session and context. Python runs only at start, at scope boundaries, and
+at finalize, when the tree (and, with data="trace", the timeline) is written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+from ..errors import ProfilerError
+from . import libraries, profile_tree, records, trace
+
+CONTEXTS = ("shadow", "python")
+DATA = ("tree", "trace")
+HOOKS = (None, "triton")
+HOST_BACKENDS = ("cupti", "roctracer")
+MAX_SESSIONS = 64
+TRACE_CAP = 10_000_000  # timeline rows kept per session
+
+
+def _host():
+    try:
+        from .. import _host
+    except ImportError as error:
+        raise ProfilerError(f"the host profiler's runtime (proton._host) is not built into this install: {error}") \
+            from None
+    return _host
+
+
+@dataclass
+class HostReport:
+    """What finalize read and wrote."""
+
+    name: str
+    files: dict = field(default_factory=dict)
+    kernels: int = 0                 # kernel activities attributed to this session
+    activities: int = 0              # kernels, copies and sets
+    unattributed: int = 0            # activities whose launch was not seen (process-wide)
+    dropped_records: int = 0         # records the tracer dropped (process-wide)
+    trace_dropped: int = 0           # timeline rows over the cap
+    warnings: list = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [f"proton: session {self.name!r}: {self.kernels} kernel launches, {self.activities} activities"]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        lines += [f"  wrote {path}" for path in self.files.values()]
+        return "\n".join(lines)
+
+
+class HostSession:
+    backend_kind = "host"
+
+    def __init__(self, name: str, backend: str, context: str = "shadow", data: str = "tree", hook=None,
+                 pc_sampling=None, quiet: bool = False):
+        if backend not in HOST_BACKENDS:
+            raise ProfilerError(f"unknown host backend {backend!r}; valid: {', '.join(HOST_BACKENDS)}")
+        if context not in CONTEXTS:
+            raise ProfilerError(f"unknown context {context!r}; valid: {', '.join(CONTEXTS)}")
+        if data not in DATA:
+            raise ProfilerError(f"unknown data {data!r}; valid: {', '.join(DATA)}")
+        if hook not in HOOKS:
+            raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
+        self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
+        self.pc_sampling = pc_sampling
+        self.quiet = quiet
+        self.slot = -1
+        self.active = False
+        self.user_metrics: dict[int, dict[str, float]] = {}   # scope node -> metric -> sum
+        self.metric_types: dict[str, type] = {}
+        self._launch_hook = None
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        host = _host()
+        if self.backend == "roctracer":
+            path = libraries.find_roctracer()
+            raise ProfilerError(f"found ROCTracer at {path}, but this build of the host profiler traces with "
+                                "CUPTI only (NVIDIA); use backend='instrumentation' on AMD GPUs")
+        for other in _sessions.values():
+            if other.context != self.context:
+                raise ProfilerError(f"session {other.name!r} is open with context={other.context!r}; host sessions "
+                                    f"open at the same time share one context mode, not {self.context!r}")
+        used = {s.slot for s in _sessions.values()}
+        free = [slot for slot in range(MAX_SESSIONS) if slot not in used]
+        if not free:
+            raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
+        if not host.cupti_tracing():
+            path = libraries.find_cupti()
+            try:
+                host.load_cupti(path)
+                host.start_cupti()
+            except RuntimeError as error:
+                raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
+        self.slot = free[0]
+        host.open_session(self.slot, self.data == "trace", TRACE_CAP)
+        _sessions[self.slot] = self
+        _update_context()
+        if self.hook == "triton":
+            from .launch_hook import install
+            self._launch_hook = install()
+        self.activate()
+
+    def activate(self) -> None:
+        if not self.active:
+            self.active = True
+            _publish_active()
+
+    def deactivate(self) -> None:
+        if self.active:
+            self.active = False
+            _publish_active()
+
+    def finalize(self) -> HostReport:
+        host = _host()
+        self.deactivate()
+        if self._launch_hook is not None:
+            from .launch_hook import uninstall
+            uninstall(self._launch_hook)
+            self._launch_hook = None
+        _synchronize()
+        report = HostReport(self.name)
+        try:
+            host.flush_cupti()
+        except RuntimeError as error:
+            report.warnings.append(f"flushing CUPTI: {error}")
+        aggregate_bytes, trace_bytes, trace_dropped = host.take_session(self.slot)
+        del _sessions[self.slot]
+        _update_context()
+        counters = host.counters()
+        if not _sessions:
+            try:
+                host.stop_cupti()
+            except RuntimeError as error:
+                report.warnings.append(f"stopping CUPTI: {error}")
+        aggregates = records.aggregates(aggregate_bytes)
+        names = host.names()
+        nodes = records.nodes(host.nodes())
+        report.kernels = int(aggregates["count"][aggregates["kind"] == 0].sum())
+        report.activities = int(aggregates["count"].sum())
+        report.unattributed = counters["unattributed"]
+        report.dropped_records = counters["dropped_records"]
+        report.trace_dropped = int(trace_dropped)
+        if report.dropped_records:
+            report.warnings.append(f"CUPTI dropped {report.dropped_records} activity records")
+        if report.trace_dropped:
+            report.warnings.append(f"{report.trace_dropped} timeline rows over the cap of {TRACE_CAP} were not kept")
+        tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, _device_info(aggregates))
+        report.files["tree"] = profile_tree.write(self.name + ".hatchet", tree)
+        if self.data == "trace":
+            rows = records.trace_rows(trace_bytes)
+            report.files["chrome_trace"] = trace.write_chrome(self.name + ".chrome_trace", rows, nodes, names)
+        if not self.quiet:
+            print(report.summary(), file=sys.stderr)
+        return report
+
+    # -- user metrics (proton.scope(..., metrics=...)) -----------------------
+    def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
+        sums = self.user_metrics.setdefault(node, {})
+        for key, value in metrics.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ProfilerError(f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; "
+                                    "metrics must be int or float")
+            kind = int if isinstance(value, int) else float
+            previous = self.metric_types.setdefault(key, kind)
+            if previous is not kind:
+                raise ProfilerError(f"metric {key!r} of scope {scope_name!r} changed type from "
+                                    f"{previous.__name__} to {kind.__name__} in session {self.name!r}")
+            sums[key] = sums.get(key, 0) + value
+
+
+_sessions: dict[int, HostSession] = {}   # slot -> open session
+
+
+def open_sessions() -> list[HostSession]:
+    return list(_sessions.values())
+
+
+def active_sessions() -> list[HostSession]:
+    return [s for s in _sessions.values() if s.active]
+
+
+def _publish_active() -> None:
+    mask = 0
+    for session in _sessions.values():
+        if session.active:
+            mask |= 1 << session.slot
+    _host().set_active_sessions(mask)
+
+
+def _update_context() -> None:
+    # One calling-context mode for the process: Python call paths if any
+    # open session asked for them.
+    python = any(s.context == "python" for s in _sessions.values())
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    skipped = [package, os.path.join(os.path.dirname(os.__file__), "runpy.py")]
+    triton_dir = libraries._package_dir("triton")
+    if triton_dir:
+        skipped.append(triton_dir + os.sep)
+    _host().set_python_context(python, skipped)
+
+
+def _synchronize() -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.cuda.is_initialized():
+                for device in range(torch.cuda.device_count()):
+                    torch.cuda.synchronize(device)
+        except Exception:  # noqa: BLE001 - the C++ flush synchronizes the current context anyway
+            pass
+
+
+def _device_info(aggregates) -> dict:
+    from .device_info import describe
+    devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
+    return describe(devices)

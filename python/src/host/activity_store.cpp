@@ -1,0 +1,148 @@
+#include "activity_store.h"
+
+namespace proton::host {
+
+void ActivityStore::recordLaunch(const LaunchContext &context) {
+  std::lock_guard<std::mutex> lock(ringMutex_);
+  if (ring_.empty())
+    ring_.resize(kRingSize);
+  ring_[context.correlation % kRingSize] = context;
+}
+
+void ActivityStore::forgetLaunch(uint32_t correlation) {
+  std::lock_guard<std::mutex> lock(ringMutex_);
+  if (ring_.empty())
+    return;
+  LaunchContext &slot = ring_[correlation % kRingSize];
+  if (slot.correlation == correlation)
+    slot = LaunchContext{};
+}
+
+void ActivityStore::graphNodeCreated(uint64_t nodeId, const LaunchContext &context) {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  graphNodes_[nodeId] = context;
+}
+
+void ActivityStore::graphNodeCloned(uint64_t originalId, uint64_t cloneId) {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  auto found = graphNodes_.find(originalId);
+  if (found != graphNodes_.end()) {
+    LaunchContext copy = found->second;
+    graphNodes_[cloneId] = copy;
+  }
+}
+
+void ActivityStore::graphNodeDestroyed(uint64_t nodeId) {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  graphNodes_.erase(nodeId);
+}
+
+size_t ActivityStore::graphNodesKept() {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  return graphNodes_.size();
+}
+
+static uint64_t aggregateKey(uint32_t node, uint32_t name, uint32_t device, ActivityKind kind) {
+  // node < 2^26, name < 2^26, device < 2^10, kind < 4.
+  return (uint64_t(node) << 38) | (uint64_t(name) << 12) | (uint64_t(device & 0x3ff) << 2) |
+         uint64_t(kind);
+}
+
+void ActivityStore::add(const Activity &activity) {
+  LaunchContext context;
+  bool found = false;
+  if (activity.graphNode) {
+    // A graph's kernel belongs where it was captured; the launch of the
+    // graph decides which sessions see it.
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    auto node = graphNodes_.find(activity.graphNode);
+    if (node != graphNodes_.end()) {
+      context = node->second;
+      found = true;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(ringMutex_);
+    if (!ring_.empty()) {
+      const LaunchContext &slot = ring_[activity.correlation % kRingSize];
+      if (slot.correlation == activity.correlation && slot.sessions) {
+        if (found) {
+          context.sessions = slot.sessions;
+        } else {
+          context = slot;
+          found = true;
+        }
+      }
+    }
+  }
+  if (!found || !context.sessions) {
+    ++unattributed_;
+    return;
+  }
+  uint64_t duration = activity.end > activity.start ? activity.end - activity.start : 0;
+  std::lock_guard<std::mutex> lock(sessionMutex_);
+  for (int slot = 0; slot < kMaxSessions; ++slot) {
+    if (!(context.sessions >> slot & 1) || !sessions_[slot].open)
+      continue;
+    SessionData &session = sessions_[slot];
+    Aggregate &agg = session.aggregates[aggregateKey(context.node, activity.name, activity.device, activity.kind)];
+    if (agg.count == 0) {
+      agg.node = context.node;
+      agg.name = activity.name;
+      agg.device = activity.device;
+      agg.kind = activity.kind;
+    }
+    ++agg.count;
+    agg.totalNs += duration;
+    agg.minNs = std::min(agg.minNs, duration);
+    agg.maxNs = std::max(agg.maxNs, duration);
+    if (context.metrics.present) {
+      for (int i = 0; i < 4; ++i)
+        agg.flops[i] += context.metrics.flops[i];
+      agg.bytes += context.metrics.bytes;
+    }
+    if (session.keepTrace) {
+      if (session.result.trace.size() < session.traceCap)
+        session.result.trace.push_back({context.node, activity.name, activity.device, activity.stream,
+                                        activity.kind, activity.start, activity.end, activity.correlation});
+      else
+        ++session.result.traceDropped;
+    }
+  }
+}
+
+void ActivityStore::openSession(int slot, bool keepTrace, uint64_t traceCap) {
+  std::lock_guard<std::mutex> lock(sessionMutex_);
+  sessions_[slot] = SessionData{};
+  sessions_[slot].open = true;
+  sessions_[slot].keepTrace = keepTrace;
+  sessions_[slot].traceCap = traceCap;
+}
+
+SessionResult ActivityStore::takeSession(int slot) {
+  std::lock_guard<std::mutex> lock(sessionMutex_);
+  SessionData &session = sessions_[slot];
+  SessionResult result = std::move(session.result);
+  result.aggregates.reserve(session.aggregates.size());
+  for (auto &entry : session.aggregates)
+    result.aggregates.push_back(entry.second);
+  session = SessionData{};
+  return result;
+}
+
+void ActivityStore::reset() {
+  {
+    std::lock_guard<std::mutex> lock(ringMutex_);
+    ring_.clear();
+    ring_.shrink_to_fit();
+  }
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  graphNodes_.clear();
+}
+
+ActivityStore &activityStore() {
+  static ActivityStore store;
+  return store;
+}
+
+} // namespace proton::host

@@ -1,0 +1,104 @@
+// From CUPTI/ROCTracer activity records to per-session results: each
+// launch's calling context is kept, by correlation id, in a fixed-size ring
+// (bounded memory, however many launches or graph launches), and each
+// activity is added to the sessions that were active at its launch.
+#pragma once
+
+#include "call_path.h"
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace proton::host {
+
+enum class ActivityKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2 };
+
+constexpr int kMaxSessions = 64;
+
+struct LaunchContext {
+  uint32_t correlation = 0;
+  uint32_t node = kRootNode;
+  uint64_t sessions = 0; // bit i: session slot i was active at the launch
+  LaunchMetrics metrics;
+};
+
+struct Activity {
+  ActivityKind kind;
+  uint32_t name; // interned kernel name, or "memcpy HtoD" etc.
+  uint32_t device;
+  uint32_t stream;
+  uint64_t start;
+  uint64_t end;
+  uint32_t correlation;
+  uint64_t graphNode; // 0 unless launched by a CUDA graph
+};
+
+struct Aggregate {
+  uint32_t node, name, device;
+  ActivityKind kind;
+  uint64_t count = 0;
+  uint64_t totalNs = 0, minNs = UINT64_MAX, maxNs = 0;
+  double flops[4] = {0, 0, 0, 0};
+  double bytes = 0;
+};
+
+struct TraceRow {
+  uint32_t node, name, device, stream;
+  ActivityKind kind;
+  uint64_t start, end;
+  uint32_t correlation;
+};
+
+struct SessionResult {
+  std::vector<Aggregate> aggregates;
+  std::vector<TraceRow> trace;
+  uint64_t traceDropped = 0; // trace rows over the cap
+};
+
+class ActivityStore {
+public:
+  static constexpr uint32_t kRingSize = 1u << 17;
+
+  // Launch side (the launching thread, inside the API callback).
+  void recordLaunch(const LaunchContext &context);
+  // Forgets a correlation whose launch was captured into a graph: it will
+  // produce no activity of its own.
+  void forgetLaunch(uint32_t correlation);
+
+  // Graph nodes created while capturing (or by graph APIs) keep the calling
+  // context of their creation; instantiated copies inherit it.
+  void graphNodeCreated(uint64_t nodeId, const LaunchContext &context);
+  void graphNodeCloned(uint64_t originalId, uint64_t cloneId);
+  void graphNodeDestroyed(uint64_t nodeId);
+
+  // Activity side (the tracer's buffer thread).
+  void add(const Activity &activity);
+
+  void openSession(int slot, bool keepTrace, uint64_t traceCap);
+  SessionResult takeSession(int slot);
+  uint64_t unattributed() const { return unattributed_; }
+  size_t graphNodesKept();
+  void reset();
+
+private:
+  struct SessionData {
+    bool open = false, keepTrace = false;
+    uint64_t traceCap = 0;
+    std::unordered_map<uint64_t, Aggregate> aggregates;
+    SessionResult result;
+  };
+  std::mutex ringMutex_;
+  std::vector<LaunchContext> ring_;
+  std::mutex graphMutex_;
+  std::unordered_map<uint64_t, LaunchContext> graphNodes_;
+  std::mutex sessionMutex_;
+  std::array<SessionData, kMaxSessions> sessions_;
+  uint64_t unattributed_ = 0;
+};
+
+ActivityStore &activityStore();
+
+} // namespace proton::host

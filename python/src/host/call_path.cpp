@@ -1,0 +1,76 @@
+#include "call_path.h"
+
+namespace proton::host {
+
+static uint64_t childKey(uint32_t parent, uint32_t name, NodeKind kind) {
+  // Names and nodes stay far below 2^30; the kind takes the top bits.
+  return (uint64_t(kind) << 62) | (uint64_t(parent) << 31) | name;
+}
+
+CallPathTree::CallPathTree() {
+  names_.push_back("ROOT");
+  nameIds_.emplace("ROOT", 0);
+  nodes_.push_back({kRootNode, 0, NodeKind::Root});
+}
+
+uint32_t CallPathTree::intern(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = nameIds_.find(std::string(name));
+  if (found != nameIds_.end())
+    return found->second;
+  uint32_t id = names_.size();
+  names_.emplace_back(name);
+  nameIds_.emplace(std::string(name), id);
+  return id;
+}
+
+uint32_t CallPathTree::childLocked(uint32_t parent, uint32_t name, NodeKind kind) {
+  auto [it, inserted] = children_.emplace(childKey(parent, name, kind), nodes_.size());
+  if (inserted)
+    nodes_.push_back({parent, name, kind});
+  return it->second;
+}
+
+uint32_t CallPathTree::child(uint32_t parent, uint32_t name, NodeKind kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return childLocked(parent, name, kind);
+}
+
+uint32_t CallPathTree::descend(uint32_t parent, const uint32_t *names, size_t count, NodeKind kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < count; ++i)
+    parent = childLocked(parent, names[i], kind);
+  return parent;
+}
+
+std::vector<CallPathNode> CallPathTree::nodes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return nodes_;
+}
+
+std::vector<std::string> CallPathTree::names() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return names_;
+}
+
+std::string CallPathTree::name(uint32_t id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return id < names_.size() ? names_[id] : "<unknown>";
+}
+
+CallPathNode CallPathTree::node(uint32_t id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return nodes_.at(id);
+}
+
+CallPathTree &callPaths() {
+  static CallPathTree tree;
+  return tree;
+}
+
+ThreadContext &threadContext() {
+  thread_local ThreadContext context;
+  return context;
+}
+
+} // namespace proton::host

@@ -1,0 +1,64 @@
+// Calling contexts of launches: a tree of interned names (scopes, Python
+// frames, state tags) shared by all sessions, and each thread's position in
+// it (its scope stack and state tag), read by the launch callback.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace proton::host {
+
+enum class NodeKind : uint8_t { Root = 0, Scope = 1, Frame = 2, State = 3 };
+
+constexpr uint32_t kRootNode = 0;
+constexpr uint32_t kNoName = UINT32_MAX;
+
+struct CallPathNode {
+  uint32_t parent;
+  uint32_t name;
+  NodeKind kind;
+};
+
+class CallPathTree {
+public:
+  CallPathTree();
+  uint32_t intern(std::string_view name);
+  uint32_t child(uint32_t parent, uint32_t name, NodeKind kind);
+  // The node for a path of names below `parent`, one lock for all of them.
+  uint32_t descend(uint32_t parent, const uint32_t *names, size_t count, NodeKind kind);
+  std::vector<CallPathNode> nodes() const;
+  std::vector<std::string> names() const;
+  std::string name(uint32_t id) const;
+  CallPathNode node(uint32_t id) const;
+
+private:
+  uint32_t childLocked(uint32_t parent, uint32_t name, NodeKind kind);
+  mutable std::mutex mutex_;
+  std::vector<CallPathNode> nodes_;
+  std::unordered_map<uint64_t, uint32_t> children_; // (parent, name, kind) -> node
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, uint32_t> nameIds_;
+};
+
+CallPathTree &callPaths();
+
+// Metrics a launch hook attached to the next launch of this thread.
+struct LaunchMetrics {
+  double flops[4] = {0, 0, 0, 0}; // flops8, flops16, flops32, flops64
+  double bytes = 0;
+  bool present = false;
+};
+
+struct ThreadContext {
+  std::vector<uint32_t> scopes{kRootNode}; // the shadow stack, root first
+  uint32_t state = kNoName;                // proton.state tag, kNoName if none
+  LaunchMetrics pendingMetrics;
+};
+
+ThreadContext &threadContext();
+
+} // namespace proton::host

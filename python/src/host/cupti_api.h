@@ -1,0 +1,44 @@
+// CUPTI entry points, resolved from a libcupti loaded at run time (dlopen):
+// the extension links no CUDA library, so it imports on machines without one.
+#pragma once
+
+#include <cupti.h>
+
+#include <string>
+
+namespace proton::host {
+
+struct CuptiApi {
+#define PROTON_CUPTI_FUNCTIONS(X)                                              \
+  X(cuptiGetVersion)                                                           \
+  X(cuptiGetResultString)                                                      \
+  X(cuptiSubscribe)                                                            \
+  X(cuptiUnsubscribe)                                                          \
+  X(cuptiEnableCallback)                                                       \
+  X(cuptiEnableDomain)                                                         \
+  X(cuptiGetCallbackName)                                                      \
+  X(cuptiActivityEnable)                                                       \
+  X(cuptiActivityDisable)                                                      \
+  X(cuptiActivityRegisterCallbacks)                                            \
+  X(cuptiActivityFlushAll)                                                     \
+  X(cuptiActivityGetNextRecord)                                                \
+  X(cuptiActivityGetNumDroppedRecords)                                         \
+  X(cuptiGetGraphNodeId)
+#define PROTON_CUPTI_POINTER(name) decltype(&::name) name = nullptr;
+  PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_POINTER)
+#undef PROTON_CUPTI_POINTER
+  void *handle = nullptr;
+  std::string path;
+};
+
+// The process's one CUPTI (a process has one CUPTI subscriber at most).
+CuptiApi &cupti();
+
+// Loads libcupti from `path` and resolves every entry point above. Returns
+// an empty string on success, else why it failed (naming the path).
+std::string loadCupti(const std::string &path);
+
+// "CUPTI_ERROR_...: message" for a result code.
+std::string cuptiErrorText(CUptiResult result);
+
+} // namespace proton::host

@@ -1,0 +1,259 @@
+#include "cupti_tracer.h"
+
+#include "activity_store.h"
+#include "call_path.h"
+#include "cupti_api.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+
+namespace proton::host {
+namespace {
+
+constexpr size_t kActivityBufferBytes = 4u << 20;
+
+std::atomic<uint64_t> activeSessions{0};
+std::atomic<ContextCapture> contextCapture{nullptr};
+std::atomic<uint64_t> launchCount{0}, activityCount{0}, droppedCount{0};
+CUpti_SubscriberHandle subscriber = nullptr;
+bool callbacksRegistered = false;
+
+// Set between a launch API's enter and exit callbacks on this thread, so
+// that graph nodes created inside it (stream capture) take its context.
+struct ApiInFlight {
+  bool active = false;
+  LaunchContext context;
+};
+thread_local ApiInFlight inFlight;
+
+bool startsWith(const char *text, const char *prefix) {
+  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+}
+
+bool isKernelLaunch(const char *name) {
+  return startsWith(name, "cuLaunch") || startsWith(name, "cuGraphLaunch");
+}
+
+bool isTracedApi(const char *name) {
+  return isKernelLaunch(name) || startsWith(name, "cuMemcpy") || startsWith(name, "cuMemset");
+}
+
+uint64_t graphNodeId(CUgraphNode node) {
+  uint64_t id = 0;
+  if (node && cupti().cuptiGetGraphNodeId(node, &id) != CUPTI_SUCCESS)
+    id = 0;
+  return id;
+}
+
+void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
+  if (data->callbackSite == CUPTI_API_EXIT) {
+    inFlight.active = false;
+    return;
+  }
+  ThreadContext &thread = threadContext();
+  LaunchContext context;
+  if (thread.pendingMetrics.present && isKernelLaunch(data->functionName)) {
+    // The launch hook's metrics belong to this launch, recorded or not.
+    context.metrics = thread.pendingMetrics;
+    thread.pendingMetrics = LaunchMetrics{};
+  }
+  uint64_t sessions = activeSessions.load(std::memory_order_relaxed);
+  if (!sessions)
+    return;
+  launchCount.fetch_add(1, std::memory_order_relaxed);
+  context.correlation = data->correlationId;
+  context.sessions = sessions;
+  context.node = currentLaunchNode();
+  activityStore().recordLaunch(context);
+  inFlight.active = true;
+  inFlight.context = context;
+}
+
+void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData *data) {
+  auto *graph = static_cast<const CUpti_GraphData *>(data->resourceDescriptor);
+  if (!graph)
+    return;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+    uint64_t id = graphNodeId(graph->node);
+    if (!id)
+      return;
+    if (inFlight.active) {
+      // A launch captured into a graph: its correlation yields no activity.
+      activityStore().graphNodeCreated(id, inFlight.context);
+      activityStore().forgetLaunch(inFlight.context.correlation);
+    } else {
+      LaunchContext context; // built with the graph API: where it was added
+      context.node = currentLaunchNode();
+      context.sessions = activeSessions.load(std::memory_order_relaxed);
+      activityStore().graphNodeCreated(id, context);
+    }
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    activityStore().graphNodeCloned(graphNodeId(graph->originalNode), graphNodeId(graph->node));
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING) {
+    activityStore().graphNodeDestroyed(graphNodeId(graph->node));
+  }
+}
+
+void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    onDriverApi(cbid, static_cast<const CUpti_CallbackData *>(data));
+  else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+    onResource(cbid, static_cast<const CUpti_ResourceData *>(data));
+}
+
+void CUPTIAPI onBufferRequested(uint8_t **buffer, size_t *size, size_t *maxNumRecords) {
+  *buffer = static_cast<uint8_t *>(std::aligned_alloc(8, kActivityBufferBytes));
+  *size = *buffer ? kActivityBufferBytes : 0;
+  *maxNumRecords = 0;
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t *buffer, size_t, size_t validSize) {
+  processActivityBuffer(buffer, validSize);
+  size_t dropped = 0;
+  if (cupti().cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) == CUPTI_SUCCESS)
+    droppedCount.fetch_add(dropped, std::memory_order_relaxed);
+  std::free(buffer);
+}
+
+const char *copyKindName(uint8_t kind) {
+  switch (kind) {
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+  default: return "memcpy";
+  }
+}
+
+std::string check(CUptiResult result, const char *what) {
+  if (result == CUPTI_SUCCESS)
+    return "";
+  return std::string(what) + " failed: " + cuptiErrorText(result);
+}
+
+} // namespace
+
+uint32_t currentLaunchNode() {
+  ThreadContext &thread = threadContext();
+  uint32_t node = thread.scopes.back();
+  if (ContextCapture capture = contextCapture.load(std::memory_order_relaxed))
+    node = capture(kRootNode);
+  if (thread.state != kNoName)
+    node = callPaths().child(node, thread.state, NodeKind::State);
+  return node;
+}
+
+void processActivityBuffer(uint8_t *buffer, size_t validSize) {
+  CUpti_Activity *record = nullptr;
+  CallPathTree &names = callPaths();
+  while (cupti().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+    activityCount.fetch_add(1, std::memory_order_relaxed);
+    Activity activity{};
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      auto *kernel = reinterpret_cast<CUpti_ActivityKernel9 *>(record);
+      activity = {ActivityKind::Kernel, names.intern(kernel->name ? kernel->name : "<kernel>"),
+                  kernel->deviceId, kernel->streamId, kernel->start, kernel->end,
+                  kernel->correlationId, kernel->graphNodeId};
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      auto *copy = reinterpret_cast<CUpti_ActivityMemcpy6 *>(record);
+      activity = {ActivityKind::Memcpy, names.intern(copyKindName(copy->copyKind)), copy->deviceId,
+                  copy->streamId, copy->start, copy->end, copy->correlationId, copy->graphNodeId};
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      auto *set = reinterpret_cast<CUpti_ActivityMemset4 *>(record);
+      activity = {ActivityKind::Memset, names.intern("memset"), set->deviceId, set->streamId,
+                  set->start, set->end, set->correlationId, set->graphNodeId};
+      break;
+    }
+    default:
+      continue;
+    }
+    activityStore().add(activity);
+  }
+}
+
+std::string startCuptiTracing() {
+  CuptiApi &api = cupti();
+  if (!api.handle)
+    return "CUPTI is not loaded";
+  if (subscriber)
+    return "";
+  std::string error = check(api.cuptiSubscribe(&subscriber, onCallback, nullptr), "cuptiSubscribe");
+  if (!error.empty()) {
+    subscriber = nullptr;
+    return error + " (another CUPTI client, e.g. a second profiler, may own the subscription)";
+  }
+  // Only the launch, copy and set entry points: every other driver call
+  // stays free of callbacks.
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char *name = nullptr;
+    if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+      continue;
+    if (isTracedApi(name))
+      api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+                                CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING})
+    api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  if (!callbacksRegistered) {
+    error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
+                  "cuptiActivityRegisterCallbacks");
+    if (!error.empty())
+      return error;
+    callbacksRegistered = true;
+  }
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMSET}) {
+    error = check(api.cuptiActivityEnable(kind), "cuptiActivityEnable");
+    if (!error.empty())
+      return error;
+  }
+  return "";
+}
+
+std::string flushCuptiTracing() {
+  if (!subscriber)
+    return "";
+  // Kernels still running have no record yet: wait for the current context.
+  if (void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+    using Synchronize = int (*)();
+    if (auto synchronize = reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize")))
+      synchronize();
+    dlclose(cuda);
+  }
+  return check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+}
+
+std::string stopCuptiTracing() {
+  if (!subscriber)
+    return "";
+  std::string error = flushCuptiTracing();
+  CuptiApi &api = cupti();
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMSET})
+    api.cuptiActivityDisable(kind);
+  api.cuptiUnsubscribe(subscriber);
+  subscriber = nullptr;
+  activityStore().reset();
+  return error;
+}
+
+bool cuptiTracing() { return subscriber != nullptr; }
+
+void setActiveSessions(uint64_t mask) { activeSessions.store(mask, std::memory_order_relaxed); }
+
+void setContextCapture(ContextCapture capture) { contextCapture.store(capture); }
+
+TracerCounters tracerCounters() {
+  return {launchCount.load(), activityCount.load(), droppedCount.load()};
+}
+
+} // namespace proton::host

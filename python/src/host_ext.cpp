@@ -1,0 +1,213 @@
+// proton._host: the host profiler's runtime (CUPTI today), a plain binding
+// over python/src/host. Launch bookkeeping stays in C++; Python only sees
+// per-session results at finalize.
+#include "host/activity_store.h"
+#include "host/call_path.h"
+#include "host/cupti_api.h"
+#include "host/cupti_tracer.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <Python.h>
+#include <frameobject.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace nb = nanobind;
+using namespace proton::host;
+
+namespace {
+
+// --- context="python": the launch's Python call path --------------------
+// Frames are named "file:line@function"; frames from files under a skipped
+// prefix (the profiler's and Triton's own code) are left out. Both caches
+// are only touched with the GIL held.
+std::vector<std::string> skippedPrefixes;
+std::map<std::pair<PyObject *, int>, uint32_t> frameNames;
+std::map<PyObject *, bool> skippedCode;
+
+uint32_t frameName(PyCodeObject *code, int line) {
+  PyObject *key = reinterpret_cast<PyObject *>(code);
+  auto skipped = skippedCode.find(key);
+  if (skipped == skippedCode.end()) {
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
+    bool skip = false;
+    for (const std::string &prefix : skippedPrefixes)
+      skip |= file && std::string_view(file).substr(0, prefix.size()) == prefix;
+    Py_INCREF(key); // keeps the code object, hence the key, alive
+    skipped = skippedCode.emplace(key, skip).first;
+  }
+  if (skipped->second)
+    return kNoName;
+  auto found = frameNames.find({key, line});
+  if (found != frameNames.end())
+    return found->second;
+  const char *file = PyUnicode_AsUTF8(code->co_filename);
+  const char *function = PyUnicode_AsUTF8(code->co_name);
+  std::string name = std::string(file ? file : "?") + ":" + std::to_string(line) + "@" + (function ? function : "?");
+  uint32_t id = callPaths().intern(name);
+  frameNames.emplace(std::make_pair(key, line), id);
+  return id;
+}
+
+uint32_t capturePythonContext(uint32_t base) {
+  if (!Py_IsInitialized() || _Py_IsFinalizing())
+    return base;
+  std::vector<uint32_t> names; // innermost first
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyFrameObject *frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  while (frame) {
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    uint32_t name = frameName(code, PyFrame_GetLineNumber(frame));
+    if (name != kNoName)
+      names.push_back(name);
+    Py_DECREF(code);
+    PyFrameObject *back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  PyGILState_Release(gil);
+  std::reverse(names.begin(), names.end());
+  return callPaths().descend(base, names.data(), names.size(), NodeKind::Frame);
+}
+
+void raiseIfError(const std::string &error) {
+  if (!error.empty())
+    throw std::runtime_error(error);
+}
+
+// Fixed-layout rows for numpy.frombuffer (python/proton/host/records.py).
+#pragma pack(push, 1)
+struct AggregateRow {
+  uint32_t node, name, device, kind;
+  uint64_t count, totalNs, minNs, maxNs;
+  double flops[4];
+  double bytes;
+};
+struct TraceRowOut {
+  uint32_t node, name, device, stream, kind, correlation;
+  uint64_t start, end;
+};
+struct NodeRow {
+  uint32_t parent, name, kind;
+};
+#pragma pack(pop)
+
+template <typename T> nb::bytes packed(const std::vector<T> &rows) {
+  return nb::bytes(reinterpret_cast<const char *>(rows.data()), rows.size() * sizeof(T));
+}
+
+} // namespace
+
+NB_MODULE(_host, m) {
+  m.def("load_cupti", [](const std::string &path) { raiseIfError(loadCupti(path)); });
+  m.def("cupti_version", []() {
+    uint32_t version = 0;
+    if (!cupti().handle || cupti().cuptiGetVersion(&version) != CUPTI_SUCCESS)
+      return 0u;
+    return version;
+  });
+  m.def("cupti_path", []() { return cupti().path; });
+  m.def("start_cupti", []() { raiseIfError(startCuptiTracing()); });
+  m.def("flush_cupti", []() {
+    nb::gil_scoped_release release; // buffer callbacks may run on this thread
+    raiseIfError(flushCuptiTracing());
+  });
+  m.def("stop_cupti", []() {
+    nb::gil_scoped_release release;
+    raiseIfError(stopCuptiTracing());
+  });
+  m.def("cupti_tracing", &cuptiTracing);
+  m.def("set_active_sessions", &setActiveSessions);
+  m.def("set_python_context", [](bool enabled, std::vector<std::string> prefixes) {
+    skippedPrefixes = std::move(prefixes);
+    setContextCapture(enabled ? capturePythonContext : nullptr);
+  });
+
+  m.def("intern", [](const std::string &name) { return callPaths().intern(name); });
+  m.def("names", []() { return callPaths().names(); });
+  m.def("nodes", []() {
+    std::vector<NodeRow> rows;
+    for (const CallPathNode &node : callPaths().nodes())
+      rows.push_back({node.parent, node.name, uint32_t(node.kind)});
+    return packed(rows);
+  });
+  m.def("enter_scope", [](const std::string &name) {
+    ThreadContext &thread = threadContext();
+    uint32_t node = callPaths().child(thread.scopes.back(), callPaths().intern(name), NodeKind::Scope);
+    thread.scopes.push_back(node);
+    return node;
+  });
+  m.def("exit_scope", [](const std::string &name) {
+    ThreadContext &thread = threadContext();
+    if (thread.scopes.size() == 1)
+      throw nb::value_error(("exit of scope '" + name + "' with no scope open on this thread").c_str());
+    uint32_t open = callPaths().node(thread.scopes.back()).name;
+    std::string openName = callPaths().name(open);
+    if (openName != name)
+      throw nb::value_error(("exit of scope '" + name + "' while scope '" + openName +
+                             "' is the innermost open one").c_str());
+    thread.scopes.pop_back();
+  });
+  m.def("scope_stack", []() {
+    std::vector<std::string> names;
+    for (size_t i = 1; i < threadContext().scopes.size(); ++i)
+      names.push_back(callPaths().name(callPaths().node(threadContext().scopes[i]).name));
+    return names;
+  });
+  m.def("current_scope_node", []() { return threadContext().scopes.back(); });
+  m.def("current_launch_node", &currentLaunchNode);
+  m.def("set_state", [](std::optional<std::string> name) {
+    ThreadContext &thread = threadContext();
+    std::optional<std::string> previous;
+    if (thread.state != kNoName)
+      previous = callPaths().name(thread.state);
+    thread.state = name ? callPaths().intern(*name) : kNoName;
+    return previous;
+  });
+  m.def("set_launch_metrics", [](double flops8, double flops16, double flops32, double flops64, double bytes) {
+    LaunchMetrics &metrics = threadContext().pendingMetrics;
+    metrics.flops[0] = flops8;
+    metrics.flops[1] = flops16;
+    metrics.flops[2] = flops32;
+    metrics.flops[3] = flops64;
+    metrics.bytes = bytes;
+    metrics.present = true;
+  });
+  m.def("clear_launch_metrics", []() { threadContext().pendingMetrics = LaunchMetrics{}; });
+
+  m.def("open_session", [](int slot, bool keepTrace, uint64_t traceCap) {
+    if (slot < 0 || slot >= kMaxSessions)
+      throw nb::value_error("session slot out of range");
+    activityStore().openSession(slot, keepTrace, traceCap);
+  });
+  m.def("take_session", [](int slot) {
+    if (slot < 0 || slot >= kMaxSessions)
+      throw nb::value_error("session slot out of range");
+    SessionResult result = activityStore().takeSession(slot);
+    std::vector<AggregateRow> aggregates;
+    for (const Aggregate &a : result.aggregates)
+      aggregates.push_back({a.node, a.name, a.device, uint32_t(a.kind), a.count, a.totalNs, a.minNs, a.maxNs,
+                            {a.flops[0], a.flops[1], a.flops[2], a.flops[3]}, a.bytes});
+    std::vector<TraceRowOut> trace;
+    for (const TraceRow &t : result.trace)
+      trace.push_back({t.node, t.name, t.device, t.stream, uint32_t(t.kind), t.correlation, t.start, t.end});
+    return nb::make_tuple(packed(aggregates), packed(trace), result.traceDropped);
+  });
+  m.def("counters", []() {
+    TracerCounters counters = tracerCounters();
+    nb::dict out;
+    out["launches"] = counters.launches;
+    out["activities"] = counters.activities;
+    out["dropped_records"] = counters.droppedRecords;
+    out["unattributed"] = activityStore().unattributed();
+    out["graph_nodes_kept"] = activityStore().graphNodesKept();
+    return out;
+  });
+}
