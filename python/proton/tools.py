@@ -34,3 +34,15 @@ def merge_traces() -> None:
     """`proton-merge-traces`: one Perfetto file from per-GPU traces."""
     from .merge import main
     sys.exit(main())
+
+
+def view() -> None:
+    """`proton-view`: print a profile tree in the terminal."""
+    from .viewer import main
+    sys.exit(main())
+
+
+def profile_command() -> None:
+    """`proton-profile`: run a script, module or pytest under the profiler."""
+    from .cli import main
+    sys.exit(main())

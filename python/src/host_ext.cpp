@@ -170,7 +170,7 @@ NB_MODULE(_host, m) {
       previous = callPaths().name(thread.state);
     thread.state = name ? callPaths().intern(*name) : kNoName;
     return previous;
-  });
+  }, nb::arg("name").none()); // None clears the state
   m.def("set_launch_metrics", [](double flops8, double flops16, double flops32, double flops64, double bytes) {
     LaunchMetrics &metrics = threadContext().pendingMetrics;
     metrics.flops[0] = flops8;

@@ -58,6 +58,7 @@ void ActivityStore::add(const Activity &activity) {
     auto node = graphNodes_.find(activity.graphNode);
     if (node != graphNodes_.end()) {
       context = node->second;
+      context.sessions = 0; // not those active at capture: the graph launch's, below
       found = true;
     }
   }
@@ -76,7 +77,7 @@ void ActivityStore::add(const Activity &activity) {
     }
   }
   if (!found || !context.sessions) {
-    ++unattributed_;
+    unattributed_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   uint64_t duration = activity.end > activity.start ? activity.end - activity.start : 0;

@@ -7,6 +7,7 @@
 #include "call_path.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -79,7 +80,7 @@ public:
 
   void openSession(int slot, bool keepTrace, uint64_t traceCap);
   SessionResult takeSession(int slot);
-  uint64_t unattributed() const { return unattributed_; }
+  uint64_t unattributed() const { return unattributed_.load(std::memory_order_relaxed); }
   size_t graphNodesKept();
   void reset();
 
@@ -96,7 +97,7 @@ private:
   std::unordered_map<uint64_t, LaunchContext> graphNodes_;
   std::mutex sessionMutex_;
   std::array<SessionData, kMaxSessions> sessions_;
-  uint64_t unattributed_ = 0;
+  std::atomic<uint64_t> unattributed_{0}; // buffer threads add, counters() reads
 };
 
 ActivityStore &activityStore();

@@ -1,0 +1,213 @@
+"""The host profiler on a GPU (CUPTI): kernel capture, attribution to scopes,
+states and Python frames, CUDA graphs, launch-metadata metrics, copies and
+sets, the timeline, several sessions."""
+
+import json
+import os
+
+import pytest
+
+import proton
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+import triton.language as tl  # noqa: E402
+
+
+def _metadata(grid, kernel, args):
+    return {"name": "add_one", "flops32": 2.0 * args["n"], "bytes": 8.0 * args["n"]}
+
+
+@triton.jit(launch_metadata=_metadata)
+def add_one(x_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1.0, mask=mask)
+
+
+def launch(x, times=1):
+    for _ in range(times):
+        add_one[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+
+
+def load(report):
+    with open(report.files["tree"]) as f:
+        return json.load(f)
+
+
+def find(node, *names):
+    for name in names:
+        matches = [c for c in node["children"] if c["frame"]["name"] == name]
+        assert matches, f"no child {name!r} under {node['frame']['name']!r}: " \
+                        f"{[c['frame']['name'] for c in node['children']]}"
+        node = matches[0]
+    return node
+
+
+def kernel_nodes(node):
+    out = [node] if node["frame"]["type"] == "kernel" else []
+    for child in node["children"]:
+        out += kernel_nodes(child)
+    return out
+
+
+@pytest.fixture
+def x():
+    tensor = torch.zeros(4096, device="cuda")
+    launch(tensor)  # compiled outside the sessions
+    torch.cuda.synchronize()
+    return tensor
+
+
+def test_kernels_land_in_scopes(tmp_path, x):
+    proton.start(str(tmp_path / "run"), backend="cupti", quiet=True)
+    with proton.scope("outer"):
+        launch(x, 3)
+        with proton.scope("inner"):
+            launch(x, 5)
+    launch(x, 2)
+    report = proton.finalize()
+    root = load(report)[0]
+    assert find(root, "outer", "add_one")["metrics"]["count"] == 3
+    inner = find(root, "outer", "inner", "add_one")["metrics"]
+    assert inner["count"] == 5 and inner["time (ns)"] > 0
+    assert find(root, "add_one")["metrics"]["count"] == 2
+    assert root["metrics"]["count"] == 10 and report.kernels == 10
+    assert find(root, "outer")["metrics"]["count"] == 8  # inclusive
+    assert torch.all(x == 11)
+
+
+def test_state_overrides(tmp_path, x):
+    proton.start(str(tmp_path / "run"), backend="cupti", quiet=True)
+    with proton.scope("step"):
+        with proton.state("forward"):
+            launch(x, 2)
+            with proton.state("backward"):
+                launch(x, 3)
+    report = proton.finalize()
+    root = load(report)[0]
+    assert find(root, "step", "forward", "add_one")["metrics"]["count"] == 2
+    assert find(root, "step", "backward", "add_one")["metrics"]["count"] == 3
+
+
+def _python_site():
+    launch(pytest.x_for_python_context, 4)
+
+
+def test_python_context(tmp_path, x):
+    pytest.x_for_python_context = x
+    proton.start(str(tmp_path / "run"), backend="cupti", context="python", quiet=True)
+    _python_site()
+    report = proton.finalize()
+    names = []
+
+    def walk(node):
+        names.append(node["frame"]["name"])
+        for child in node["children"]:
+            walk(child)
+    walk(load(report)[0])
+    assert any(name.endswith("@_python_site") and "test_gpu_host.py" in name for name in names), names
+    assert any(name.endswith("@test_python_context") for name in names)
+    assert not any("/triton/" in name or "/proton/" in name.replace("test/python", "") for name in names
+                   if "@" in name), names
+
+
+def test_launch_metadata_hook(tmp_path, x):
+    before = list(triton.knobs.runtime.launch_enter_hook.calls)
+    proton.start(str(tmp_path / "run"), backend="cupti", hook="triton", quiet=True)
+    launch(x, 7)
+    report = proton.finalize()
+    assert list(triton.knobs.runtime.launch_enter_hook.calls) == before
+    metrics = find(load(report)[0], "add_one")["metrics"]
+    assert metrics["count"] == 7
+    assert metrics["flops32"] == 7 * 2.0 * x.numel()
+    assert metrics["bytes"] == 7 * 8.0 * x.numel()
+
+
+def test_user_metrics(tmp_path, x):
+    proton.start(str(tmp_path / "run"), backend="cupti", quiet=True)
+    for _ in range(3):
+        with proton.scope("step", metrics={"tokens": 128}):
+            launch(x)
+    with pytest.raises(proton.ProfilerError, match="changed type from int to float"):
+        with proton.scope("step", metrics={"tokens": 1.5}):
+            pass
+    report = proton.finalize()
+    step = find(load(report)[0], "step")
+    assert step["metrics"]["tokens"] == 384 and step["metrics"]["count"] == 3
+
+
+def test_cuda_graph_attributed_to_capture(tmp_path, x):
+    from proton import _host
+    proton.start(str(tmp_path / "run"), backend="cupti", quiet=True)
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        launch(x)  # warm-up on the capture stream
+        stream.synchronize()
+        with proton.scope("capture"):
+            with torch.cuda.graph(graph, stream=stream):
+                launch(x, 2)
+    torch.cuda.synchronize()
+    kept = _host.counters()["graph_nodes_kept"]
+    with proton.scope("replay"):
+        for _ in range(200):
+            graph.replay()
+    torch.cuda.synchronize()
+    assert _host.counters()["graph_nodes_kept"] == kept  # no growth per replay
+    report = proton.finalize()
+    root = load(report)[0]
+    captured = find(root, "capture", "add_one")["metrics"]["count"]
+    assert captured == 400, json.dumps(root)[:2000]
+    replay = [c for c in root["children"] if c["frame"]["name"] == "replay"]
+    assert not replay or replay[0]["metrics"]["count"] == 0
+
+
+def test_copies_and_sets(tmp_path, x):
+    proton.start(str(tmp_path / "run"), backend="cupti", quiet=True)
+    with proton.scope("io"):
+        host = x.cpu()
+        x.copy_(host.cuda())
+        x.zero_()
+    report = proton.finalize()
+    io = find(load(report)[0], "io")
+    names = {c["frame"]["name"]: c["frame"]["type"] for c in io["children"]}
+    assert names.get("memcpy DtoH") == "memcpy" and names.get("memcpy HtoD") == "memcpy", names
+
+
+def test_trace_timeline(tmp_path, x):
+    proton.start(str(tmp_path / "run"), backend="cupti", data="trace", quiet=True)
+    with proton.scope("t"):
+        launch(x, 6)
+    report = proton.finalize()
+    with open(report.files["chrome_trace"]) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X" and e["name"] == "add_one"]
+    assert len(events) == 6
+    starts = [e["ts"] for e in events]
+    assert starts == sorted(starts) and all(e["dur"] > 0 for e in events)
+    assert all(e["args"]["call_path"] == "t" for e in events)
+
+
+def test_two_sessions(tmp_path, x):
+    a = proton.start(str(tmp_path / "a"), backend="cupti", quiet=True)
+    launch(x, 2)
+    b = proton.start(str(tmp_path / "b"), backend="cupti", quiet=True)
+    launch(x, 3)
+    proton.deactivate(a)
+    launch(x, 4)
+    report_a = proton.finalize(a)
+    launch(x, 1)
+    report_b = proton.finalize(b)
+    assert report_a.kernels == 5
+    assert report_b.kernels == 8
+
+
+def test_disabled_is_a_no_op(tmp_path, x, monkeypatch):
+    monkeypatch.setenv("PROTON_DISABLE", "1")
+    session = proton.start(str(tmp_path / "off"), backend="cupti")
+    with proton.scope("s"):
+        launch(x)
+    assert proton.finalize() is None and session.id == -1
+    assert not os.path.exists(str(tmp_path / "off.hatchet"))
