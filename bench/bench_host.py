@@ -11,6 +11,8 @@ the plain runs of the same invocation.
     proton_hook      proton.start(backend="cupti", hook="triton")
     proton_python    proton.start(backend="cupti", context="python")
     proton_pcsampling  proton.start(mode="pcsampling")  (only with --pcsampling)
+    proton_activity_only, proton_callbacks_only   ablations (--ablations): CUPTI
+                     activity without the launch callbacks, or the callbacks alone
     triton           triton.profiler.start()
     triton_hook      triton.profiler.start(hook="triton")
     torch            torch.profiler.profile(activities=[CPU, CUDA])
@@ -60,9 +62,11 @@ def child(variant: str, launches: int, out_dir: str) -> dict:
     session_start = time.perf_counter()
     torch_prof = None
     if variant.startswith("proton"):
+        if variant in ("proton_activity_only", "proton_callbacks_only"):
+            os.environ["PROTON_CUPTI_ABLATION"] = variant[len("proton_"):].replace("_", "-")
         import proton
         kwargs = {"proton": {}, "proton_hook": {"hook": "triton"}, "proton_python": {"context": "python"},
-                  "proton_pcsampling": {"mode": "pcsampling"}}[variant]
+                  "proton_pcsampling": {"mode": "pcsampling"}}.get(variant, {})
         proton.start(path, backend="cupti", quiet=True, **kwargs)
         scope = proton.scope
     elif variant.startswith("triton"):
@@ -129,6 +133,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--pcsampling", action="store_true", help="also time mode='pcsampling'")
+    parser.add_argument("--ablations", action="store_true", help="also time CUPTI activity / callbacks alone")
     parser.add_argument("--out", default="bench/results/host_overhead", help="path prefix for .json and .md")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-dir", help=argparse.SUPPRESS)
@@ -138,6 +143,7 @@ def main() -> None:
         return
 
     variants = args.variants.split(",") + (["proton_pcsampling"] if args.pcsampling else [])
+    variants += ["proton_activity_only", "proton_callbacks_only"] if args.ablations else []
     runs = []
     work = tempfile.mkdtemp(prefix="bench_host_")
     for round_index in range(args.rounds):

@@ -180,6 +180,41 @@ NB_MODULE(_host, m) {
     metrics.bytes = bytes;
     metrics.present = true;
   });
+  // hook="triton": called by Triton before each launch with its LazyDict of
+  // launch metadata. In C++ because it runs once per launch.
+  m.def("triton_launch_hook", [](nb::handle metadata) {
+    if (metadata.is_none())
+      return;
+    nb::object extras = metadata.attr("extras");
+    if (PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 0)
+      return; // the kernel has no launch_metadata function
+    nb::object data = metadata.attr("get")();
+    if (!PyDict_Check(data.ptr()))
+      throw nb::type_error("a Triton launch_metadata function must return a dict");
+    static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
+    double values[5] = {0, 0, 0, 0, 0};
+    bool any = false;
+    for (int i = 0; i < 5; ++i) {
+      PyObject *value = PyDict_GetItemString(data.ptr(), keys[i]); // borrowed
+      if (!value)
+        continue;
+      values[i] = PyFloat_AsDouble(value);
+      if (values[i] == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyObject *name = PyDict_GetItemString(data.ptr(), "name");
+        std::string kernel = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
+        throw nb::value_error(("launch_metadata of kernel " + kernel + " gave a non-numeric '" + keys[i] +
+                               "'").c_str());
+      }
+      any |= values[i] != 0;
+    }
+    if (!any)
+      return;
+    LaunchMetrics &metrics = threadContext().pendingMetrics;
+    std::copy(values, values + 4, metrics.flops);
+    metrics.bytes = values[4];
+    metrics.present = true;
+  });
   m.def("clear_launch_metrics", []() { threadContext().pendingMetrics = LaunchMetrics{}; });
 
   m.def("open_session", [](int slot, bool keepTrace, uint64_t traceCap) {

@@ -30,10 +30,15 @@ def enter_scope(name: str, metrics: dict | None = None) -> int:
         return -1
     if not isinstance(name, str) or not name:
         raise ProfilerError(f"a scope name must be a non-empty string, got {name!r}")
-    node = _host().enter_scope(name)
+    host = _host()
+    node = host.enter_scope(name)
     if metrics:
-        for session in session_mod.active_sessions():
-            session.add_metrics(node, name, metrics)
+        try:
+            for session in session_mod.active_sessions():
+                session.add_metrics(node, name, metrics)
+        except ProfilerError:
+            host.exit_scope(name)  # a rejected scope is not left open
+            raise
     return node
 
 

@@ -162,8 +162,7 @@ class HostSession:
 
     # -- user metrics (proton.scope(..., metrics=...)) -----------------------
     def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
-        sums = self.user_metrics.setdefault(node, {})
-        for key, value in metrics.items():
+        for key, value in metrics.items():  # all checked before any is added
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ProfilerError(f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; "
                                     "metrics must be int or float")
@@ -172,6 +171,8 @@ class HostSession:
             if previous is not kind:
                 raise ProfilerError(f"metric {key!r} of scope {scope_name!r} changed type from "
                                     f"{previous.__name__} to {kind.__name__} in session {self.name!r}")
+        sums = self.user_metrics.setdefault(node, {})
+        for key, value in metrics.items():
             sums[key] = sums.get(key, 0) + value
 
 

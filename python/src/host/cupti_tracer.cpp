@@ -191,9 +191,14 @@ std::string startCuptiTracing() {
     subscriber = nullptr;
     return error + " (another CUPTI client, e.g. a second profiler, may own the subscription)";
   }
+  // Benchmark ablations only (bench/bench_host.py): trace without the
+  // launch callbacks, or call them without collecting activity.
+  const char *ablation = std::getenv("PROTON_CUPTI_ABLATION");
+  bool withCallbacks = !ablation || std::strcmp(ablation, "activity-only") != 0;
+  bool withActivity = !ablation || std::strcmp(ablation, "callbacks-only") != 0;
   // Only the launch, copy and set entry points: every other driver call
   // stays free of callbacks.
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+  for (uint32_t cbid = 1; withCallbacks && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
     const char *name = nullptr;
     if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
       continue;
@@ -212,6 +217,8 @@ std::string startCuptiTracing() {
   }
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                   CUPTI_ACTIVITY_KIND_MEMSET}) {
+    if (!withActivity)
+      break;
     error = check(api.cuptiActivityEnable(kind), "cuptiActivityEnable");
     if (!error.empty())
       return error;
