@@ -13,6 +13,9 @@ the plain runs of the same invocation.
     proton_pcsampling  proton.start(mode="pcsampling")  (only with --pcsampling)
     proton_activity_only, proton_callbacks_only   ablations (--ablations): CUPTI
                      activity without the launch callbacks, or the callbacks alone
+    plain_hook_noop, plain_hook_get   floors (--ablations): no profiler, a Python
+                     launch_enter_hook that does nothing (Triton then builds each
+                     launch's metadata dict) or that evaluates launch_metadata
     triton           triton.profiler.start()
     triton_hook      triton.profiler.start(hook="triton")
     torch            torch.profiler.profile(activities=[CPU, CUDA])
@@ -73,6 +76,9 @@ def child(variant: str, launches: int, out_dir: str) -> dict:
         import triton.profiler as tp
         tp.start(path, hook="triton" if variant == "triton_hook" else None)
         scope = tp.scope
+    elif variant in ("plain_hook_noop", "plain_hook_get"):
+        hook = (lambda md: None) if variant == "plain_hook_noop" else (lambda md: md.get())
+        triton.knobs.runtime.launch_enter_hook.add(hook)
     elif variant == "torch":
         torch_prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                         torch.profiler.ProfilerActivity.CUDA])
@@ -143,7 +149,8 @@ def main() -> None:
         return
 
     variants = args.variants.split(",") + (["proton_pcsampling"] if args.pcsampling else [])
-    variants += ["proton_activity_only", "proton_callbacks_only"] if args.ablations else []
+    variants += ["proton_activity_only", "proton_callbacks_only", "plain_hook_noop", "plain_hook_get"] \
+        if args.ablations else []
     runs = []
     work = tempfile.mkdtemp(prefix="bench_host_")
     for round_index in range(args.rounds):
