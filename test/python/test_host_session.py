@@ -1,0 +1,146 @@
+"""The host profiler's Python API without a GPU: argument and misuse errors,
+missing CUPTI / ROCm, PROTON_DISABLE, and whole sessions (start, scopes,
+states, user and launch metrics, finalize, tree and trace files) over the
+fake libcupti of test_host_runtime.py."""
+
+import json
+
+import pytest
+
+import proton
+from proton.host import libraries, session as host_session
+
+from test_host_runtime import CBID_cuLaunchKernel, fake, fake_path, h  # noqa: F401 (fixtures)
+
+
+@pytest.fixture(autouse=True)
+def no_host_session_left():
+    yield
+    leftover = proton.sessions()
+    for s in leftover:
+        proton.finalize(s)
+    assert not leftover, "a test left a session open"
+
+
+def test_argument_errors():
+    with pytest.raises(proton.ProfilerError, match="unknown context 'stack'; valid: shadow, python"):
+        proton.start("x", backend="cupti", context="stack")
+    with pytest.raises(proton.ProfilerError, match="unknown data 'json'; valid: tree, trace"):
+        proton.start("x", backend="cupti", data="json")
+    with pytest.raises(proton.ProfilerError, match="unknown hook 'torch'"):
+        proton.start("x", backend="cupti", hook="torch")
+    with pytest.raises(proton.ProfilerError, match="is an instrumentation mode"):
+        proton.start("x", backend="cupti", mode="default:optimizations=clock32")
+    with pytest.raises(proton.ModeError, match="interval is a period exponent in 5..31"):
+        proton.start("x", mode="pcsampling:interval=2")
+    with pytest.raises(proton.ProfilerError, match="outputs and max_launches_per_kernel apply"):
+        proton.start("x", backend="cupti", outputs=["tree"])
+    with pytest.raises(proton.ProfilerError, match="session 7 is not open"):
+        proton.finalize(7)
+
+
+def test_missing_cupti_names_what_was_searched(monkeypatch, tmp_path):
+    monkeypatch.delenv("PROTON_CUPTI_LIB", raising=False)
+    monkeypatch.setattr(libraries, "cupti_candidates", lambda: [str(tmp_path / "nowhere")])
+    with pytest.raises(proton.ProfilerError, match="CUPTI \\(libcupti.so\\) not found; searched: .*nowhere"):
+        libraries.find_cupti()
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(tmp_path / "libcupti.so.99"))
+    with pytest.raises(proton.ProfilerError, match="PROTON_CUPTI_LIB=.*libcupti.so.99 is not a file"):
+        proton.start("x", backend="cupti")
+    assert proton.sessions() == []
+
+
+def test_missing_rocm_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("PROTON_ROCTRACER_LIB", raising=False)
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
+    monkeypatch.setattr(libraries.glob, "glob", lambda pattern: [])
+    with pytest.raises(proton.ProfilerError, match="ROCTracer \\(libroctracer64.so\\) not found; searched: .*rocm/lib"):
+        proton.start("x", backend="roctracer")
+
+
+def test_disabled_switch(monkeypatch, tmp_path):
+    monkeypatch.setenv("PROTON_DISABLE", "1")
+    session = proton.start(str(tmp_path / "off"), backend="cupti")
+    with proton.scope("s", metrics={"x": 1}):
+        with proton.state("t"):
+            assert h.scope_stack() == []
+    assert proton.finalize() is None and proton.sessions() == []
+    assert not (tmp_path / "off.hatchet").exists() and session.id == -1
+
+
+def _find(node, *names):
+    for name in names:
+        node = next(c for c in node["children"] if c["frame"]["name"] == name)
+    return node
+
+
+def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    proton.start(str(tmp_path / "run"), backend="cupti", data="trace", hook="triton", quiet=True)
+    with proton.scope("outer", metrics={"tokens": 3}):
+        fake.fake_launch(CBID_cuLaunchKernel, b"k1", 100, 300, 1)
+        with proton.state("fwd"):
+            fake.fake_launch(CBID_cuLaunchKernel, b"k2", 400, 1000, 1)
+    with pytest.raises(proton.ProfilerError, match="metric 'tokens' of scope 'outer' changed type from int to float"):
+        with proton.scope("outer", metrics={"tokens": 0.5}):
+            pass
+    assert h.scope_stack() == []  # the rejected scope was not left open
+
+    # hook="triton": Triton calls the hook with each launch's LazyDict.
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+    assert h.triton_launch_hook in triton.knobs.runtime.launch_enter_hook.calls
+    metadata = LazyDict({"name": "k3"})
+    metadata.add(lambda: {"flops16": 1e6, "bytes": 4096}, ())
+    triton.knobs.runtime.launch_enter_hook(metadata)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k3", 2000, 2100, 1)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k3", 2200, 2300, 1)  # no metadata for this one
+
+    report = proton.finalize()
+    assert h.triton_launch_hook not in triton.knobs.runtime.launch_enter_hook.calls
+    assert report.kernels == 4
+    root, devices = json.load(open(report.files["tree"])), None
+    root = root[0]
+    assert root["metrics"]["count"] == 4 and root["metrics"]["time (ns)"] == 200 + 600 + 200
+    outer = _find(root, "outer")
+    assert outer["metrics"]["tokens"] == 3 and outer["metrics"]["time (ns)"] == 800
+    assert _find(outer, "k1")["metrics"] == {"time (ns)": 200.0, "count": 1, "device_id": "0"}
+    assert _find(outer, "fwd")["frame"]["type"] == "state"
+    assert _find(outer, "fwd", "k2")["metrics"]["time (ns)"] == 600
+    k3 = _find(root, "k3")["metrics"]
+    assert k3["count"] == 2 and k3["flops16"] == 1e6 and k3["bytes"] == 4096
+
+    events = [e for e in json.load(open(report.files["chrome_trace"]))["traceEvents"] if e["ph"] == "X"]
+    assert [(e["name"], e["args"]["call_path"], e["ts"], e["dur"]) for e in events] == [
+        ("k1", "outer", 0.0, 0.2), ("k2", "outer/fwd", 0.3, 0.6), ("k3", "ROOT", 1.9, 0.1), ("k3", "ROOT", 2.1, 0.1)]
+
+
+def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    a = proton.start(str(tmp_path / "a"), backend="cupti", quiet=True)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    b = proton.start(str(tmp_path / "b"), backend="cupti", quiet=True)
+    with pytest.raises(proton.ProfilerError, match="share one context mode"):
+        proton.start(str(tmp_path / "c"), backend="cupti", context="python")
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    proton.deactivate(a)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    proton.activate(a)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    reports = proton.finalize()
+    assert [r.kernels for r in reports] == [3, 3]
+    assert [s.name for s in host_session.open_sessions()] == []
+    assert not h.cupti_tracing()  # the last session stopped tracing
+
+
+def test_profile_decorator(fake, fake_path, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+
+    @proton.profile(str(tmp_path / "deco"), backend="cupti", quiet=True)
+    @proton.scope("work")
+    def work():
+        fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 50, 1)
+
+    work()
+    tree = json.load(open(tmp_path / "deco.hatchet"))[0]
+    assert _find(tree, "work", "k")["metrics"]["count"] == 1
