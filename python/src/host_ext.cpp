@@ -5,10 +5,12 @@
 #include "host/call_path.h"
 #include "host/cupti_api.h"
 #include "host/cupti_tracer.h"
+#include "host/pc_sampling.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <Python.h>
@@ -124,6 +126,11 @@ NB_MODULE(_host, m) {
     raiseIfError(stopCuptiTracing());
   });
   m.def("cupti_tracing", &cuptiTracing);
+  m.def("set_pc_sampling", [](bool enabled, uint32_t interval) {
+    nb::gil_scoped_release release; // switching off drains CUPTI
+    setPcSampling(enabled, interval);
+  });
+  m.def("pc_sampling_error", []() { return pcSampler().error(); });
   m.def("set_active_sessions", &setActiveSessions);
   m.def("set_python_context", [](bool enabled, std::vector<std::string> prefixes) {
     skippedPrefixes = std::move(prefixes);
@@ -221,6 +228,7 @@ NB_MODULE(_host, m) {
     if (slot < 0 || slot >= kMaxSessions)
       throw nb::value_error("session slot out of range");
     activityStore().openSession(slot, keepTrace, traceCap);
+    pcSampler().clearSession(slot);
   });
   m.def("take_session", [](int slot) {
     if (slot < 0 || slot >= kMaxSessions)
@@ -235,6 +243,16 @@ NB_MODULE(_host, m) {
       trace.push_back({t.node, t.name, t.device, t.stream, uint32_t(t.kind), t.correlation, t.start, t.end});
     return nb::make_tuple(packed(aggregates), packed(trace), result.traceDropped);
   });
+  // [(node, kernel, line, CUPTI stall reason, samples)]: few rows (lines x
+  // reasons per kernel and context), so plain tuples.
+  m.def("take_pc_samples", [](int slot) {
+    if (slot < 0 || slot >= kMaxSessions)
+      throw nb::value_error("session slot out of range");
+    std::vector<std::tuple<uint32_t, std::string, std::string, std::string, uint64_t>> rows;
+    for (PcSampleRow &row : pcSampler().takeSession(slot))
+      rows.emplace_back(row.node, std::move(row.kernel), std::move(row.line), std::move(row.stall), row.count);
+    return rows;
+  });
   m.def("counters", []() {
     TracerCounters counters = tracerCounters();
     nb::dict out;
@@ -243,6 +261,8 @@ NB_MODULE(_host, m) {
     out["dropped_records"] = counters.droppedRecords;
     out["unattributed"] = activityStore().unattributed();
     out["graph_nodes_kept"] = activityStore().graphNodesKept();
+    out["pc_samples"] = pcSampler().totalSamples();
+    out["pc_samples_dropped"] = pcSampler().droppedSamples();
     return out;
   });
 }

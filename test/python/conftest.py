@@ -7,6 +7,8 @@ os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="proton-test-c
 
 import pytest
 
+from fake_cupti_support import fake, fake_path  # noqa: F401 (shared fixtures)
+
 
 def _gpu_available() -> bool:
     try:

@@ -10,7 +10,7 @@ import pytest
 import proton
 from proton.host import libraries, session as host_session
 
-from test_host_runtime import CBID_cuLaunchKernel, fake, fake_path, h  # noqa: F401 (fixtures)
+from test_host_runtime import CBID_cuLaunchKernel, h
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +74,7 @@ def _find(node, *names):
     return node
 
 
-def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):  # noqa: F811
+def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
     proton.start(str(tmp_path / "run"), backend="cupti", data="trace", hook="triton", quiet=True)
     with proton.scope("outer", metrics={"tokens": 3}):
@@ -115,7 +115,7 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):  # noqa: F8
         ("k1", "outer", 0.0, 0.2), ("k2", "outer/fwd", 0.3, 0.6), ("k3", "ROOT", 1.9, 0.1), ("k3", "ROOT", 2.1, 0.1)]
 
 
-def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):  # noqa: F811
+def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
     a = proton.start(str(tmp_path / "a"), backend="cupti", quiet=True)
     fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
@@ -133,7 +133,7 @@ def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):  # noq
     assert not h.cupti_tracing()  # the last session stopped tracing
 
 
-def test_profile_decorator(fake, fake_path, tmp_path, monkeypatch):  # noqa: F811
+def test_profile_decorator(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
 
     @proton.profile(str(tmp_path / "deco"), backend="cupti", quiet=True)

@@ -45,10 +45,12 @@ class HostReport:
     unattributed: int = 0            # activities whose launch was not seen (process-wide)
     dropped_records: int = 0         # records the tracer dropped (process-wide)
     trace_dropped: int = 0           # timeline rows over the cap
+    pc_samples: int = 0              # PC samples attributed to this session (mode="pcsampling")
     warnings: list = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"proton: session {self.name!r}: {self.kernels} kernel launches, {self.activities} activities"]
+        lines = [f"proton: session {self.name!r}: {self.kernels} kernel launches, {self.activities} activities"
+                 + (f", {self.pc_samples} PC samples" if self.pc_samples else "")]
         lines += [f"  warning: {w}" for w in self.warnings]
         lines += [f"  wrote {path}" for path in self.files.values()]
         return "\n".join(lines)
@@ -91,12 +93,17 @@ class HostSession:
         free = [slot for slot in range(MAX_SESSIONS) if slot not in used]
         if not free:
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
+        if self.pc_sampling is not None:
+            _check_pc_sampling(host, self)
         if not host.cupti_tracing():
             path = libraries.find_cupti()
             try:
                 host.load_cupti(path)
+                if self.pc_sampling is not None:  # before tracing starts: it then keeps the cubins
+                    host.set_pc_sampling(True, self.pc_sampling.interval)
                 host.start_cupti()
             except RuntimeError as error:
+                host.set_pc_sampling(False, 0)
                 raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
         self.slot = free[0]
         host.open_session(self.slot, self.data == "trace", TRACE_CAP)
@@ -131,6 +138,8 @@ class HostSession:
         except RuntimeError as error:
             report.warnings.append(f"flushing CUPTI: {error}")
         aggregate_bytes, trace_bytes, trace_dropped = host.take_session(self.slot)
+        pc_samples = host.take_pc_samples(self.slot)
+        pc_error = host.pc_sampling_error() if self.pc_sampling is not None else ""
         del _sessions[self.slot]
         _update_context()
         counters = host.counters()
@@ -139,6 +148,7 @@ class HostSession:
                 host.stop_cupti()
             except RuntimeError as error:
                 report.warnings.append(f"stopping CUPTI: {error}")
+            host.set_pc_sampling(False, 0)
         aggregates = records.aggregates(aggregate_bytes)
         names = host.names()
         nodes = records.nodes(host.nodes())
@@ -151,7 +161,13 @@ class HostSession:
             report.warnings.append(f"CUPTI dropped {report.dropped_records} activity records")
         if report.trace_dropped:
             report.warnings.append(f"{report.trace_dropped} timeline rows over the cap of {TRACE_CAP} were not kept")
-        tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, _device_info(aggregates))
+        report.pc_samples = sum(int(row[4]) for row in pc_samples if not row[3].endswith(profile_tree.NOT_ISSUED))
+        if pc_error:
+            report.warnings.append(f"PC sampling: {pc_error}")
+        if self.pc_sampling is not None and counters["pc_samples_dropped"]:
+            report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
+        tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, _device_info(aggregates),
+                                  pc_samples=pc_samples)
         report.files["tree"] = profile_tree.write(self.name + ".hatchet", tree)
         if self.data == "trace":
             rows = records.trace_rows(trace_bytes)
@@ -185,6 +201,19 @@ def open_sessions() -> list[HostSession]:
 
 def active_sessions() -> list[HostSession]:
     return [s for s in _sessions.values() if s.active]
+
+
+def _check_pc_sampling(host, session: HostSession) -> None:
+    # CUPTI's PC sampling is process-wide and must be set up before tracing
+    # starts: the first host session decides.
+    samplers = [s for s in _sessions.values() if s.pc_sampling is not None]
+    if host.cupti_tracing() and not samplers:
+        raise ProfilerError("PC sampling (mode='pcsampling') must be the first host session: CUPTI is already "
+                            "tracing for a session without it; finalize the open host sessions first")
+    for other in samplers:
+        if other.pc_sampling.interval != session.pc_sampling.interval:
+            raise ProfilerError(f"session {other.name!r} samples PCs with interval={other.pc_sampling.interval}; "
+                                f"sessions open at the same time share it, not interval={session.pc_sampling.interval}")
 
 
 def _publish_active() -> None:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 
 #include <string>
 
@@ -23,7 +24,15 @@ struct CuptiApi {
   X(cuptiActivityFlushAll)                                                     \
   X(cuptiActivityGetNextRecord)                                                \
   X(cuptiActivityGetNumDroppedRecords)                                         \
-  X(cuptiGetGraphNodeId)
+  X(cuptiGetGraphNodeId)                                                       \
+  X(cuptiPCSamplingEnable)                                                     \
+  X(cuptiPCSamplingDisable)                                                    \
+  X(cuptiPCSamplingGetNumStallReasons)                                         \
+  X(cuptiPCSamplingGetStallReasons)                                            \
+  X(cuptiPCSamplingSetConfigurationAttribute)                                  \
+  X(cuptiPCSamplingGetData)                                                    \
+  X(cuptiGetCubinCrc)                                                          \
+  X(cuptiGetSassToSourceCorrelation)
 #define PROTON_CUPTI_POINTER(name) decltype(&::name) name = nullptr;
   PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_POINTER)
 #undef PROTON_CUPTI_POINTER

@@ -3,6 +3,7 @@
 #include "activity_store.h"
 #include "call_path.h"
 #include "cupti_api.h"
+#include "pc_sampling.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -27,6 +28,13 @@ struct ApiInFlight {
   LaunchContext context;
 };
 thread_local ApiInFlight inFlight;
+// A PC-sampled launch between its enter and exit callbacks on this thread,
+// and whether stream capture turned it into a graph node: then no kernel
+// ran, and synchronizing would break the capture.
+struct SampledInFlight {
+  bool active = false, captured = false;
+};
+thread_local SampledInFlight sampledInFlight;
 
 bool startsWith(const char *text, const char *prefix) {
   return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
@@ -48,9 +56,24 @@ uint64_t graphNodeId(CUgraphNode node) {
 }
 
 void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
+  bool sampled = pcSampler().enabled() && isKernelLaunch(data->functionName);
   if (data->callbackSite == CUPTI_API_EXIT) {
+    if (sampled && !sampledInFlight.captured) {
+      PcLaunch launch; // no sessions: its samples are drained and dropped
+      launch.correlation = data->correlationId;
+      if (inFlight.active && inFlight.context.correlation == data->correlationId) {
+        launch.node = inFlight.context.node;
+        launch.sessions = inFlight.context.sessions;
+      }
+      pcSampler().afterLaunch(data->context, launch);
+    }
     inFlight.active = false;
+    sampledInFlight = SampledInFlight{};
     return;
+  }
+  if (sampled) {
+    sampledInFlight = {true, false};
+    pcSampler().beforeLaunch(data->context);
   }
   ThreadContext &thread = threadContext();
   LaunchContext context;
@@ -72,10 +95,20 @@ void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
 }
 
 void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData *data) {
+  if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+    if (auto *module = static_cast<const CUpti_ModuleResourceData *>(data->resourceDescriptor))
+      pcSampler().moduleLoaded(module->pCubin, module->cubinSize);
+    return;
+  }
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    pcSampler().contextDestroying(data->context);
+    return;
+  }
   auto *graph = static_cast<const CUpti_GraphData *>(data->resourceDescriptor);
   if (!graph)
     return;
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+    sampledInFlight.captured = sampledInFlight.active;
     uint64_t id = graphNodeId(graph->node);
     if (!id)
       return;
@@ -126,6 +159,13 @@ const char *copyKindName(uint8_t kind) {
   case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
   default: return "memcpy";
   }
+}
+
+// PC sampling keeps cubins (source lines) and lets go of a context before
+// it is destroyed; other sessions need neither callback.
+void enablePcSamplingCallbacks(bool enable) {
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+    cupti().cuptiEnableCallback(enable ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
 }
 
 std::string check(CUptiResult result, const char *what) {
@@ -186,10 +226,15 @@ std::string startCuptiTracing() {
     return "CUPTI is not loaded";
   if (subscriber)
     return "";
-  std::string error = check(api.cuptiSubscribe(&subscriber, onCallback, nullptr), "cuptiSubscribe");
+  CUptiResult result = api.cuptiSubscribe(&subscriber, onCallback, nullptr);
+  std::string error = check(result, "cuptiSubscribe");
   if (!error.empty()) {
     subscriber = nullptr;
-    return error + " (another CUPTI client, e.g. a second profiler, may own the subscription)";
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+      return error + " (another CUPTI client, e.g. a second profiler, owns the subscription)";
+    if (result == CUPTI_ERROR_NOT_INITIALIZED)
+      return error + " (no usable CUDA driver or GPU in this process)";
+    return error;
   }
   // Benchmark ablations only (bench/bench_host.py): trace without the
   // launch callbacks, or call them without collecting activity.
@@ -208,6 +253,8 @@ std::string startCuptiTracing() {
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING})
     api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  if (pcSampler().enabled())
+    enablePcSamplingCallbacks(true);
   if (!callbacksRegistered) {
     error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
                   "cuptiActivityRegisterCallbacks");
@@ -243,6 +290,7 @@ std::string stopCuptiTracing() {
   if (!subscriber)
     return "";
   std::string error = flushCuptiTracing();
+  pcSampler().disableAll();
   CuptiApi &api = cupti();
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                   CUPTI_ACTIVITY_KIND_MEMSET})
@@ -254,6 +302,14 @@ std::string stopCuptiTracing() {
 }
 
 bool cuptiTracing() { return subscriber != nullptr; }
+
+void setPcSampling(bool enabled, uint32_t interval) {
+  if (!enabled)
+    pcSampler().disableAll();
+  pcSampler().configure(enabled, interval);
+  if (subscriber)
+    enablePcSamplingCallbacks(enabled);
+}
 
 void setActiveSessions(uint64_t mask) { activeSessions.store(mask, std::memory_order_relaxed); }
 

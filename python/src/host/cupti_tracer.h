@@ -19,6 +19,9 @@ std::string stopCuptiTracing();
 bool cuptiTracing();
 
 void setActiveSessions(uint64_t mask);
+// PC sampling of every kernel launch (python/src/host/pc_sampling.h); set
+// before startCuptiTracing, which then also keeps the cubins loaded.
+void setPcSampling(bool enabled, uint32_t interval);
 void setContextCapture(ContextCapture capture);
 
 struct TracerCounters {

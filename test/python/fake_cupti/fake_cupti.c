@@ -3,11 +3,14 @@
  * like a real libcupti; the tests drive it through the fake_* functions
  * (ctypes), which play the part of the CUDA driver: API callbacks around
  * "launches", resource callbacks for graph nodes, and activity records
- * delivered by cuptiActivityFlushAll.
+ * delivered by cuptiActivityFlushAll. With PC sampling enabled, each launch
+ * leaves a few canned PC samples for cuptiPCSamplingGetData, and cubins
+ * "loaded" with fake_load_module map PCs to made-up source lines.
  *
  * Activity buffers hold fixed-size slots, each large enough for the largest
  * record kind used here, so cuptiActivityGetNextRecord can walk them. */
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 
 #include <pthread.h>
 #include <stdint.h>
@@ -41,6 +44,9 @@ static uint32_t currentDevice = 0;
 static uint32_t currentStream = 7;
 static uint64_t callbackCount = 0;   /* subscriber callbacks invoked */
 static uint64_t buffersCompleted = 0; /* completed buffers handed back */
+/* The one context of the fake driver: launches and resources report it. */
+static int contextToken;
+#define FAKE_CONTEXT ((CUcontext)&contextToken)
 
 /* ---------------------------------------------------------- record slots */
 
@@ -323,6 +329,209 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode node, uint64_t 
   return CUPTI_SUCCESS;
 }
 
+/* ---------------------------------------------------------- PC sampling */
+
+/* Three stall reasons, with CUPTI's kind of names and non-contiguous
+ * indices. */
+#define NUM_STALLS 3
+static const uint32_t stallIndex[NUM_STALLS] = {2, 5, 9};
+static const char *stallName[NUM_STALLS] = {"smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+                                            "smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
+                                            "smsp__pcsamp_warps_issue_stalled_selected"};
+
+struct FakePc {
+  uint64_t crc, pcOffset;
+  const char *function;
+  uint32_t correlation;
+  uint32_t samples[NUM_STALLS]; /* per stall reason, in stallIndex order */
+};
+#define MAX_PENDING_PCS 4096
+static struct FakePc pendingPcs[MAX_PENDING_PCS];
+static size_t pendingPcCount = 0;
+
+static int pcEnabled = 0;           /* cuptiPCSamplingEnable'd on FAKE_CONTEXT */
+static int pcEnableCalls = 0;
+static uint32_t pcCollectionMode = 0, pcPeriod = 0;
+static size_t pcStallCount = 0;
+static void *pcConfiguredBuffer = NULL;
+static size_t pcChunk = 0;          /* PCs per cuptiPCSamplingGetData call, 0: no limit */
+static uint64_t pcGetDataCalls = 0;
+static uint64_t moduleCrc = 0;      /* of the last fake_load_module */
+
+static const char kCubinMagic[] = "FAKECUBIN";
+
+static uint64_t fnv1a(const void *bytes, size_t size) {
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i)
+    hash = (hash ^ ((const unsigned char *)bytes)[i]) * 1099511628211ull;
+  return hash;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *params) {
+  if (!params || params->size != CUpti_PCSamplingEnableParamsSize || params->ctx != FAKE_CONTEXT)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  pcEnabled = 1;
+  ++pcEnableCalls;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *params) {
+  if (!params || params->size != CUpti_PCSamplingDisableParamsSize || params->ctx != FAKE_CONTEXT)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!pcEnabled)
+    return CUPTI_ERROR_INVALID_OPERATION;
+  pcEnabled = 0;
+  pcCollectionMode = pcPeriod = 0;
+  pcStallCount = 0;
+  pcConfiguredBuffer = NULL;
+  pendingPcCount = 0;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI
+cuptiPCSamplingGetNumStallReasons(CUpti_PCSamplingGetNumStallReasonsParams *params) {
+  if (!params || params->size != CUpti_PCSamplingGetNumStallReasonsParamsSize || !params->numStallReasons)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!pcEnabled)
+    return CUPTI_ERROR_INVALID_OPERATION;
+  *params->numStallReasons = NUM_STALLS;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiPCSamplingGetStallReasons(CUpti_PCSamplingGetStallReasonsParams *params) {
+  if (!params || params->size != CUpti_PCSamplingGetStallReasonsParamsSize ||
+      params->numStallReasons != NUM_STALLS || !params->stallReasonIndex || !params->stallReasons)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!pcEnabled)
+    return CUPTI_ERROR_INVALID_OPERATION;
+  for (size_t i = 0; i < NUM_STALLS; ++i) {
+    params->stallReasonIndex[i] = stallIndex[i];
+    strncpy(params->stallReasons[i], stallName[i], CUPTI_STALL_REASON_STRING_SIZE - 1);
+    params->stallReasons[i][CUPTI_STALL_REASON_STRING_SIZE - 1] = '\0';
+  }
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI
+cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *params) {
+  if (!params || params->size != CUpti_PCSamplingConfigurationInfoParamsSize || params->ctx != FAKE_CONTEXT ||
+      !params->pPCSamplingConfigurationInfo)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!pcEnabled)
+    return CUPTI_ERROR_INVALID_OPERATION;
+  CUptiResult result = CUPTI_SUCCESS;
+  for (size_t i = 0; i < params->numAttributes; ++i) {
+    CUpti_PCSamplingConfigurationInfo *info = &params->pPCSamplingConfigurationInfo[i];
+    info->attributeStatus = CUPTI_SUCCESS;
+    switch (info->attributeType) {
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE:
+      pcCollectionMode = info->attributeData.collectionModeData.collectionMode;
+      break;
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD:
+      pcPeriod = info->attributeData.samplingPeriodData.samplingPeriod;
+      if (pcPeriod < 5 || pcPeriod > 31)
+        info->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
+      break;
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON:
+      pcStallCount = info->attributeData.stallReasonData.stallReasonCount;
+      if (!info->attributeData.stallReasonData.pStallReasonIndex)
+        info->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
+      break;
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
+      pcConfiguredBuffer = info->attributeData.samplingDataBufferData.samplingDataBuffer;
+      break;
+    default:
+      info->attributeStatus = CUPTI_ERROR_INVALID_OPERATION;
+    }
+    if (info->attributeStatus != CUPTI_SUCCESS)
+      result = info->attributeStatus;
+  }
+  return result;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams *params) {
+  if (!params || params->size != CUpti_PCSamplingGetDataParamsSize || params->ctx != FAKE_CONTEXT ||
+      !params->pcSamplingData)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!pcEnabled)
+    return CUPTI_ERROR_INVALID_OPERATION;
+  CUpti_PCSamplingData *data = (CUpti_PCSamplingData *)params->pcSamplingData;
+  if (data->size != sizeof(CUpti_PCSamplingData) || !data->pPcData || !data->collectNumPcs)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  ++pcGetDataCalls;
+  size_t count = pendingPcCount;
+  if (count > data->collectNumPcs)
+    count = data->collectNumPcs;
+  if (pcChunk && count > pcChunk)
+    count = pcChunk;
+  data->totalSamples = 0;
+  data->droppedSamples = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const struct FakePc *pc = &pendingPcs[i];
+    CUpti_PCSamplingPCData *out = &data->pPcData[i];
+    if (out->size != sizeof(CUpti_PCSamplingPCData) || !out->stallReason)
+      return CUPTI_ERROR_INVALID_PARAMETER;
+    out->cubinCrc = pc->crc;
+    out->pcOffset = pc->pcOffset;
+    out->functionName = (char *)pc->function;
+    out->correlationId = pc->correlation;
+    out->stallReasonCount = 0;
+    for (size_t k = 0; k < NUM_STALLS && k < pcStallCount; ++k) {
+      if (!pc->samples[k])
+        continue;
+      out->stallReason[out->stallReasonCount].pcSamplingStallReasonIndex = stallIndex[k];
+      out->stallReason[out->stallReasonCount].samples = pc->samples[k];
+      ++out->stallReasonCount;
+      data->totalSamples += pc->samples[k];
+    }
+  }
+  memmove(pendingPcs, pendingPcs + count, (pendingPcCount - count) * sizeof pendingPcs[0]);
+  pendingPcCount -= count;
+  data->totalNumPcs = count;
+  data->remainingNumPcs = pendingPcCount;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetCubinCrc(CUpti_GetCubinCrcParams *params) {
+  if (!params || params->size != CUpti_GetCubinCrcParamsSize || !params->cubin || !params->cubinSize)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  params->cubinCrc = fnv1a(params->cubin, params->cubinSize);
+  return CUPTI_SUCCESS;
+}
+
+/* Lines 10 + pcOffset / 32 of /src/fake/fake_kernels.py; PCs from 0x400 on
+ * have no line information. */
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetSassToSourceCorrelation(CUpti_GetSassToSourceCorrelationParams *params) {
+  if (!params || params->size != CUpti_GetSassToSourceCorrelationParamsSize || !params->cubin ||
+      !params->functionName || !params->cubinSize)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (params->cubinSize < sizeof kCubinMagic - 1 || memcmp(params->cubin, kCubinMagic, sizeof kCubinMagic - 1))
+    return CUPTI_ERROR_INVALID_MODULE;
+  if (params->pcOffset >= 0x400)
+    return CUPTI_ERROR_UNKNOWN;
+  params->lineNumber = (uint32_t)(10 + params->pcOffset / 32);
+  params->fileName = strdup("fake_kernels.py");
+  params->dirName = strdup("/src/fake");
+  return CUPTI_SUCCESS;
+}
+
+/* What a sampled launch of `kernelName` leaves: four PCs, eight samples
+ * (see test_pc_sampling.py). */
+static void queuePcs(const char *kernelName, uint32_t correlation) {
+  static const struct {
+    uint64_t pcOffset;
+    uint32_t samples[NUM_STALLS];
+  } canned[] = {{0x10, {3, 0, 1}}, {0x20, {0, 2, 0}}, {0x30, {1, 0, 0}}, {0x400, {0, 0, 1}}};
+  for (size_t i = 0; i < sizeof canned / sizeof canned[0] && pendingPcCount < MAX_PENDING_PCS; ++i) {
+    struct FakePc *pc = &pendingPcs[pendingPcCount++];
+    pc->crc = moduleCrc;
+    pc->pcOffset = canned[i].pcOffset;
+    pc->function = internName(kernelName);
+    pc->correlation = correlation;
+    memcpy(pc->samples, canned[i].samples, sizeof pc->samples);
+  }
+}
+
 /* ------------------------------------------------- the fake "driver" */
 
 static int enabled(CUpti_CallbackDomain domain, uint32_t cbid) {
@@ -340,8 +549,20 @@ static void apiCallback(uint32_t cbid, CUpti_ApiCallbackSite site, uint32_t corr
   data.symbolName = symbol;
   data.correlationData = &correlationData;
   data.correlationId = correlation;
+  data.context = FAKE_CONTEXT;
   ++callbackCount;
   subscriberCallback(subscriberUserdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+}
+
+static void resourceCallback(CUpti_CallbackId cbid, void *descriptor) {
+  if (!enabled(CUPTI_CB_DOMAIN_RESOURCE, cbid))
+    return;
+  CUpti_ResourceData data;
+  memset(&data, 0, sizeof data);
+  data.context = FAKE_CONTEXT;
+  data.resourceDescriptor = descriptor;
+  ++callbackCount;
+  subscriberCallback(subscriberUserdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
 }
 
 static void graphCallback(CUpti_CallbackId cbid, uint64_t node, uint64_t original) {
@@ -403,8 +624,33 @@ FAKE_EXPORT uint32_t fake_launch(uint32_t cbid, const char *kernelName, uint64_t
   apiCallback(cbid, CUPTI_API_ENTER, correlation, kernelName);
   if (emitActivity)
     queueKernel(kernelName, correlation, 0, start, end);
+  if (pcEnabled)
+    queuePcs(kernelName, correlation);
   apiCallback(cbid, CUPTI_API_EXIT, correlation, kernelName);
   return correlation;
+}
+
+/* cuModuleLoadData of `size` bytes (starting "FAKECUBIN" for source lines):
+ * the MODULE_LOADED callback, and later samples come from this module.
+ * Returns its CRC. */
+FAKE_EXPORT uint64_t fake_load_module(const char *bytes, size_t size) {
+  moduleCrc = fnv1a(bytes, size);
+  CUpti_ModuleResourceData module;
+  memset(&module, 0, sizeof module);
+  module.moduleId = 1;
+  module.pCubin = bytes;
+  module.cubinSize = size;
+  resourceCallback(CUPTI_CBID_RESOURCE_MODULE_LOADED, &module);
+  return moduleCrc;
+}
+
+/* cuCtxDestroy of the fake context (it lives on: only the callback). */
+FAKE_EXPORT void fake_destroy_context(void) { resourceCallback(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, NULL); }
+
+/* Samples left behind, as a launch the profiler did not drain would leave. */
+FAKE_EXPORT void fake_queue_pcs(const char *kernelName, uint32_t correlation) {
+  if (pcEnabled)
+    queuePcs(kernelName, correlation);
 }
 
 /* `count` cuLaunchKernel launches of `kernelName` (durations 1 ns), for
@@ -579,3 +825,12 @@ FAKE_EXPORT uint64_t fake_callback_count(void) { return callbackCount; }
 FAKE_EXPORT uint64_t fake_buffers_completed(void) { return buffersCompleted; }
 FAKE_EXPORT uint64_t fake_pending_records(void) { return pendingCount; }
 FAKE_EXPORT uint64_t fake_slot_bytes(void) { return SLOT_BYTES; }
+FAKE_EXPORT int fake_pc_enabled(void) { return pcEnabled; }
+FAKE_EXPORT int fake_pc_enable_calls(void) { return pcEnableCalls; }
+FAKE_EXPORT uint32_t fake_pc_collection_mode(void) { return pcCollectionMode; }
+FAKE_EXPORT uint32_t fake_pc_period(void) { return pcPeriod; }
+FAKE_EXPORT uint64_t fake_pc_stall_count(void) { return pcStallCount; }
+FAKE_EXPORT int fake_pc_has_buffer(void) { return pcConfiguredBuffer != NULL; }
+FAKE_EXPORT uint64_t fake_pc_get_data_calls(void) { return pcGetDataCalls; }
+FAKE_EXPORT uint64_t fake_pc_pending(void) { return pendingPcCount; }
+FAKE_EXPORT void fake_pc_set_chunk(uint64_t chunk) { pcChunk = chunk; }
