@@ -99,8 +99,7 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     report = proton.finalize()
     assert h.triton_launch_hook not in triton.knobs.runtime.launch_enter_hook.calls
     assert report.kernels == 4
-    root, devices = json.load(open(report.files["tree"])), None
-    root = root[0]
+    root = json.load(open(report.files["tree"]))[0]
     assert root["metrics"]["count"] == 4 and root["metrics"]["time (ns)"] == 200 + 600 + 200
     outer = _find(root, "outer")
     assert outer["metrics"]["tokens"] == 3 and outer["metrics"]["time (ns)"] == 800
@@ -119,7 +118,7 @@ def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
     a = proton.start(str(tmp_path / "a"), backend="cupti", quiet=True)
     fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
-    b = proton.start(str(tmp_path / "b"), backend="cupti", quiet=True)
+    proton.start(str(tmp_path / "b"), backend="cupti", quiet=True)
     with pytest.raises(proton.ProfilerError, match="share one context mode"):
         proton.start(str(tmp_path / "c"), backend="cupti", context="python")
     fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
