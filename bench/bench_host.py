@@ -11,8 +11,9 @@ the plain runs of the same invocation.
     proton_hook      proton.start(backend="cupti", hook="triton")
     proton_python    proton.start(backend="cupti", context="python")
     proton_pcsampling  proton.start(mode="pcsampling")  (only with --pcsampling)
-    proton_activity_only, proton_callbacks_only   ablations (--ablations): CUPTI
-                     activity without the launch callbacks, or the callbacks alone
+    proton_activity_only, proton_callbacks_only, proton_subscribe_only
+                     ablations (--ablations): CUPTI activity without the launch
+                     callbacks, the callbacks alone, or only a CUPTI subscription
     plain_hook_noop, plain_hook_get   floors (--ablations): no profiler, a Python
                      launch_enter_hook that does nothing (Triton then builds each
                      launch's metadata dict) or that evaluates launch_metadata
@@ -65,7 +66,7 @@ def child(variant: str, launches: int, out_dir: str) -> dict:
     session_start = time.perf_counter()
     torch_prof = None
     if variant.startswith("proton"):
-        if variant in ("proton_activity_only", "proton_callbacks_only"):
+        if variant in ("proton_activity_only", "proton_callbacks_only", "proton_subscribe_only"):
             os.environ["PROTON_CUPTI_ABLATION"] = variant[len("proton_"):].replace("_", "-")
         import proton
         kwargs = {"proton": {}, "proton_hook": {"hook": "triton"}, "proton_python": {"context": "python"},
@@ -149,7 +150,8 @@ def main() -> None:
         return
 
     variants = args.variants.split(",") + (["proton_pcsampling"] if args.pcsampling else [])
-    variants += ["proton_activity_only", "proton_callbacks_only", "plain_hook_noop", "plain_hook_get"] \
+    variants += ["proton_activity_only", "proton_callbacks_only", "proton_subscribe_only", "plain_hook_noop",
+                 "plain_hook_get"] \
         if args.ablations else []
     runs = []
     work = tempfile.mkdtemp(prefix="bench_host_")

@@ -237,10 +237,11 @@ std::string startCuptiTracing() {
     return error;
   }
   // Benchmark ablations only (bench/bench_host.py): trace without the
-  // launch callbacks, or call them without collecting activity.
+  // launch callbacks, call them without collecting activity, or neither.
   const char *ablation = std::getenv("PROTON_CUPTI_ABLATION");
-  bool withCallbacks = !ablation || std::strcmp(ablation, "activity-only") != 0;
-  bool withActivity = !ablation || std::strcmp(ablation, "callbacks-only") != 0;
+  auto ablated = [&](const char *name) { return ablation && std::strcmp(ablation, name) == 0; };
+  bool withCallbacks = !ablated("activity-only") && !ablated("subscribe-only");
+  bool withActivity = !ablated("callbacks-only") && !ablated("subscribe-only");
   // Only the launch, copy and set entry points: every other driver call
   // stays free of callbacks.
   for (uint32_t cbid = 1; withCallbacks && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
