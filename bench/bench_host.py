@@ -14,6 +14,10 @@ the plain runs of the same invocation.
     proton_activity_only, proton_callbacks_only, proton_subscribe_only
                      ablations (--ablations): CUPTI activity without the launch
                      callbacks, the callbacks alone, or only a CUPTI subscription
+    proton_per_thread, proton_preallocate   CUPTI attribute trials (--ablations):
+                     per-thread activity buffers; 65,536 device buffers and
+                     semaphores allocated up front
+    proton_pyhook    proton plus a Python hook evaluating launch_metadata (--ablations)
     plain_hook_noop, plain_hook_get   floors (--ablations): no profiler, a Python
                      launch_enter_hook that does nothing (Triton then builds each
                      launch's metadata dict) or that evaluates launch_metadata
@@ -68,6 +72,12 @@ def child(variant: str, launches: int, out_dir: str) -> dict:
     if variant.startswith("proton"):
         if variant in ("proton_activity_only", "proton_callbacks_only", "proton_subscribe_only"):
             os.environ["PROTON_CUPTI_ABLATION"] = variant[len("proton_"):].replace("_", "-")
+        elif variant == "proton_per_thread":
+            os.environ["PROTON_CUPTI_PER_THREAD_BUFFERS"] = "1"
+        elif variant == "proton_preallocate":
+            os.environ["PROTON_CUPTI_PREALLOCATE"] = "65536"
+        elif variant == "proton_pyhook":
+            triton.knobs.runtime.launch_enter_hook.add(lambda md: md.get())
         import proton
         kwargs = {"proton": {}, "proton_hook": {"hook": "triton"}, "proton_python": {"context": "python"},
                   "proton_pcsampling": {"mode": "pcsampling"}}.get(variant, {})
@@ -150,8 +160,8 @@ def main() -> None:
         return
 
     variants = args.variants.split(",") + (["proton_pcsampling"] if args.pcsampling else [])
-    variants += ["proton_activity_only", "proton_callbacks_only", "proton_subscribe_only", "plain_hook_noop",
-                 "plain_hook_get"] \
+    variants += ["proton_activity_only", "proton_callbacks_only", "proton_subscribe_only", "proton_per_thread",
+                 "proton_preallocate", "proton_pyhook", "plain_hook_noop", "plain_hook_get"] \
         if args.ablations else []
     runs = []
     work = tempfile.mkdtemp(prefix="bench_host_")

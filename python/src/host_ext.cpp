@@ -1,14 +1,16 @@
-// proton._host: the host profiler's runtime (CUPTI today), a plain binding
-// over python/src/host. Launch bookkeeping stays in C++; Python only sees
-// per-session results at finalize.
+// proton._host: the host profiler's runtime (CUPTI, and ROCTracer where
+// built), a plain binding over python/src/host. Launch bookkeeping stays in
+// C++; Python only sees per-session results at finalize.
 #include "host/activity_store.h"
 #include "host/call_path.h"
 #include "host/cupti_api.h"
 #include "host/cupti_tracer.h"
 #include "host/pc_sampling.h"
+#include "host/roctracer_tracer.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -84,6 +86,26 @@ void raiseIfError(const std::string &error) {
     throw std::runtime_error(error);
 }
 
+#ifndef PROTON_HOST_ROCTRACER
+// Built without AMD's headers (triton/backends/amd/include): the ROCTracer
+// backend says so where it would load, and is otherwise never tracing.
+const char *kRoctracerNotBuilt =
+    "the ROCTracer backend is not built into this install of proton._host (no AMD headers, "
+    "roctracer/roctracer_hip.h, at build time; install triton with its AMD backend and rebuild)";
+} // namespace
+namespace proton::host {
+std::string loadRoctracerLibrary(const std::string &) { return kRoctracerNotBuilt; }
+std::string startRoctracerTracing() { return kRoctracerNotBuilt; }
+std::string flushRoctracerTracing() { return ""; }
+std::string stopRoctracerTracing() { return ""; }
+bool roctracerTracing() { return false; }
+std::string roctracerLibraryPath() { return ""; }
+std::pair<uint32_t, uint32_t> roctracerVersion() { return {0, 0}; }
+uint64_t roctracerActivities() { return 0; }
+} // namespace proton::host
+namespace {
+#endif
+
 // Fixed-layout rows for numpy.frombuffer (python/proton/host/records.py).
 #pragma pack(push, 1)
 struct AggregateRow {
@@ -132,6 +154,28 @@ NB_MODULE(_host, m) {
   });
   m.def("pc_sampling_error", []() { return pcSampler().error(); });
   m.def("set_active_sessions", &setActiveSessions);
+
+  // ROCTracer (AMD): the same launch bookkeeping and store as CUPTI.
+  m.def("roctracer_built", []() {
+#ifdef PROTON_HOST_ROCTRACER
+    return true;
+#else
+    return false;
+#endif
+  });
+  m.def("load_roctracer", [](const std::string &path) { raiseIfError(loadRoctracerLibrary(path)); });
+  m.def("roctracer_path", &roctracerLibraryPath);
+  m.def("roctracer_version", &roctracerVersion);
+  m.def("start_roctracer", []() { raiseIfError(startRoctracerTracing()); });
+  m.def("flush_roctracer", []() {
+    nb::gil_scoped_release release; // synchronizes; buffer callbacks may run on this thread
+    raiseIfError(flushRoctracerTracing());
+  });
+  m.def("stop_roctracer", []() {
+    nb::gil_scoped_release release;
+    raiseIfError(stopRoctracerTracing());
+  });
+  m.def("roctracer_tracing", &roctracerTracing);
   m.def("set_python_context", [](bool enabled, std::vector<std::string> prefixes) {
     skippedPrefixes = std::move(prefixes);
     setContextCapture(enabled ? capturePythonContext : nullptr);
@@ -257,7 +301,7 @@ NB_MODULE(_host, m) {
     TracerCounters counters = tracerCounters();
     nb::dict out;
     out["launches"] = counters.launches;
-    out["activities"] = counters.activities;
+    out["activities"] = counters.activities + roctracerActivities();
     out["dropped_records"] = counters.droppedRecords;
     out["unattributed"] = activityStore().unattributed();
     out["graph_nodes_kept"] = activityStore().graphNodesKept();

@@ -8,6 +8,7 @@ os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="proton-test-c
 import pytest
 
 from fake_cupti_support import fake, fake_path  # noqa: F401 (shared fixtures)
+from fake_roctracer_support import fake_amdhip_path, roctracer_fake, roctracer_fake_path  # noqa: F401
 
 
 def _gpu_available() -> bool:

@@ -70,6 +70,7 @@ class HostSession:
         if hook not in HOOKS:
             raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
         self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
+        self.tracer = TRACERS[backend]
         self.pc_sampling = pc_sampling
         self.quiet = quiet
         self.slot = -1
@@ -81,11 +82,10 @@ class HostSession:
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
         host = _host()
-        if self.backend == "roctracer":
-            path = libraries.find_roctracer()
-            raise ProfilerError(f"found ROCTracer at {path}, but this build of the host profiler traces with "
-                                "CUPTI only (NVIDIA); use backend='instrumentation' on AMD GPUs")
         for other in _sessions.values():
+            if other.backend != self.backend:
+                raise ProfilerError(f"session {other.name!r} is open with backend={other.backend!r}; host sessions "
+                                    f"open at the same time share one tracer, not backend={self.backend!r}")
             if other.context != self.context:
                 raise ProfilerError(f"session {other.name!r} is open with context={other.context!r}; host sessions "
                                     f"open at the same time share one context mode, not {self.context!r}")
@@ -93,18 +93,7 @@ class HostSession:
         free = [slot for slot in range(MAX_SESSIONS) if slot not in used]
         if not free:
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
-        if self.pc_sampling is not None:
-            _check_pc_sampling(host, self)
-        if not host.cupti_tracing():
-            path = libraries.find_cupti()
-            try:
-                host.load_cupti(path)
-                if self.pc_sampling is not None:  # before tracing starts: it then keeps the cubins
-                    host.set_pc_sampling(True, self.pc_sampling.interval)
-                host.start_cupti()
-            except RuntimeError as error:
-                host.set_pc_sampling(False, 0)
-                raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
+        self.tracer.start(host, self)
         self.slot = free[0]
         host.open_session(self.slot, self.data == "trace", TRACE_CAP)
         _sessions[self.slot] = self
@@ -134,9 +123,9 @@ class HostSession:
         _synchronize()
         report = HostReport(self.name)
         try:
-            host.flush_cupti()
+            self.tracer.flush(host)
         except RuntimeError as error:
-            report.warnings.append(f"flushing CUPTI: {error}")
+            report.warnings.append(f"flushing {self.tracer.name}: {error}")
         aggregate_bytes, trace_bytes, trace_dropped = host.take_session(self.slot)
         pc_samples = host.take_pc_samples(self.slot)
         pc_error = host.pc_sampling_error() if self.pc_sampling is not None else ""
@@ -145,10 +134,9 @@ class HostSession:
         counters = host.counters()
         if not _sessions:
             try:
-                host.stop_cupti()
+                self.tracer.stop(host)
             except RuntimeError as error:
-                report.warnings.append(f"stopping CUPTI: {error}")
-            host.set_pc_sampling(False, 0)
+                report.warnings.append(f"stopping {self.tracer.name}: {error}")
         aggregates = records.aggregates(aggregate_bytes)
         names = host.names()
         nodes = records.nodes(host.nodes())
@@ -158,7 +146,7 @@ class HostSession:
         report.dropped_records = counters["dropped_records"]
         report.trace_dropped = int(trace_dropped)
         if report.dropped_records:
-            report.warnings.append(f"CUPTI dropped {report.dropped_records} activity records")
+            report.warnings.append(f"{self.tracer.name} dropped {report.dropped_records} activity records")
         if report.trace_dropped:
             report.warnings.append(f"{report.trace_dropped} timeline rows over the cap of {TRACE_CAP} were not kept")
         report.pc_samples = sum(int(row[4]) for row in pc_samples if not row[3].endswith(profile_tree.NOT_ISSUED))
@@ -166,7 +154,7 @@ class HostSession:
             report.warnings.append(f"PC sampling: {pc_error}")
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
-        tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, _device_info(aggregates),
+        tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
                                   pc_samples=pc_samples)
         report.files["tree"] = profile_tree.write(self.name + ".hatchet", tree)
         if self.data == "trace":
@@ -201,6 +189,74 @@ def open_sessions() -> list[HostSession]:
 
 def active_sessions() -> list[HostSession]:
     return [s for s in _sessions.values() if s.active]
+
+
+# -- the vendor tracers behind the backends ----------------------------------
+class _Cupti:
+    """backend="cupti" (NVIDIA): libcupti, optionally with PC sampling."""
+
+    name = "CUPTI"
+
+    def start(self, host, session: HostSession) -> None:
+        if session.pc_sampling is not None:
+            _check_pc_sampling(host, session)
+        if host.cupti_tracing():
+            return
+        path = libraries.find_cupti()
+        try:
+            host.load_cupti(path)
+            if session.pc_sampling is not None:  # before tracing starts: it then keeps the cubins
+                host.set_pc_sampling(True, session.pc_sampling.interval)
+            host.start_cupti()
+        except RuntimeError as error:
+            host.set_pc_sampling(False, 0)
+            raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
+
+    def flush(self, host) -> None:
+        host.flush_cupti()
+
+    def stop(self, host) -> None:
+        try:
+            host.stop_cupti()
+        finally:
+            host.set_pc_sampling(False, 0)
+
+    def device_info(self, aggregates) -> dict:
+        from .device_info import describe
+        devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
+        return describe(devices)
+
+
+class _Roctracer:
+    """backend="roctracer" (AMD): libroctracer64. Tested on the CPU through a
+    fake library only; see python/src/host/roctracer_tracer.cpp."""
+
+    name = "ROCTracer"
+
+    def start(self, host, session: HostSession) -> None:
+        if session.pc_sampling is not None:
+            raise ProfilerError("PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
+                                "backend='roctracer' has none")
+        if host.roctracer_tracing():
+            return
+        path = libraries.find_roctracer()
+        try:
+            host.load_roctracer(path)
+            host.start_roctracer()
+        except RuntimeError as error:
+            raise ProfilerError(f"cannot start ROCTracer tracing: {error}") from None
+
+    def flush(self, host) -> None:
+        host.flush_roctracer()
+
+    def stop(self, host) -> None:
+        host.stop_roctracer()
+
+    def device_info(self, aggregates) -> dict:
+        return {}  # no AMD device properties yet: the viewer shows no utilization
+
+
+TRACERS = {"cupti": _Cupti(), "roctracer": _Roctracer()}
 
 
 def _check_pc_sampling(host, session: HostSession) -> None:
@@ -245,9 +301,3 @@ def _synchronize() -> None:
                     torch.cuda.synchronize(device)
         except Exception:  # noqa: BLE001 - the C++ flush synchronizes the current context anyway
             pass
-
-
-def _device_info(aggregates) -> dict:
-    from .device_info import describe
-    devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
-    return describe(devices)

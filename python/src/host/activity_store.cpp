@@ -146,4 +146,31 @@ ActivityStore &activityStore() {
   return store;
 }
 
+static std::atomic<uint64_t> activeSessionMask{0};
+static std::atomic<uint64_t> launchCount{0};
+
+void setActiveSessions(uint64_t mask) { activeSessionMask.store(mask, std::memory_order_relaxed); }
+
+uint64_t activeSessions() { return activeSessionMask.load(std::memory_order_relaxed); }
+
+LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch) {
+  LaunchContext context;
+  ThreadContext &thread = threadContext();
+  if (kernelLaunch && thread.pendingMetrics.present) {
+    context.metrics = thread.pendingMetrics;
+    thread.pendingMetrics = LaunchMetrics{};
+  }
+  uint64_t sessions = activeSessions();
+  if (!sessions)
+    return context;
+  launchCount.fetch_add(1, std::memory_order_relaxed);
+  context.correlation = correlation;
+  context.sessions = sessions;
+  context.node = currentLaunchNode();
+  activityStore().recordLaunch(context);
+  return context;
+}
+
+uint64_t launchesRecorded() { return launchCount.load(std::memory_order_relaxed); }
+
 } // namespace proton::host

@@ -102,4 +102,24 @@ private:
 
 ActivityStore &activityStore();
 
+// --- the launch side, shared by the tracers (CUPTI, ROCTracer) ------------
+// A process runs one tracer at a time for its host sessions (the Python
+// layer sees to it): the active-session mask and the launch counter are
+// the process's, not a tracer's.
+
+// The session slots active now (bit i: slot i), published from Python.
+void setActiveSessions(uint64_t mask);
+uint64_t activeSessions();
+
+// A launch, copy or set API entered now on this thread, under
+// `correlation`. A kernel launch takes the thread's pending launch metrics
+// (they belong to it, recorded or not). If a session is active, the launch's
+// calling context (currentLaunchNode()) and the active sessions are
+// recorded under `correlation` and returned; otherwise the result has no
+// sessions and nothing is recorded.
+LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch);
+
+// Launches recorded by recordLaunchNow (a session was active).
+uint64_t launchesRecorded();
+
 } // namespace proton::host

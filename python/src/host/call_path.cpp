@@ -1,5 +1,7 @@
 #include "call_path.h"
 
+#include <atomic>
+
 namespace proton::host {
 
 static uint64_t childKey(uint32_t parent, uint32_t name, NodeKind kind) {
@@ -71,6 +73,20 @@ CallPathTree &callPaths() {
 ThreadContext &threadContext() {
   thread_local ThreadContext context;
   return context;
+}
+
+static std::atomic<ContextCapture> contextCapture{nullptr};
+
+void setContextCapture(ContextCapture capture) { contextCapture.store(capture); }
+
+uint32_t currentLaunchNode() {
+  ThreadContext &thread = threadContext();
+  uint32_t node = thread.scopes.back();
+  if (ContextCapture capture = contextCapture.load(std::memory_order_relaxed))
+    node = capture(kRootNode);
+  if (thread.state != kNoName)
+    node = callPaths().child(node, thread.state, NodeKind::State);
+  return node;
 }
 
 } // namespace proton::host

@@ -61,4 +61,13 @@ struct ThreadContext {
 
 ThreadContext &threadContext();
 
+// Returns the calling-context node of a launch made now on this thread,
+// below `base`; installed for context="python" (walks the Python stack).
+using ContextCapture = uint32_t (*)(uint32_t base);
+void setContextCapture(ContextCapture capture);
+
+// The node a launch made now on this thread belongs to (scopes or Python
+// frames, then the state tag); every tracer's launch callback asks it.
+uint32_t currentLaunchNode();
+
 } // namespace proton::host

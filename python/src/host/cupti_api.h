@@ -24,6 +24,7 @@ struct CuptiApi {
   X(cuptiActivityFlushAll)                                                     \
   X(cuptiActivityGetNextRecord)                                                \
   X(cuptiActivityGetNumDroppedRecords)                                         \
+  X(cuptiActivitySetAttribute)                                                 \
   X(cuptiGetGraphNodeId)                                                       \
   X(cuptiPCSamplingEnable)                                                     \
   X(cuptiPCSamplingDisable)                                                    \

@@ -15,9 +15,7 @@ namespace {
 
 constexpr size_t kActivityBufferBytes = 4u << 20;
 
-std::atomic<uint64_t> activeSessions{0};
-std::atomic<ContextCapture> contextCapture{nullptr};
-std::atomic<uint64_t> launchCount{0}, activityCount{0}, droppedCount{0};
+std::atomic<uint64_t> activityCount{0}, droppedCount{0};
 CUpti_SubscriberHandle subscriber = nullptr;
 bool callbacksRegistered = false;
 
@@ -75,21 +73,9 @@ void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
     sampledInFlight = {true, false};
     pcSampler().beforeLaunch(data->context);
   }
-  ThreadContext &thread = threadContext();
-  LaunchContext context;
-  if (thread.pendingMetrics.present && isKernelLaunch(data->functionName)) {
-    // The launch hook's metrics belong to this launch, recorded or not.
-    context.metrics = thread.pendingMetrics;
-    thread.pendingMetrics = LaunchMetrics{};
-  }
-  uint64_t sessions = activeSessions.load(std::memory_order_relaxed);
-  if (!sessions)
+  LaunchContext context = recordLaunchNow(data->correlationId, isKernelLaunch(data->functionName));
+  if (!context.sessions)
     return;
-  launchCount.fetch_add(1, std::memory_order_relaxed);
-  context.correlation = data->correlationId;
-  context.sessions = sessions;
-  context.node = currentLaunchNode();
-  activityStore().recordLaunch(context);
   inFlight.active = true;
   inFlight.context = context;
 }
@@ -119,7 +105,7 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData *data) {
     } else {
       LaunchContext context; // built with the graph API: where it was added
       context.node = currentLaunchNode();
-      context.sessions = activeSessions.load(std::memory_order_relaxed);
+      context.sessions = activeSessions();
       activityStore().graphNodeCreated(id, context);
     }
   } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
@@ -168,6 +154,23 @@ void enablePcSamplingCallbacks(bool enable) {
     cupti().cuptiEnableCallback(enable ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
 }
 
+// Benchmark knobs (bench/bench_host.py), read once before the first
+// activity is enabled: per-thread activity buffers, and how many device
+// buffers / timestamp semaphores CUPTI allocates up front.
+void applyActivityAttributes() {
+  if (const char *value = std::getenv("PROTON_CUPTI_PER_THREAD_BUFFERS")) {
+    uint8_t enable = std::atoi(value) != 0;
+    size_t size = sizeof(enable);
+    cupti().cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &size, &enable);
+  }
+  if (const char *value = std::getenv("PROTON_CUPTI_PREALLOCATE")) {
+    size_t count = std::strtoull(value, nullptr, 10);
+    size_t size = sizeof(count);
+    cupti().cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size, &count);
+    cupti().cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_PRE_ALLOCATE_VALUE, &size, &count);
+  }
+}
+
 std::string check(CUptiResult result, const char *what) {
   if (result == CUPTI_SUCCESS)
     return "";
@@ -175,16 +178,6 @@ std::string check(CUptiResult result, const char *what) {
 }
 
 } // namespace
-
-uint32_t currentLaunchNode() {
-  ThreadContext &thread = threadContext();
-  uint32_t node = thread.scopes.back();
-  if (ContextCapture capture = contextCapture.load(std::memory_order_relaxed))
-    node = capture(kRootNode);
-  if (thread.state != kNoName)
-    node = callPaths().child(node, thread.state, NodeKind::State);
-  return node;
-}
 
 void processActivityBuffer(uint8_t *buffer, size_t validSize) {
   CUpti_Activity *record = nullptr;
@@ -257,6 +250,7 @@ std::string startCuptiTracing() {
   if (pcSampler().enabled())
     enablePcSamplingCallbacks(true);
   if (!callbacksRegistered) {
+    applyActivityAttributes();
     error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
                   "cuptiActivityRegisterCallbacks");
     if (!error.empty())
@@ -312,12 +306,8 @@ void setPcSampling(bool enabled, uint32_t interval) {
     enablePcSamplingCallbacks(enabled);
 }
 
-void setActiveSessions(uint64_t mask) { activeSessions.store(mask, std::memory_order_relaxed); }
-
-void setContextCapture(ContextCapture capture) { contextCapture.store(capture); }
-
 TracerCounters tracerCounters() {
-  return {launchCount.load(), activityCount.load(), droppedCount.load()};
+  return {launchesRecorded(), activityCount.load(), droppedCount.load()};
 }
 
 } // namespace proton::host

@@ -309,6 +309,13 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, siz
   return CUPTI_SUCCESS;
 }
 
+/* Attributes are accepted and ignored (only benchmark knobs set them). */
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize,
+                                                           void *value) {
+  (void)attr;
+  return valueSize && value ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId,
                                                                    size_t *dropped) {
   (void)context;
