@@ -44,7 +44,7 @@ import time
 VARIANTS = ("plain", "proton", "proton_hook", "proton_python", "triton", "triton_hook", "torch")
 
 
-def child(variant: str, launches: int, out_dir: str) -> dict:
+def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     import torch
     import triton
     import triton.language as tl
@@ -96,13 +96,16 @@ def child(variant: str, launches: int, out_dir: str) -> dict:
         torch_prof.__enter__()
         scope = torch.profiler.record_function
 
-    loop_start = time.perf_counter()
-    for outer in range(launches // 100):
-        with scope(f"s{outer % 10}"):
-            for _ in range(100):
-                tiny[(1,)](x, 1024, BLOCK=1024)
-    torch.cuda.synchronize()
-    loop_s = time.perf_counter() - loop_start
+    loops = []
+    for _ in range(repeats):
+        loop_start = time.perf_counter()
+        for outer in range(launches // 100):
+            with scope(f"s{outer % 10}"):
+                for _ in range(100):
+                    tiny[(1,)](x, 1024, BLOCK=1024)
+        torch.cuda.synchronize()
+        loops.append(time.perf_counter() - loop_start)
+    loop_s = statistics.median(loops)
 
     size = None
     if variant.startswith("proton"):
@@ -117,7 +120,7 @@ def child(variant: str, launches: int, out_dir: str) -> dict:
         torch_prof.__exit__(None, None, None)
         kernels = sum(1 for e in torch_prof.events() if e.name.startswith("tiny"))
     else:
-        kernels = launches
+        kernels = launches * repeats
     session_s = time.perf_counter() - session_start
     return {"variant": variant, "loop_s": loop_s, "session_s": session_s, "tree_bytes": size,
             "kernels_seen": kernels, "call_paths": _call_paths(path + ".hatchet") if size else None}
@@ -148,6 +151,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--launches", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="timed loops per process (the median is kept; all run inside one session)")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--pcsampling", action="store_true", help="also time mode='pcsampling'")
     parser.add_argument("--ablations", action="store_true", help="also time CUPTI activity / callbacks alone")
@@ -156,7 +161,7 @@ def main() -> None:
     parser.add_argument("--child-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.launches, args.child_dir)))
+        print(json.dumps(child(args.child, args.launches, args.child_dir, args.repeats)))
         return
 
     variants = args.variants.split(",") + (["proton_pcsampling"] if args.pcsampling else [])
@@ -168,7 +173,7 @@ def main() -> None:
     for round_index in range(args.rounds):
         for variant in variants:
             proc = subprocess.run([sys.executable, __file__, "--child", variant, "--child-dir", work,
-                                   "--launches", str(args.launches)], capture_output=True, text=True)
+                                   "--launches", str(args.launches), "--repeats", str(args.repeats)], capture_output=True, text=True)
             if proc.returncode != 0:
                 runs.append({"variant": variant, "round": round_index, "error": proc.stderr[-2000:]})
                 print(f"{variant}: FAILED\n{proc.stderr[-2000:]}", file=sys.stderr)
@@ -213,7 +218,8 @@ def summarize(runs, variants, launches) -> list:
 
 
 def markdown(rows, launches, rounds) -> str:
-    lines = [f"{launches} tiny Triton launches (200 scopes x 100), median of {rounds} rounds, one process per run.",
+    lines = [f"{launches} tiny Triton launches (200 scopes x 100) per timed loop; median over rounds (one process "
+             f"per variant and round, variants interleaved; {rounds} rounds) of each process's median loop.",
              "", "| variant | loop ms | vs plain | us/launch | session ms | kernels seen | tree bytes | "
              "nodes | bytes/node |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:

@@ -243,10 +243,13 @@ NB_MODULE(_host, m) {
     if (!PyDict_Check(data.ptr()))
       throw nb::type_error("a Triton launch_metadata function must return a dict");
     static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
+    static PyObject *keyObjects[5] = {PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
+                                      PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
+                                      PyUnicode_InternFromString(keys[4])}; // made once, never freed
     double values[5] = {0, 0, 0, 0, 0};
     bool any = false;
     for (int i = 0; i < 5; ++i) {
-      PyObject *value = PyDict_GetItemString(data.ptr(), keys[i]); // borrowed
+      PyObject *value = PyDict_GetItem(data.ptr(), keyObjects[i]); // borrowed
       if (!value)
         continue;
       values[i] = PyFloat_AsDouble(value);
