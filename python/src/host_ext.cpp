@@ -19,6 +19,8 @@
 #include <frameobject.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cxxabi.h>
 #include <map>
 #include <stdexcept>
 
@@ -239,6 +241,9 @@ NB_MODULE(_host, m) {
     nb::object extras = metadata.attr("extras");
     if (PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 0)
       return; // the kernel has no launch_metadata function
+    static PyObject *nameKey = PyUnicode_InternFromString("name");
+    // The kernel's own name, before launch_metadata's result is merged in.
+    nb::object kernelName = nb::borrow(PyDict_GetItem(metadata.attr("data").ptr(), nameKey));
     nb::object data = metadata.attr("get")();
     if (!PyDict_Check(data.ptr()))
       throw nb::type_error("a Triton launch_metadata function must return a dict");
@@ -262,11 +267,22 @@ NB_MODULE(_host, m) {
       }
       any |= values[i] != 0;
     }
+    // A "name" other than the kernel's own renames this launch's node, as
+    // Triton's profiler does (e.g. "matmul_4096x4096x4096").
+    uint32_t renamed = kNoName;
+    PyObject *name = PyDict_GetItem(data.ptr(), nameKey); // borrowed
+    if (name && PyUnicode_Check(name) && kernelName.is_valid()) {
+      if (PyObject_RichCompareBool(name, kernelName.ptr(), Py_NE) == 1) {
+        renamed = callPaths().intern(PyUnicode_AsUTF8(name));
+        any = true;
+      }
+    }
     if (!any)
       return;
     LaunchMetrics &metrics = threadContext().pendingMetrics;
     std::copy(values, values + 4, metrics.flops);
     metrics.bytes = values[4];
+    metrics.name = renamed;
     metrics.present = true;
   });
   m.def("clear_launch_metrics", []() { threadContext().pendingMetrics = LaunchMetrics{}; });
@@ -299,6 +315,16 @@ NB_MODULE(_host, m) {
     for (PcSampleRow &row : pcSampler().takeSession(slot))
       rows.emplace_back(row.node, std::move(row.kernel), std::move(row.line), std::move(row.stall), row.count);
     return rows;
+  });
+  m.def("demangle", [](const std::string &name) {
+    // Itanium C++ names (CUDA C++ kernels such as PyTorch's); others as they are.
+    if (name.rfind("_Z", 0) != 0)
+      return name;
+    int status = 0;
+    char *text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+    std::string out = status == 0 && text ? text : name;
+    std::free(text);
+    return out;
   });
   m.def("counters", []() {
     TracerCounters counters = tracerCounters();

@@ -143,3 +143,22 @@ def test_profile_decorator(fake, fake_path, tmp_path, monkeypatch):
     work()
     tree = json.load(open(tmp_path / "deco.hatchet"))[0]
     assert _find(tree, "work", "k")["metrics"]["count"] == 1
+
+
+def test_launch_metadata_name_and_demangling(fake, fake_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+    proton.start(str(tmp_path / "names"), backend="cupti", hook="triton", quiet=True)
+    for size in (64, 128, 64):
+        metadata = LazyDict({"name": "matmul"})
+        metadata.add(lambda size=size: {"name": f"matmul_{size}", "flops16": 2.0 * size ** 3}, ())
+        triton.knobs.runtime.launch_enter_hook(metadata)
+        fake.fake_launch(CBID_cuLaunchKernel, b"matmul", 0, 10, 1)
+    fake.fake_launch(CBID_cuLaunchKernel, b"_ZN2at6native4workEv", 0, 5, 1)
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert _find(root, "matmul_64")["metrics"]["count"] == 2
+    assert _find(root, "matmul_64")["metrics"]["flops16"] == 2 * 2.0 * 64 ** 3
+    assert _find(root, "matmul_128")["metrics"]["count"] == 1
+    assert not [c for c in root["children"] if c["frame"]["name"] == "matmul"]
+    assert _find(root, "at::native::work()")["metrics"]["count"] == 1

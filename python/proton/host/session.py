@@ -140,6 +140,11 @@ class HostSession:
         aggregates = records.aggregates(aggregate_bytes)
         names = host.names()
         nodes = records.nodes(host.nodes())
+        trace_rows = records.trace_rows(trace_bytes)
+        # Activity names are shown demangled (CUDA C++ kernels); context names as they are.
+        for index in set(aggregates["name"].tolist()) | set(trace_rows["name"].tolist()):
+            names[index] = host.demangle(names[index])
+        pc_samples = [(node, host.demangle(kernel), *rest) for node, kernel, *rest in pc_samples]
         report.kernels = int(aggregates["count"][aggregates["kind"] == 0].sum())
         report.activities = int(aggregates["count"].sum())
         report.unattributed = counters["unattributed"]
@@ -158,8 +163,7 @@ class HostSession:
                                   pc_samples=pc_samples)
         report.files["tree"] = profile_tree.write(self.name + ".hatchet", tree)
         if self.data == "trace":
-            rows = records.trace_rows(trace_bytes)
-            report.files["chrome_trace"] = trace.write_chrome(self.name + ".chrome_trace", rows, nodes, names)
+            report.files["chrome_trace"] = trace.write_chrome(self.name + ".chrome_trace", trace_rows, nodes, names)
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
@@ -285,7 +289,8 @@ def _update_context() -> None:
     # open session asked for them.
     python = any(s.context == "python" for s in _sessions.values())
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    skipped = [package, os.path.join(os.path.dirname(os.__file__), "runpy.py")]
+    # Frozen stdlib frames (runpy, importlib) are how a script was started, not where it launches.
+    skipped = [package, os.path.join(os.path.dirname(os.__file__), "runpy.py"), "<frozen "]
     triton_dir = libraries._package_dir("triton")
     if triton_dir:
         skipped.append(triton_dir + os.sep)

@@ -81,15 +81,18 @@ void ActivityStore::add(const Activity &activity) {
     return;
   }
   uint64_t duration = activity.end > activity.start ? activity.end - activity.start : 0;
+  uint32_t name = activity.name;
+  if (activity.kind == ActivityKind::Kernel && context.metrics.present && context.metrics.name != kNoName)
+    name = context.metrics.name; // launch_metadata named this launch (e.g. by its shapes)
   std::lock_guard<std::mutex> lock(sessionMutex_);
   for (int slot = 0; slot < kMaxSessions; ++slot) {
     if (!(context.sessions >> slot & 1) || !sessions_[slot].open)
       continue;
     SessionData &session = sessions_[slot];
-    Aggregate &agg = session.aggregates[aggregateKey(context.node, activity.name, activity.device, activity.kind)];
+    Aggregate &agg = session.aggregates[aggregateKey(context.node, name, activity.device, activity.kind)];
     if (agg.count == 0) {
       agg.node = context.node;
-      agg.name = activity.name;
+      agg.name = name;
       agg.device = activity.device;
       agg.kind = activity.kind;
     }
@@ -104,7 +107,7 @@ void ActivityStore::add(const Activity &activity) {
     }
     if (session.keepTrace) {
       if (session.result.trace.size() < session.traceCap)
-        session.result.trace.push_back({context.node, activity.name, activity.device, activity.stream,
+        session.result.trace.push_back({context.node, name, activity.device, activity.stream,
                                         activity.kind, activity.start, activity.end, activity.correlation});
       else
         ++session.result.traceDropped;

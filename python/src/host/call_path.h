@@ -50,6 +50,7 @@ CallPathTree &callPaths();
 struct LaunchMetrics {
   double flops[4] = {0, 0, 0, 0}; // flops8, flops16, flops32, flops64
   double bytes = 0;
+  uint32_t name = UINT32_MAX; // launch_metadata's "name", if it renames the kernel
   bool present = false;
 };
 
