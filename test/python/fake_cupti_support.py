@@ -88,3 +88,13 @@ def fake(fake_path):
     # Leave no tracing running on the fake for tests after this module.
     h.set_active_sessions(0)
     h.stop_cupti()
+
+
+def reset_thread_state():
+    """No session active, no state, no pending launch metrics, no scope open
+    on this thread: the runtime's per-thread state is process-wide."""
+    h.set_active_sessions(0)
+    h.set_state(None)
+    h.clear_launch_metrics()
+    for name in reversed(h.scope_stack()):
+        h.exit_scope(name)

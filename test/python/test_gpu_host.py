@@ -211,3 +211,29 @@ def test_disabled_is_a_no_op(tmp_path, x, monkeypatch):
         launch(x)
     assert proton.finalize() is None and session.id == -1
     assert not os.path.exists(str(tmp_path / "off.hatchet"))
+
+
+def test_command_line_profiles_a_script(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    script = tmp_path / "work.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        import torch, proton
+        from test_gpu_host import launch
+        x = torch.zeros(4096, device="cuda")
+        with proton.scope("cli_scope"):
+            launch(x, 4)
+        torch.cuda.synchronize()
+        sys.exit(3)
+    """))
+    result = subprocess.run([sys.executable, "-m", "proton.cli", "--backend", "cupti", "--name",
+                             str(tmp_path / "cli"), str(script)], capture_output=True, text=True)
+    assert result.returncode == 3, result.stderr  # the script's exit code
+    root = json.load(open(tmp_path / "cli.hatchet"))[0]
+    assert find(root, "cli_scope", "add_one")["metrics"]["count"] == 4
+    view = subprocess.run([sys.executable, "-m", "proton.viewer", "-m", "count", str(tmp_path / "cli.hatchet")],
+                          capture_output=True, text=True)
+    assert view.returncode == 0 and "cli_scope" in view.stdout and "add_one" in view.stdout

@@ -19,6 +19,7 @@ import pytest
 
 import proton
 from proton.host import libraries, session as host_session
+from fake_cupti_support import reset_thread_state
 from test_host_runtime import (KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, NODE_SCOPE, NODE_STATE, by_path, h,
                                node_path, take)
 
@@ -58,12 +59,6 @@ def new_slot(keep_trace=False, cap=0) -> int:
     return slot
 
 
-def _reset_thread_state():
-    h.set_active_sessions(0)
-    h.set_state(None)
-    h.clear_launch_metrics()
-    for name in reversed(h.scope_stack()):
-        h.exit_scope(name)
 
 
 @pytest.fixture(autouse=True)
@@ -73,11 +68,11 @@ def tracing(roctracer_fake):
     assert not h.cupti_tracing(), "a CUPTI test left tracing on"
     if not h.roctracer_tracing():
         h.start_roctracer()
-    _reset_thread_state()
+    reset_thread_state()
     h.flush_roctracer()
     roctracer_fake.fake_set_device_queue(0, 3)
     yield roctracer_fake
-    _reset_thread_state()
+    reset_thread_state()
     h.flush_roctracer()
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fake_cupti_support import reset_thread_state
+
 h = pytest.importorskip("proton._host", reason="proton._host (the host profiler runtime) is not built")
 
 
@@ -66,12 +68,6 @@ def new_slot(keep_trace=False, cap=0) -> int:
     return slot
 
 
-def _reset_thread_state():
-    h.set_active_sessions(0)
-    h.set_state(None)
-    h.clear_launch_metrics()
-    for name in reversed(h.scope_stack()):
-        h.exit_scope(name)
 
 
 @pytest.fixture(autouse=True)
@@ -80,11 +76,11 @@ def tracing(fake):
     scope or state open."""
     if not h.cupti_tracing():
         h.start_cupti()
-    _reset_thread_state()
+    reset_thread_state()
     h.flush_cupti()
     fake.fake_set_device_stream(0, 7)
     yield fake
-    _reset_thread_state()
+    reset_thread_state()
     h.flush_cupti()
 
 

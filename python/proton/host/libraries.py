@@ -39,34 +39,30 @@ def cupti_candidates() -> list[str]:
     return dirs
 
 
-def find_cupti() -> str:
-    explicit = os.environ.get("PROTON_CUPTI_LIB")
+def _find(variable: str, pattern: str, searched: list[str], what: str, install: str) -> str:
+    """The library named by `variable`, else the first `pattern` match in
+    `searched`; a ProfilerError naming every place looked at otherwise."""
+    explicit = os.environ.get(variable)
     if explicit:
         if not os.path.isfile(explicit):
-            raise ProfilerError(f"PROTON_CUPTI_LIB={explicit} is not a file")
+            raise ProfilerError(f"{variable}={explicit} is not a file")
         return explicit
-    searched = cupti_candidates()
     for directory in searched:
-        found = sorted(glob.glob(os.path.join(directory, "libcupti.so*")), key=len)
+        found = sorted(glob.glob(os.path.join(directory, pattern)), key=len)
         if found:
             return found[0]
-    raise ProfilerError("CUPTI (libcupti.so) not found; searched: " + ", ".join(searched) +
-                        ". Install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti-cu12 package, "
-                        "or set PROTON_CUPTI_LIB to the library's path")
+    raise ProfilerError(f"{what} not found; searched: " + ", ".join(searched) +
+                        f". {install}, or set {variable} to the library's path")
+
+
+def find_cupti() -> str:
+    return _find("PROTON_CUPTI_LIB", "libcupti.so*", cupti_candidates(), "CUPTI (libcupti.so)",
+                 "Install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti-cu12 package")
 
 
 def find_roctracer() -> str:
-    explicit = os.environ.get("PROTON_ROCTRACER_LIB")
-    if explicit:
-        if not os.path.isfile(explicit):
-            raise ProfilerError(f"PROTON_ROCTRACER_LIB={explicit} is not a file")
-        return explicit
     roots = [os.environ.get("ROCM_PATH"), os.environ.get("ROCM_HOME"), "/opt/rocm"]
     searched = [os.path.join(root, "lib") for root in roots if root]
     searched += sorted(glob.glob("/opt/rocm-*/lib"), reverse=True)
-    for directory in searched:
-        found = sorted(glob.glob(os.path.join(directory, "libroctracer64.so*")), key=len)
-        if found:
-            return found[0]
-    raise ProfilerError("ROCTracer (libroctracer64.so) not found; searched: " + ", ".join(searched) +
-                        ". Install ROCm (its roctracer package) or set PROTON_ROCTRACER_LIB to the library's path")
+    return _find("PROTON_ROCTRACER_LIB", "libroctracer64.so*", searched, "ROCTracer (libroctracer64.so)",
+                 "Install ROCm (its roctracer package)")
