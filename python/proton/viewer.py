@@ -390,9 +390,30 @@ def _label(node: dict, short: bool, multi_device: bool) -> str:
     name = node["frame"]["name"]
     if short and node["frame"].get("type") in ("frame", "line"):
         name = name.rsplit("/", 1)[-1]
+    elif short and node["frame"].get("type") == "kernel":
+        name = short_cxx_name(name)
     if multi_device and "device_id" in node["metrics"]:
         name += f" [device {int(node['metrics']['device_id'])}]"
     return name
+
+
+def short_cxx_name(name: str) -> str:
+    """A demangled C++ kernel name without return type, template arguments
+    and parameters ("void ns::kernel<4, F>(int, F)" -> "ns::kernel");
+    other names unchanged."""
+    if "(" not in name and "<" not in name:
+        return name
+    name = name.replace("(anonymous namespace)", "anon")
+    out, depth = [], 0
+    for char in name:
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(char)
+    words = "".join(out).split()
+    return words[-1] if words else name
 
 
 def apply_percent(root: Row, flags: list[bool]) -> None:
@@ -553,8 +574,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("-s", "--sorted", action="store_true", help="sort children by the first metric, largest first")
     p.add_argument("--diff-profile", metavar="OTHER", help="show this profile's values minus OTHER's")
     p.add_argument("-l", "--list", action="store_true", help="print the metrics available in the file and exit")
-    p.add_argument("--format", choices=["full", "short"], default="full",
-                   help="labels: full names, or short (file names without directories for Python frames and lines)")
+    p.add_argument("--format", choices=["full", "short"], default="short",
+                   help="labels: short (the default: Python frames and lines without directories, C++ kernel "
+                        "names without templates and parameters) or full names")
     colors = p.add_mutually_exclusive_group()
     colors.add_argument("--color", dest="color", action="store_true", default=None, help="always use ANSI colours")
     colors.add_argument("--no-color", dest="color", action="store_false", help="never use ANSI colours")

@@ -225,11 +225,11 @@ def test_short_labels_and_device_labels(capsys, tmp_path):
     data[0]["children"][1]["children"][0]["metrics"]["device_id"] = 1
     data[-1]["devices"]["CUDA"]["1"] = dict(data[-1]["devices"]["CUDA"]["0"])
     path = write_profile(tmp_path, data)
-    _, out, _ = view(capsys, path)
+    _, out, _ = view(capsys, "--format", "full", path)
     assert "/home/me/model/train.py:42@forward" in names(out)
     assert "matmul_bwd_kernel [device 1]" in names(out) and "matmul_kernel [device 0]" in names(out)
-    _, out, _ = view(capsys, "--format", "short", path)
-    assert "train.py:42@forward" in names(out)
+    _, out, _ = view(capsys, path)  # short is the default
+    assert "train.py:42@forward" in names(out) and "/home/me/model/train.py:42@forward" not in names(out)
 
 
 def test_util_per_device_when_devices_differ(capsys, tmp_path):
@@ -377,3 +377,14 @@ def test_hatchet_loads_host_fixture():
     assert by_name["add_kernel"]["count"] == 2
     gf = hatchet.GraphFrame.from_literal(json.loads(Path(INTRA).read_text()))
     assert len(gf.graph.roots) == 2
+
+
+def test_short_cxx_kernel_names():
+    from proton.viewer import short_cxx_name
+    assert short_cxx_name("void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+                          "std::array<char*, 2ul> >(int, at::native::AbsFunctor<float>, std::array<char*, 2ul>)") \
+        == "at::native::vectorized_elementwise_kernel"
+    assert short_cxx_name("void at::native::(anonymous namespace)::grid_kernel<float, 4>(long)") \
+        == "at::native::anon::grid_kernel"
+    assert short_cxx_name("matmul_2048x2048x2048") == "matmul_2048x2048x2048"
+    assert short_cxx_name("memcpy DtoH") == "memcpy DtoH"
