@@ -162,3 +162,21 @@ def test_launch_metadata_name_and_demangling(fake, fake_path, tmp_path, monkeypa
     assert _find(root, "matmul_128")["metrics"]["count"] == 1
     assert not [c for c in root["children"] if c["frame"]["name"] == "matmul"]
     assert _find(root, "at::native::work()")["metrics"]["count"] == 1
+
+
+def test_session_tree_loads_in_hatchet(fake, fake_path, tmp_path, monkeypatch):
+    hatchet = pytest.importorskip("hatchet")
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    proton.start(str(tmp_path / "ht"), backend="cupti", quiet=True)
+    with proton.scope("outer", metrics={"tokens": 7}):
+        fake.fake_launch(CBID_cuLaunchKernel, b"k1", 0, 100, 1)
+        with proton.state("fwd"):
+            fake.fake_launch(CBID_cuLaunchKernel, b"k2", 0, 300, 1)
+    report = proton.finalize()
+    data = json.load(open(report.files["tree"]))
+    roots = [node for node in data if "frame" in node]
+    gf = hatchet.GraphFrame.from_literal(roots)
+    frame = gf.dataframe.reset_index()
+    by_name = {row["name"]: row for _, row in frame.iterrows()}
+    assert by_name["ROOT"]["time (ns)"] == 400 and by_name["outer"]["tokens"] == 7
+    assert by_name["k2"]["count"] == 1 and by_name["fwd"]["time (ns)"] == 300
