@@ -7,8 +7,9 @@
 
 backend="instrumentation" (the default) profiles inside kernels;
 backend="cupti" (NVIDIA), "roctracer" (AMD) or "host" (the one for this
-GPU) profiles every launch on the host side. mode="pcsampling" implies a host
-backend. With PROTON_DISABLE=1, everything here does nothing, so that other
+GPU) profiles every launch on the host side. Without a backend, arguments
+only host backends take (context="python", data="trace", hook="triton",
+mode="pcsampling") select "host". With PROTON_DISABLE=1, everything here does nothing, so that other
 profilers can run.
 """
 
@@ -49,7 +50,9 @@ def start(name: str = "proton", *, backend: str | None = None, context: str = "s
     if disabled():
         return DisabledSession(name)
     if backend is None:
-        backend = "host" if is_host_mode(mode) else "instrumentation"
+        # Arguments only host backends take select one, as in Triton's profiler.
+        host_only = is_host_mode(mode) or context != "shadow" or data != "tree" or hook is not None
+        backend = "host" if host_only else "instrumentation"
     if backend not in BACKENDS:
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "instrumentation":

@@ -76,7 +76,7 @@ def _find(node, *names):
 
 def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
-    proton.start(str(tmp_path / "run"), backend="cupti", data="trace", hook="triton", quiet=True)
+    proton.start(str(tmp_path / "run"), data="trace", hook="triton", quiet=True)  # host: from its arguments
     with proton.scope("outer", metrics={"tokens": 3}):
         fake.fake_launch(CBID_cuLaunchKernel, b"k1", 100, 300, 1)
         with proton.state("fwd"):

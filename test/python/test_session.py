@@ -74,7 +74,7 @@ def test_misuse_errors(tmp_path):
     with pytest.raises(proton.ProfilerError, match="unknown backend 'nsight'"):
         proton.start("x", backend="nsight")
     with pytest.raises(proton.ProfilerError, match="context='python' applies to host backends"):
-        proton.start("x", context="python")
+        proton.start("x", backend="instrumentation", context="python")
     with pytest.raises(proton.ModeError, match="pcsampling is a host profiler mode"):
         proton.start("x", backend="instrumentation", mode="pcsampling")
     with pytest.raises(proton.ModeError, match="valid keys"):
