@@ -57,8 +57,6 @@ class HostReport:
 
 
 class HostSession:
-    backend_kind = "host"
-
     def __init__(self, name: str, backend: str, context: str = "shadow", data: str = "tree", hook=None,
                  pc_sampling=None, quiet: bool = False):
         if backend not in HOST_BACKENDS:
