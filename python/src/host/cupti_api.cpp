@@ -1,5 +1,7 @@
 #include "cupti_api.h"
 
+#include "dynamic_library.h"
+
 #include <dlfcn.h>
 
 namespace proton::host {
@@ -13,21 +15,18 @@ std::string loadCupti(const std::string &path) {
   CuptiApi &api = cupti();
   if (api.handle)
     return api.path == path ? "" : "CUPTI is already loaded from " + api.path;
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *why = dlerror();
-    return "cannot load CUPTI from " + path + ": " + (why ? why : "dlopen failed");
-  }
   CuptiApi loaded;
+  std::string error = openLibrary(path, "CUPTI", "libcupti", [&](void *handle) -> const char * {
 #define PROTON_CUPTI_RESOLVE(name)                                             \
   loaded.name = reinterpret_cast<decltype(loaded.name)>(dlsym(handle, #name)); \
-  if (!loaded.name) {                                                          \
-    dlclose(handle);                                                           \
-    return path + " has no " #name ": not a usable libcupti";                 \
-  }
-  PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_RESOLVE)
+  if (!loaded.name)                                                            \
+    return #name;
+    PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_RESOLVE)
 #undef PROTON_CUPTI_RESOLVE
-  loaded.handle = handle;
+    return nullptr;
+  }, &loaded.handle);
+  if (!error.empty())
+    return error;
   loaded.path = path;
   api = loaded;
   return "";

@@ -1,5 +1,7 @@
 #include "roctracer_api.h"
 
+#include "dynamic_library.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -14,21 +16,18 @@ std::string loadRoctracer(const std::string &path) {
   RoctracerApi &api = roctracer();
   if (api.handle)
     return api.path == path ? "" : "ROCTracer is already loaded from " + api.path;
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *why = dlerror();
-    return "cannot load ROCTracer from " + path + ": " + (why ? why : "dlopen failed");
-  }
   RoctracerApi loaded;
+  std::string error = openLibrary(path, "ROCTracer", "libroctracer64", [&](void *handle) -> const char * {
 #define PROTON_ROCTRACER_RESOLVE(name)                                         \
   loaded.name = reinterpret_cast<decltype(loaded.name)>(dlsym(handle, #name)); \
-  if (!loaded.name) {                                                          \
-    dlclose(handle);                                                           \
-    return path + " has no " #name ": not a usable libroctracer64";           \
-  }
-  PROTON_ROCTRACER_FUNCTIONS(PROTON_ROCTRACER_RESOLVE)
+  if (!loaded.name)                                                            \
+    return #name;
+    PROTON_ROCTRACER_FUNCTIONS(PROTON_ROCTRACER_RESOLVE)
 #undef PROTON_ROCTRACER_RESOLVE
-  loaded.handle = handle;
+    return nullptr;
+  }, &loaded.handle);
+  if (!error.empty())
+    return error;
   loaded.path = path;
   api = loaded;
   return "";
