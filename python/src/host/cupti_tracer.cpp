@@ -5,6 +5,7 @@
 #include "cupti_api.h"
 #include "pc_sampling.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,9 @@ struct SampledInFlight {
   bool active = false, captured = false;
 };
 thread_local SampledInFlight sampledInFlight;
+// Which driver callback ids are kernel launches, classified by name once
+// when callbacks are enabled, so the launch callback needs no string test.
+std::array<bool, CUPTI_DRIVER_TRACE_CBID_SIZE> kernelLaunchCbid{};
 
 bool startsWith(const char *text, const char *prefix) {
   return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
@@ -54,7 +58,8 @@ uint64_t graphNodeId(CUgraphNode node) {
 }
 
 void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
-  bool sampled = pcSampler().enabled() && isKernelLaunch(data->functionName);
+  bool kernelLaunch = cbid < kernelLaunchCbid.size() && kernelLaunchCbid[cbid];
+  bool sampled = pcSampler().enabled() && kernelLaunch;
   if (data->callbackSite == CUPTI_API_EXIT) {
     if (sampled && !sampledInFlight.captured) {
       PcLaunch launch; // no sessions: its samples are drained and dropped
@@ -73,7 +78,7 @@ void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
     sampledInFlight = {true, false};
     pcSampler().beforeLaunch(data->context);
   }
-  LaunchContext context = recordLaunchNow(data->correlationId, isKernelLaunch(data->functionName));
+  LaunchContext context = recordLaunchNow(data->correlationId, kernelLaunch);
   if (!context.sessions)
     return;
   inFlight.active = true;
@@ -241,6 +246,7 @@ std::string startCuptiTracing() {
     const char *name = nullptr;
     if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
       continue;
+    kernelLaunchCbid[cbid] = isKernelLaunch(name);
     if (isTracedApi(name))
       api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   }
