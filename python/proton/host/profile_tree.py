@@ -34,7 +34,6 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
     samples) rows (proton._host.take_pc_samples)."""
     tree = {0: _node("ROOT", "function")}
-    parents = {}
 
     def context_node(node_id: int) -> dict:
         # Creates the context's ancestors on demand: only contexts with
@@ -46,7 +45,6 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
         node = _node(names[row["name"]], NODE_KINDS.get(int(row["kind"]), "scope"))
         parent["children"].append(node)
         tree[node_id] = node
-        parents[id(node)] = parent
         return node
 
     leaves: dict[tuple, dict] = {}
@@ -58,7 +56,6 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
             leaf = leaves[key] = _node(names[row["name"]], ACTIVITY_KINDS.get(int(row["kind"]), "kernel"))
             leaf["metrics"]["device_id"] = str(int(row["device"]))
             context["children"].append(leaf)
-            parents[id(leaf)] = context
         metrics = leaf["metrics"]
         metrics["time (ns)"] += float(row["total_ns"])
         metrics["count"] += int(row["count"])
