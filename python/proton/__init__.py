@@ -15,13 +15,14 @@ profiler of kernel launches.
 from . import mode
 from .api import activate, deactivate, finalize, profile, sessions, start
 from .compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
-from .errors import ProfilerError
+from .errors import PipeliningWarning, ProfilerError
 from .host.scope import enter_scope, exit_scope, scope, state
 from .mode import ModeError
 from .runtime import SessionReport
 
 __all__ = [
-    "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "ProfilerError", "SessionReport",
+    "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "PipeliningWarning", "ProfilerError",
+    "SessionReport",
     "activate", "deactivate", "enter_scope", "exit_scope", "finalize", "instrument_llvm_ir", "mode", "profile",
     "scope", "sessions", "start", "state",
 ]

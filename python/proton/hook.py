@@ -6,15 +6,18 @@ need (profile_scratch size and alignment, shared memory, the scope table)."""
 from __future__ import annotations
 
 import json
+import re
+import warnings
 import zlib
 
 import triton
 import triton.knobs
 
 from . import state
-from .errors import ProfilerError
+from .errors import PipeliningWarning, ProfilerError
 from .override import OverrideTranslation
-from .compiler import PipelineOptions, instrument_llvm_ir, triton_arch
+from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
+from .pipelining import markers_in_loops, pipelining_warnings
 
 #: Prefix of the instrumentation_mode compile option while Proton is active.
 #: Triton hashes its compile options, so this keeps instrumented builds (per
@@ -127,8 +130,12 @@ class InstrumentationHook:
         make_llir = stages["llir"]
         target, arch = triton_arch(backend.target)
         num_warps = getattr(options, "num_warps", 0)
+        num_stages = int(getattr(options, "num_stages", 1) or 1)
+        if target == "amdgpu" and num_stages > 1 and "ttgir" in stages:
+            stages["ttgir"] = _amd_pipeliner_check(stages["ttgir"], num_stages)
 
         def instrumented_llir(src, metadata):
+            ttgir = str(src)  # before make_llir lowers the module in place
             llvm_ir = make_llir(src, metadata)
             pipeline = PipelineOptions(**{
                 **self.options.__dict__,
@@ -145,6 +152,7 @@ class InstrumentationHook:
             meta = kernel.metadata
             meta["kernel_id"] = pipeline.kernel_id
             meta["target"] = target
+            meta["warnings"] = _warn_about_pipelining(ttgir)
             register(meta)
             metadata["profile_scratch_size"] = meta["profile_scratch_size"]
             metadata["profile_scratch_align"] = meta["profile_scratch_align"]
@@ -153,3 +161,40 @@ class InstrumentationHook:
             return kernel.llvm_ir
 
         stages["llir"] = instrumented_llir
+
+
+def _kernel_name(ir: str) -> str:
+    match = re.search(r"tt\.func (?:public )?@([\w$.]+)", ir)
+    return match.group(1) if match else "kernel"
+
+
+def _warn_about_pipelining(ttgir: str) -> list[str]:
+    """Warns (once per compile) about scopes that software pipelining changed;
+    the messages also go to the kernel's metadata for the session report."""
+    if "scf.for" not in ttgir:
+        return []
+    messages = [f"kernel {_kernel_name(ttgir)}: {m}" for m in pipelining_warnings(ttgir)]
+    for message in messages:
+        warnings.warn(message, PipeliningWarning, stacklevel=3)
+    return messages
+
+
+def _amd_pipeliner_check(make_ttgir, num_stages: int):
+    """Triton's AMD stream pipeliner cannot predicate a Proton marker and
+    fails the whole compile ("pipeliner doesn't know how to predicate this
+    op"); this turns that failure into an error that names the scopes."""
+
+    def checked_ttgir(src, metadata):
+        ttir = str(src)
+        try:
+            return make_ttgir(src, metadata)
+        except Exception as error:
+            scopes = markers_in_loops(ttir)
+            if not scopes:
+                raise
+            raise InstrumentationError(
+                f"kernel {_kernel_name(ttir)}: Triton's AMD software pipeliner (num_stages={num_stages}) cannot "
+                f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
+                "kernel with num_stages=1, or move the scopes out of the loop.") from error
+
+    return checked_ttgir

@@ -180,6 +180,8 @@ class Session:
             try:
                 data = kept.buffer.cpu().numpy()
                 meta = hook_mod.metadata_for_buffer(data, kept.kernel)
+                if info["kept"] == 1:
+                    report.warnings += meta.get("warnings", [])
                 events = decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"],
                                        kernel=kept.kernel, launch=kept.index, record_cost_cycles=cost)
             except (BufferFormatError, ProfilerError) as error:

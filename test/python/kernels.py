@@ -39,6 +39,24 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK:
 
 
 @triton.jit
+def matmul_load_scope(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        pl.enter_scope("load")
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        pl.exit_scope("load")
+        with pl.scope("dot"):
+            acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
 def never_closed(x, BLOCK: tl.constexpr):
     pl.enter_scope("open")
     tl.store(x + tl.arange(0, BLOCK), tl.zeros((BLOCK,), dtype=tl.float32))
@@ -57,9 +75,13 @@ VECTOR_ADD_SIGNATURE = {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}
 MATMUL_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
 
 
-def compile_kernel(fn, signature, target, **constexprs):
+def compile_kernel(fn, signature, target, options=None, aligned=False, **constexprs):
     """Compiles as a @triton.jit launch would: JITFunction.run passes the
-    instrumentation_mode knob as a compile option, which keys Triton's cache."""
-    source = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs)
-    options = {"instrumentation_mode": triton.knobs.compilation.instrumentation_mode}
+    instrumentation_mode knob as a compile option, which keys Triton's cache.
+    `aligned` marks every argument 16-divisible, as a launch with aligned
+    tensors would (software pipelining needs it to turn loads into async
+    copies)."""
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))} if aligned else None
+    source = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    options = {**(options or {}), "instrumentation_mode": triton.knobs.compilation.instrumentation_mode}
     return triton.compile(source, target=target, options=options)

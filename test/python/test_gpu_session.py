@@ -18,7 +18,7 @@ import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
 from proton import hook as hook_mod  # noqa: E402
 
-from kernels import matmul, vector_add  # noqa: E402
+from kernels import matmul, matmul_load_scope, vector_add  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -118,6 +118,19 @@ def test_overflow_is_reported(tmp_path):
     info = report.per_kernel["matmul"]
     assert info["dropped"] == 4 * 4 * (34 - 16) and info["lossy_warps"] == 16
     assert "raise buffer_size" in report.summary()
+    torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-1)
+
+
+def test_pipelined_scope_is_reported(tmp_path):
+    a = torch.randn(256, 512, device="cuda", dtype=torch.float16)
+    b = torch.randn(512, 256, device="cuda", dtype=torch.float16)
+    c = torch.empty(256, 256, device="cuda", dtype=torch.float16)
+    proton.start(str(tmp_path / "pipelined"), mode="default", outputs=["tree"], quiet=True)
+    with pytest.warns(proton.PipeliningWarning, match="scope 'load'"):
+        matmul_load_scope[(2, 2)](a, b, c, 256, 256, 512, BM=128, BN=128, BK=64, num_warps=4, num_stages=3)
+    report = proton.finalize()
+    assert report.errors == [] and report.events == 4 * 4 * 8 * 2
+    assert [w for w in report.warnings if "scope 'load'" in w and "earlier stage" in w]
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-1)
 
 

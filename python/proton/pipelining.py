@@ -1,0 +1,175 @@
+"""What Triton's software pipelining did to the scopes in a loop, read from
+the TTGIR text it produced (the module the `llir` stage receives).
+
+Markers are side-effecting inline assembly, so on NVIDIA Triton 3.6 keeps
+both markers of a scope in the loop's last stage, in program order; the loads
+the scope enclosed are moved to an earlier stage and issued iterations ahead,
+outside the scope. The scope then measures waiting for data loaded earlier,
+not the loads. `pipelining_warnings` names such scopes and the moved loads,
+and scopes whose start and end ended up in different stages. On AMD,
+Triton's stream pipeliner cannot place a marker in a pipelined loop at all
+and fails the compile; `markers_in_loops` finds the scopes to name in the
+error."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LOC_DEFINITION = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$")
+# A file position (`"file":line:col`) or a location alias (`#loc12`).
+_LOC_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+|#loc\d*\b')
+_MARKER = re.compile(r'"// @proton (start|end) (.*?)(?: ;loc=[^"]*)?"')
+# Memory operations a software pipeliner moves to an earlier stage.
+_PIPELINED_LOAD = re.compile(r"= (ttg\.async_copy_global_to_local|ttng\.async_tma_copy_global_to_local|"
+                             r"ttng\.async_tma_gather|tt\.descriptor_load|tt\.load|"
+                             r"amdgpu\.buffer_load_to_local|amdgpu\.buffer_load)\b")
+
+
+@dataclass(frozen=True)
+class _Op:
+    index: int  # position in its loop's body
+    text: str
+    file: str | None
+    line: int | None
+
+
+def _parse_locations(text: str) -> dict[str, tuple[str, int] | None]:
+    """`#locN` alias -> (file, line): the first file position inside it,
+    following named, call-site and fused locations through their aliases."""
+    raw = {}
+    for line in text.splitlines():
+        match = _LOC_DEFINITION.match(line)
+        if match:
+            raw["#" + match.group(1)] = match.group(2)
+    resolved: dict[str, tuple[str, int] | None] = {}
+
+    def resolve(expression: str, depth: int = 0):
+        for token in _LOC_TOKEN.finditer(expression):
+            if token.group(1) is not None:
+                return token.group(1), int(token.group(2))
+            alias = token.group(0)
+            if alias not in resolved:
+                resolved[alias] = None  # cycles end here
+                if depth < 64:
+                    resolved[alias] = resolve(raw.get(alias, ""), depth + 1)
+            if resolved[alias]:
+                return resolved[alias]
+        return None
+
+    for alias in raw:
+        if alias not in resolved:
+            resolved[alias] = None
+            resolved[alias] = resolve(raw[alias])
+    return resolved
+
+
+def _op_location(line: str, locations) -> tuple[str | None, int | None]:
+    start = line.rfind(" loc(")
+    if start < 0:
+        return None, None
+    for token in _LOC_TOKEN.finditer(line, start):
+        if token.group(1) is not None:
+            return token.group(1), int(token.group(2))
+        found = locations.get(token.group(0))
+        if found:
+            return found
+    return None, None
+
+
+def _loop_bodies(text: str) -> list[list[_Op]]:
+    """The operations of each `scf.for` body, innermost loop only, in order."""
+    locations = _parse_locations(text)
+    loops: list[list[_Op]] = []
+    # One entry per open region: the body list of an scf.for, or None.
+    regions: list[list[_Op] | None] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("//"):
+            continue
+        if line.startswith("}"):
+            if regions:
+                regions.pop()
+            if line.endswith("{"):  # `} else {`, `} do {`
+                regions.append(None)
+            continue
+        body = next((r for r in reversed(regions) if r is not None), None)
+        if body is not None:
+            file, number = _op_location(line, locations)
+            body.append(_Op(len(body), line, file, number))
+        if line.endswith("{"):
+            if "scf.for" in line:
+                loops.append([])
+                regions.append(loops[-1])
+            else:
+                regions.append(None)
+    return loops
+
+
+def _marker(op: _Op):
+    match = _MARKER.search(op.text)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _where(op: _Op) -> str:
+    return f"{op.file}:{op.line}" if op.file else "unknown location"
+
+
+def _lines(ops) -> str:
+    return ", ".join(str(n) for n in sorted({op.line for op in ops}))
+
+
+def pipelining_warnings(ttgir: str) -> list[str]:
+    """One message per scope in a loop that software pipelining changed."""
+    messages = []
+    for body in _loop_bodies(ttgir):
+        open_starts: dict[str, list[_Op]] = {}
+        scopes: list[tuple[str, _Op, _Op]] = []
+        split: list[tuple[str, _Op]] = []
+        for op in body:
+            marker = _marker(op)
+            if not marker:
+                continue
+            kind, name = marker
+            if kind == "start":
+                open_starts.setdefault(name, []).append(op)
+            elif open_starts.get(name):
+                scopes.append((name, open_starts[name].pop(), op))
+            else:
+                split.append((name, op))
+        split += [(name, op) for name, ops in open_starts.items() for op in ops]
+        for name, op in split:
+            messages.append(
+                f"scope '{name}' ({_where(op)}): its start and end are in different software-pipeline stages "
+                "of the loop, so each interval it records spans loop iterations; move the scope out of the "
+                "loop or compile this kernel with num_stages=1 to measure it")
+        loads = [op for op in body if _PIPELINED_LOAD.search(op.text) and op.line is not None]
+        for name, start, end in scopes:
+            if start.file is None or end.file is None or start.file != end.file:
+                continue
+            first, last = start.line, end.line
+            moved_out = [op for op in loads if op.file == start.file and first <= op.line <= last
+                         and not start.index < op.index < end.index]
+            moved_in = [op for op in loads if start.index < op.index < end.index
+                        and not (op.file == start.file and first <= op.line <= last)]
+            if moved_out:
+                messages.append(
+                    f"scope '{name}' ({_where(start)}): software pipelining issues the loads of line(s) "
+                    f"{_lines(moved_out)} in an earlier stage, outside the scope; in the loop it measures waiting "
+                    "for data loaded iterations earlier, not the loads (compile with num_stages=1 to measure them)")
+            if moved_in:
+                messages.append(
+                    f"scope '{name}' ({_where(start)}): software pipelining placed loads of line(s) "
+                    f"{_lines(moved_in)} (for a later iteration) inside the scope; it measures their issue too")
+    return messages
+
+
+def markers_in_loops(ir: str) -> list[str]:
+    """`'name' (file:line)` for each scope marker inside an scf.for loop."""
+    found = []
+    for body in _loop_bodies(ir):
+        for op in body:
+            marker = _marker(op)
+            if marker and marker[0] == "start":
+                found.append(f"'{marker[1]}' ({_where(op)})")
+    return found
