@@ -47,7 +47,12 @@ std::string formatDiagnostic(Diagnostic &diag) {
 }
 
 const char *name(pgpu::BufferType t) {
-  return t == pgpu::BufferType::shared ? "shared" : "global";
+  switch (t) {
+  case pgpu::BufferType::shared: return "shared";
+  case pgpu::BufferType::global: return "global";
+  case pgpu::BufferType::registers: return "registers";
+  }
+  return "?";
 }
 const char *name(pgpu::Granularity g) {
   switch (g) {

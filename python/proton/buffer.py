@@ -17,7 +17,7 @@ W_MAGIC, W_FLAGS, W_KERNEL_ID, W_TICKS_PER_US = 0, 1, 2, 3
 W_WARP, W_COUNT, W_HW0, W_HW1 = 4, 5, 6, 7
 W_GT_START, W_CLK_START, W_GT_END, W_CLK_END = 8, 10, 12, 14
 
-BUFFER_TYPES = {"shared": 0, "global": 1}
+BUFFER_TYPES = {"shared": 0, "global": 1, "registers": 2}
 GRANULARITIES = {"warp": 0, "warp_group": 1, "cta": 2}
 
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from . import _C
 
 #: Valid values of the enumerated pipeline options, for early, clear errors.
-BUFFER_TYPES = ("shared", "global")
+BUFFER_TYPES = ("shared", "global", "registers")
 GRANULARITIES = ("warp", "warp_group", "cta")
 SAMPLING_STRATEGIES = ("none", "selective")
 CLOCK_BITS = (32, 64)

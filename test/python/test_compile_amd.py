@@ -25,6 +25,16 @@ def test_hsaco_holds_counter_reads_lds_stores_and_sched_barriers(arch):
     assert kernel.metadata.profile_scratch_size == 4 * (64 + 64)
 
 
+def test_registers_buffer_on_amd_writes_one_chunk_per_lane():
+    with InstrumentationHook(PipelineOptions(clock_bits=32, buffer_type="registers"), "amd-registers"):
+        kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", "gfx942", 64), BLOCK=1024)
+    isa = kernel.asm["amdgcn"]
+    assert "ds_write" not in isa and "ds_read" not in isa
+    assert isa.count("s_memtime") >= 6 + 2
+    assert "global_store_dwordx4" in isa
+    assert kernel.metadata.shared == 0
+
+
 def test_sched_barriers_can_be_turned_off():
     with InstrumentationHook(PipelineOptions(sched_barriers=False), "amd-nobarrier"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", "gfx942", 64), BLOCK=1024)

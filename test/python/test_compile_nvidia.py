@@ -85,6 +85,28 @@ def test_global_buffer_writes_records_to_profile_scratch():
     assert kernel.metadata.shared == 0
 
 
+def test_registers_buffer_keeps_records_in_registers_and_writes_once():
+    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE,
+                                  PipelineOptions(buffer_type="registers", clock_bits=32), key="registers", BLOCK=1024)
+    meta = json.loads(kernel.metadata.proton)
+    assert meta["layout"]["buffer_type"] == "registers"
+    assert meta["layout"]["shared_bytes"] == 0 and kernel.metadata.shared == 0
+    assert not ptx_lines(kernel, r"st\.shared|ld\.shared|bar\.warp\.sync")
+    assert len(ptx_lines(kernel, r"mov\.u32 %r\d+, %clock;")) == 6
+    # Two selects per 8-byte record (tag and clock) pick the owning lane's
+    # chunk; the whole block goes out with one 16-byte store per lane.
+    assert len(ptx_lines(kernel, r"selp\.b32")) >= 6 * 2
+    assert ptx_lines(kernel, r"st\.global\.v4\.b32") == ptx_lines(kernel, r"st\.global\.v4\.b32 \[%rd\d+\], \{")
+    assert len(ptx_lines(kernel, r"st\.global")) == 8 + 1
+    assert kernel.metadata.profile_scratch_size == 4 * (64 + 64)
+
+
+def test_registers_buffer_rejects_records_in_loops():
+    with pytest.raises(InstrumentationError, match="buffer-type=registers needs every record outside loops"):
+        compile_instrumented(matmul, MATMUL_SIGNATURE, PipelineOptions(buffer_type="registers"), key="reg-loop",
+                             BM=64, BN=64, BK=32)
+
+
 def test_sampling_and_granularity_pick_recording_warps():
     selective = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE,
                                      PipelineOptions(sampling_strategy="selective", sampling_options=(1, 3)),

@@ -75,7 +75,7 @@ def run_vector_add(n, options=None):
     return x, y, out, (kernel, buffers.buffers[-1])
 
 
-@pytest.mark.parametrize("buffer_type", ["shared", "global"])
+@pytest.mark.parametrize("buffer_type", ["shared", "global", "registers"])
 def test_vector_add_buffer_holds_every_record(buffer_type):
     n = 1 << 20
     x, y, out, (kernel, buffer) = run_vector_add(n, PipelineOptions(clock_bits=32, buffer_type=buffer_type))
@@ -92,7 +92,7 @@ def test_vector_add_buffer_holds_every_record(buffer_type):
     seg, records = parse(buffer, layout, num_ctas)
     assert (seg[:, :, 0] == MAGIC).all()
     # Format version 2, clock32, the buffer type, warp granularity.
-    assert (seg[:, :, 1] == (2 | 32 << 8 | {"shared": 0, "global": 1}[buffer_type] << 16)).all()
+    assert (seg[:, :, 1] == (2 | 32 << 8 | {"shared": 0, "global": 1, "registers": 2}[buffer_type] << 16)).all()
     assert (seg[:, :, 2] == meta["kernel_id"]).all()
     assert (seg[:, :, 3] == 1000).all()  # %globaltimer ticks per microsecond
     assert (seg[:, :, 4] == np.arange(4)).all()  # warp ids

@@ -53,10 +53,11 @@ def test_start_instruments_and_finalize_restores(tmp_path):
 
 def test_modes_compile_separately(tmp_path):
     hashes = set()
-    for mode in ("default", "default:optimizations=clock32", proton.mode.Default(buffer_type="global")):
+    for mode in ("default", "default:optimizations=clock32", proton.mode.Default(buffer_type="global"),
+                 "default:buffer_type=registers"):
         with proton.profile(str(tmp_path / "run"), mode=mode, quiet=True):
             hashes.add(compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024).hash)
-    assert len(hashes) == 3
+    assert len(hashes) == 4
 
 
 def test_deactivate_compiles_plain(tmp_path):

@@ -17,7 +17,7 @@ using namespace mlir::proton::gpu;
 namespace {
 
 constexpr StringLiteral kSharedSymbol = "global_smem";
-constexpr unsigned kCopyChunkBytes = 16;
+constexpr unsigned kChunkBytes = LayoutAttr::kChunkBytes;
 constexpr unsigned kMaxStraightCopySteps = 4;
 constexpr unsigned kSectorBytes = 32;
 
@@ -31,8 +31,12 @@ struct Segment {
   Value block;     // this segment's header and records in profile_scratch
   Value staging;   // where header and records are written while running:
                    // shared memory, or `block` itself with a global buffer
+                   // (none with a registers buffer)
   Value records;   // the records in `staging`
   Value indexSlot; // stack slot of the record index (promoted later)
+  // Registers buffer: stack slots (promoted later) of the four words of the
+  // 16-byte chunk of the block this lane writes at return.
+  SmallVector<Value, 4> chunkSlots;
 };
 
 /// The address of Triton's dynamic shared memory, declared if the kernel
@@ -121,6 +125,20 @@ struct Lowering {
                           l.mul(cta, l.i64(layout.getBytesPerCta())));
     Value blockOffset = l.mul(s.segmentIndex, l.i32(layout.getBlockBytes()));
     s.block = l.gep(ctaBase, blockOffset);
+    Block &entry = init->getParentOfType<LLVM::LLVMFuncOp>().front();
+    if (layout.getBufferType() == BufferType::registers) {
+      s.indexSlot = newSlot(b, loc, entry);
+      l.store(l.i32(0), s.indexSlot, 4);
+      // Lane 2 holds the entry stamps from now on; lanes 0, 1 and 3 get
+      // theirs at return, lanes 4 and up the records.
+      Value holdsEntry = l.eq(s.lane, l.i32(kEntryPart / kChunkBytes));
+      for (Value stamp : readStamps(b, loc)) {
+        s.chunkSlots.push_back(newSlot(b, loc, entry));
+        l.store(l.select(holdsEntry, stamp, l.i32(0)), s.chunkSlots.back(),
+                4);
+      }
+      return s;
+    }
     if (layout.getBufferType() == BufferType::shared) {
       Value smem = sharedMemoryBase(b, loc, module);
       s.staging =
@@ -129,27 +147,33 @@ struct Lowering {
       s.staging = s.block;
     }
     s.records = l.gep(s.staging, l.i32(LayoutAttr::kSegmentHeaderBytes));
-
-    {
-      // The record index starts at zero; mem2reg turns the slot into SSA.
-      OpBuilder::InsertionGuard guard(b);
-      Block &entry = init->getParentOfType<LLVM::LLVMFuncOp>().front();
-      b.setInsertionPointToStart(&entry);
-      s.indexSlot = LLVM::AllocaOp::create(
-          b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI32Type(),
-          l.i32(1), /*alignment=*/4);
-    }
+    // The record index starts at zero; mem2reg turns the slot into SSA.
+    s.indexSlot = newSlot(b, loc, entry);
     l.store(l.i32(0), s.indexSlot, 4);
 
+    storeHeaderPart(b, loc, s, kConstantsPart, constants(l, layout));
+    storeHeaderPart(b, loc, s, kEntryPart, readStamps(b, loc));
+    return s;
+  }
+
+  /// An i32 stack slot at the start of the kernel's entry block.
+  static Value newSlot(OpBuilder &b, Location loc, Block &entry) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&entry);
+    LLVMBuilder l{b, loc};
+    return LLVM::AllocaOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI32Type(),
+        l.i32(1), /*alignment=*/4);
+  }
+
+  /// The header's constants part: magic, flags, kernel id, timer rate.
+  SmallVector<Value> constants(LLVMBuilder &l, LayoutAttr layout) {
     uint32_t flags = LayoutAttr::kVersion | (layout.getClockBits() << 8) |
                      ((uint32_t)layout.getBufferType() << 16) |
                      ((uint32_t)layout.getGranularity() << 24);
-    storeHeaderPart(b, loc, s, kConstantsPart,
-                    {l.i32((int32_t)LayoutAttr::kMagic), l.i32((int32_t)flags),
-                     l.i32((int32_t)kernelId),
-                     l.i32(target.getGlobalTimerTicksPerMicrosecond())});
-    storeHeaderPart(b, loc, s, kEntryPart, readStamps(b, loc));
-    return s;
+    return {l.i32((int32_t)LayoutAttr::kMagic), l.i32((int32_t)flags),
+            l.i32((int32_t)kernelId),
+            l.i32(target.getGlobalTimerTicksPerMicrosecond())};
   }
 
   void lowerStore(CircularStoreOp store, const Segment &s) {
@@ -159,8 +183,11 @@ struct Lowering {
     const LayoutAttr &layout = s.layout;
     Value index = l.load(b.getI32Type(), s.indexSlot, 4);
     Value slot = l.band(index, l.i32(layout.getCapacity() - 1));
+    bool inRegisters = layout.getBufferType() == BufferType::registers;
     Value address =
-        l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
+        inRegisters
+            ? Value()
+            : l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
     uint32_t tag = (uint32_t)store.getScopeId() |
                    (store.getKind() == RecordKind::end ? 0x80000000u : 0u);
     SmallVector<Value> words = {l.i32((int32_t)tag)};
@@ -170,9 +197,34 @@ struct Lowering {
     } else {
       words.push_back(store.getCounter());
     }
-    target.storeWords(b, loc, address, words, s.isWriter);
+    if (inRegisters)
+      keepInChunk(l, s, slot, words);
+    else
+      target.storeWords(b, loc, address, words, s.isWriter);
     l.store(l.add(index, l.i32(1)), s.indexSlot, 4);
     store->erase();
+  }
+
+  /// Registers buffer: the lane whose chunk holds record `slot` keeps its
+  /// words (selects, no memory access).
+  void keepInChunk(LLVMBuilder &l, const Segment &s, Value slot,
+                   ArrayRef<Value> words) {
+    unsigned perChunk = kChunkBytes / s.layout.getRecordBytes();
+    unsigned headerChunks = LayoutAttr::kSegmentHeaderBytes / kChunkBytes;
+    Value owner = l.add(l.i32(headerChunks),
+                        l.lshr(slot, l.i32(llvm::Log2_32(perChunk))));
+    Value mine = l.eq(s.lane, owner);
+    Value position = l.band(slot, l.i32(perChunk - 1));
+    Value here;
+    for (auto [k, chunkSlot] : llvm::enumerate(s.chunkSlots)) {
+      unsigned record = k / words.size(), word = k % words.size();
+      if (word == 0)
+        here = perChunk == 1
+                   ? mine
+                   : l.band(mine, l.eq(position, l.i32((int64_t)record)));
+      Value old = l.load(l.b.getI32Type(), chunkSlot, 4);
+      l.store(l.select(here, words[word], old), chunkSlot, 4);
+    }
   }
 
   void lowerFinalize(FinalizeOp finalize, const Segment &s) {
@@ -182,11 +234,52 @@ struct Lowering {
     Value count = l.load(b.getI32Type(), s.indexSlot, 4);
     SmallVector<Value> stamps = readStamps(b, loc);
     auto [hw0, hw1] = target.hardwareIds(b, loc);
-    storeHeaderPart(b, loc, s, kIdentityPart, {s.warp, count, hw0, hw1});
+    SmallVector<Value> identity = {s.warp, count, hw0, hw1};
+    if (s.layout.getBufferType() == BufferType::registers) {
+      writeChunk(b, loc, s, count, identity, stamps);
+      finalize->erase();
+      return;
+    }
+    storeHeaderPart(b, loc, s, kIdentityPart, identity);
     storeHeaderPart(b, loc, s, kExitPart, stamps);
     if (s.layout.getBufferType() == BufferType::shared)
       copyOut(b, loc, s, count);
     finalize->erase();
+  }
+
+  /// Bytes of the block a warp writes at return: the header and the written
+  /// records, rounded up to whole 32-byte sectors (a partly written sector
+  /// costs the memory a read-modify-write).
+  Value usedBytes(LLVMBuilder &l, const Segment &s, Value count) {
+    const LayoutAttr &layout = s.layout;
+    Value recorded = l.mul(l.umin(count, l.i32(layout.getCapacity())),
+                           l.i32(layout.getRecordBytes()));
+    Value rounded = l.band(l.add(recorded, l.i32(kSectorBytes - 1)),
+                           l.i32(~(kSectorBytes - 1)));
+    return l.add(l.umin(rounded, l.i32(layout.getSegmentBytes())),
+                 l.i32(LayoutAttr::kSegmentHeaderBytes));
+  }
+
+  /// Registers buffer: lanes 0, 1 and 3 take the header's constants,
+  /// identity and exit parts, and every lane with a used chunk writes it,
+  /// one 16-byte store per lane for the whole block.
+  void writeChunk(OpBuilder &b, Location loc, const Segment &s, Value count,
+                  ArrayRef<Value> identity, ArrayRef<Value> exitStamps) {
+    LLVMBuilder l{b, loc};
+    SmallVector<Value> constantWords = constants(l, s.layout);
+    Value isConstants = l.eq(s.lane, l.i32(kConstantsPart / kChunkBytes));
+    Value isIdentity = l.eq(s.lane, l.i32(kIdentityPart / kChunkBytes));
+    Value isExit = l.eq(s.lane, l.i32(kExitPart / kChunkBytes));
+    SmallVector<Value> words;
+    for (auto [k, chunkSlot] : llvm::enumerate(s.chunkSlots)) {
+      Value word = l.load(b.getI32Type(), chunkSlot, 4);
+      word = l.select(isExit, exitStamps[k], word);
+      word = l.select(isIdentity, identity[k], word);
+      words.push_back(l.select(isConstants, constantWords[k], word));
+    }
+    Value offset = l.mul(s.lane, l.i32(kChunkBytes));
+    Value used = l.band(s.isRecorder, l.ult(offset, usedBytes(l, s, count)));
+    target.storeWords(b, loc, l.gep(s.block, offset), words, used);
   }
 
   /// Every lane of a recording warp copies 16-byte chunks of the segment
@@ -200,16 +293,9 @@ struct Lowering {
     LLVMBuilder l{b, loc};
     const LayoutAttr &layout = s.layout;
     target.warpSync(b, loc);
-    // The header and the written records, rounded up to whole 32-byte
-    // sectors (a partly written sector costs the memory a read-modify-write).
-    Value recorded = l.mul(l.umin(count, l.i32(layout.getCapacity())),
-                           l.i32(layout.getRecordBytes()));
-    Value rounded = l.band(l.add(recorded, l.i32(kSectorBytes - 1)),
-                           l.i32(~(kSectorBytes - 1)));
-    Value used = l.add(l.umin(rounded, l.i32(layout.getSegmentBytes())),
-                       l.i32(LayoutAttr::kSegmentHeaderBytes));
-    Value first = l.mul(s.lane, l.i32(kCopyChunkBytes));
-    unsigned stride = target.getWarpSize() * kCopyChunkBytes;
+    Value used = usedBytes(l, s, count);
+    Value first = l.mul(s.lane, l.i32(kChunkBytes));
+    unsigned stride = target.getWarpSize() * kChunkBytes;
     unsigned steps = llvm::divideCeil(layout.getBlockBytes(), stride);
     auto chunk = VectorType::get({4}, b.getI32Type());
 
@@ -219,8 +305,8 @@ struct Lowering {
         Value more = l.band(s.isRecorder, l.ult(offset, used));
         // Loads stay inside the segment; only the stores are predicated.
         Value inside = l.umin(offset, l.i32(layout.getBlockBytes() -
-                                            kCopyChunkBytes));
-        Value data = l.load(chunk, l.gep(s.staging, inside), kCopyChunkBytes);
+                                            kChunkBytes));
+        Value data = l.load(chunk, l.gep(s.staging, inside), kChunkBytes);
         SmallVector<Value> words;
         for (int64_t i = 0; i < 4; ++i)
           words.push_back(LLVM::ExtractElementOp::create(b, loc, data,
@@ -245,8 +331,8 @@ struct Lowering {
     LLVM::CondBrOp::create(b, loc, more, body, exit);
 
     b.setInsertionPointToEnd(body);
-    Value data = l.load(chunk, l.gep(s.staging, offset), kCopyChunkBytes);
-    l.store(data, l.gep(s.block, offset), kCopyChunkBytes);
+    Value data = l.load(chunk, l.gep(s.staging, offset), kChunkBytes);
+    l.store(data, l.gep(s.block, offset), kChunkBytes);
     LLVM::BrOp::create(b, loc, ValueRange{l.add(offset, l.i32(stride))},
                        header);
     b.setInsertionPointToStart(exit);

@@ -145,7 +145,28 @@ struct ProtonToProtonGPUPass
     };
 
     unsigned segmentBytes;
-    if (bufferType == BufferType::shared) {
+    if (bufferType == BufferType::registers) {
+      // Each lane holds one 16-byte chunk of its warp's block, so the block
+      // (header and every record a warp can write) must fit the warp.
+      if (bufferSize != 0)
+        return kernel.emitError("buffer-size does not apply to "
+                                "buffer-type=registers: the block is sized by "
+                                "the kernel's record sites");
+      std::optional<unsigned> bound = staticRecordBound(kernel);
+      if (!bound)
+        return kernel.emitError("buffer-type=registers needs every record "
+                                "outside loops; kernel @")
+               << kernel.getName()
+               << " records inside a loop: use buffer-type=shared";
+      segmentBytes = std::max(kMinInferredSegmentBytes,
+                              (unsigned)llvm::PowerOf2Ceil(*bound * recordBytes));
+      unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
+      if (LayoutAttr::kSegmentHeaderBytes + segmentBytes > warpBytes)
+        return kernel.emitError("buffer-type=registers holds at most ")
+               << (warpBytes - LayoutAttr::kSegmentHeaderBytes) / recordBytes
+               << " records per warp; kernel @" << kernel.getName()
+               << " has " << *bound << " record sites: use buffer-type=shared";
+    } else if (bufferType == BufferType::shared) {
       unsigned available =
           sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
       unsigned perSegment = available / segments;

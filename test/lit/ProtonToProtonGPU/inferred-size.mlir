@@ -4,6 +4,7 @@
 // RUN: proton-opt %s --split-input-file --convert-proton-to-protongpu | FileCheck %s
 // RUN: proton-opt %s --split-input-file --convert-proton-to-protongpu="clock-bits=32" | FileCheck %s --check-prefix=CLK32
 // RUN: proton-opt %s --split-input-file --convert-proton-to-protongpu="buffer-type=global" | FileCheck %s --check-prefix=GLOBAL
+// RUN: proton-opt %s --split-input-file --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics | FileCheck %s --check-prefix=REGISTERS
 
 // Three scopes, six records: 96 bytes of clock64 records -> 128; clock32: 48 -> 64.
 // CHECK-LABEL: llvm.func ptx_kernelcc @straight
@@ -12,6 +13,8 @@
 // CLK32:       segment_bytes 64,
 // GLOBAL-LABEL: llvm.func ptx_kernelcc @straight
 // GLOBAL:      <global, {{.*}} segment_bytes 128,
+// REGISTERS-LABEL: llvm.func ptx_kernelcc @straight
+// REGISTERS:   <registers, {{.*}} segment_bytes 128,
 llvm.func ptx_kernelcc @straight(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "kernel"
   proton.record start "load"
@@ -32,6 +35,8 @@ llvm.func ptx_kernelcc @straight(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attri
 // CHECK:       segment_bytes 64,
 // CLK32-LABEL: llvm.func ptx_kernelcc @branches
 // CLK32:       segment_bytes 32,
+// REGISTERS-LABEL: llvm.func ptx_kernelcc @branches
+// REGISTERS:   <registers, {{.*}} segment_bytes 64,
 llvm.func ptx_kernelcc @branches(%arg0: !llvm.ptr<1>, %c: i1, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   llvm.cond_br %c, ^a, ^b
 ^a:
@@ -56,6 +61,8 @@ llvm.func ptx_kernelcc @branches(%arg0: !llvm.ptr<1>, %c: i1, %arg1: !llvm.ptr<1
 // CLK32:       segment_bytes 1024,
 // GLOBAL-LABEL: llvm.func ptx_kernelcc @loop
 // GLOBAL:      <global, {{.*}} segment_bytes 4096,
+// With buffer-type=registers the loop is an error (registers hold no ring).
+// expected-error @+1 {{buffer-type=registers needs every record outside loops}}
 llvm.func ptx_kernelcc @loop(%arg0: !llvm.ptr<1>, %c: i1, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "outer"
   llvm.br ^body

@@ -17,6 +17,10 @@
 // RUN: proton-opt %t/no-spare.mlir --convert-proton-to-protongpu="shared-offset=232440" -verify-diagnostics
 // RUN: proton-opt %t/small-limit.mlir --convert-proton-to-protongpu="shared-limit=63" -verify-diagnostics
 // RUN: proton-opt %t/global-too-small.mlir --convert-proton-to-protongpu="buffer-type=global buffer-size=32" -verify-diagnostics
+// RUN: proton-opt %t/registers-loop.mlir --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics
+// RUN: proton-opt %t/registers-size.mlir --convert-proton-to-protongpu="buffer-type=registers buffer-size=256" -verify-diagnostics
+// RUN: proton-opt %t/registers-full.mlir --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics
+// RUN: proton-opt %t/registers-full.mlir --convert-proton-to-protongpu="buffer-type=registers clock-bits=32"
 // RUN: not proton-opt %t/bad-enum.mlir --convert-proton-to-protongpu="granularity=thread" 2>&1 | FileCheck %s --check-prefix=ENUM
 // ENUM: Cannot find option named 'thread'!
 
@@ -162,5 +166,63 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 
 //--- bad-enum.mlir
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  llvm.return
+}
+
+//--- registers-loop.mlir
+// expected-error @+1 {{buffer-type=registers needs every record outside loops; kernel @k records inside a loop: use buffer-type=shared}}
+llvm.func ptx_kernelcc @k(%c: i1, %arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  llvm.br ^body
+^body:
+  proton.record start "a"
+  proton.record end "a"
+  llvm.cond_br %c, ^body, ^exit
+^exit:
+  llvm.return
+}
+
+//--- registers-size.mlir
+// expected-error @+1 {{buffer-size does not apply to buffer-type=registers: the block is sized by the kernel's record sites}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "a"
+  proton.record end "a"
+  llvm.return
+}
+
+//--- registers-full.mlir
+// 30 records of 16 bytes round up to 512 bytes: with the 64-byte header more
+// than a warp's 32 lanes x 16 bytes (28 records fit); 8-byte records fit.
+// expected-error @+1 {{buffer-type=registers holds at most 28 records per warp; kernel @k has 30 record sites: use buffer-type=shared}}
+llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  proton.record start "s0"
+  proton.record end "s0"
+  proton.record start "s1"
+  proton.record end "s1"
+  proton.record start "s2"
+  proton.record end "s2"
+  proton.record start "s3"
+  proton.record end "s3"
+  proton.record start "s4"
+  proton.record end "s4"
+  proton.record start "s5"
+  proton.record end "s5"
+  proton.record start "s6"
+  proton.record end "s6"
+  proton.record start "s7"
+  proton.record end "s7"
+  proton.record start "s8"
+  proton.record end "s8"
+  proton.record start "s9"
+  proton.record end "s9"
+  proton.record start "s10"
+  proton.record end "s10"
+  proton.record start "s11"
+  proton.record end "s11"
+  proton.record start "s12"
+  proton.record end "s12"
+  proton.record start "s13"
+  proton.record end "s13"
+  proton.record start "s14"
+  proton.record end "s14"
   llvm.return
 }

@@ -13,7 +13,10 @@ defvar ProtonBufferOptions = [
            clEnumValN(::mlir::proton::gpu::BufferType::shared, "shared",
                       "per-warp circular segments in shared memory, copied out at return"),
            clEnumValN(::mlir::proton::gpu::BufferType::global, "global",
-                      "per-warp circular segments written straight to profile_scratch"))}]>,
+                      "per-warp circular segments written straight to profile_scratch"),
+           clEnumValN(::mlir::proton::gpu::BufferType::registers, "registers",
+                      "each lane keeps one 16-byte chunk of its warp's block in "
+                      "registers, written out at return (records outside loops only)"))}]>,
   Option<"bufferSize", "buffer-size", "unsigned", "0",
          "record bytes per CTA over all segments (0: infer; shared: from free "
          "shared memory, at most 1 KiB per segment; global: 4 KiB per segment)">,

@@ -33,7 +33,9 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
     `segmentBytes` of records (a power of two); a record is 8 bytes with a
     32-bit clock and 16 bytes with a 64-bit clock. With a `shared` buffer the
     segments live in shared memory at `sharedOffset` and are copied to
-    global memory at every return.
+    global memory at every return; with a `registers` buffer each lane keeps
+    one 16-byte chunk of its warp's block in registers and writes it at
+    return.
   }];
   let parameters = (ins
     EnumParameter<ProtonGPU_BufferType>:$bufferType,
@@ -54,6 +56,8 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
     static constexpr unsigned kSegmentHeaderBytes = 64;
     static constexpr uint32_t kMagic = 0x4E545250; // bytes "PRTN"
     static constexpr uint32_t kVersion = 2;
+    /// What one lane writes at return (shared and registers buffers).
+    static constexpr unsigned kChunkBytes = 16;
     unsigned getNumSegments() const { return getWarps().size(); }
     static unsigned recordBytesFor(unsigned clockBits) {
       return clockBits == 64 ? 16 : 8;

@@ -6,7 +6,8 @@ include "mlir/IR/EnumAttr.td"
 def ProtonGPU_BufferType : I32EnumAttr<"BufferType",
     "where records are kept while the kernel runs", [
     I32EnumAttrCase<"shared", 0>,
-    I32EnumAttrCase<"global", 1>
+    I32EnumAttrCase<"global", 1>,
+    I32EnumAttrCase<"registers", 2>
   ]> {
   let cppNamespace = "::mlir::proton::gpu";
 }
