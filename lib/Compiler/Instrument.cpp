@@ -51,6 +51,7 @@ const char *name(pgpu::BufferType t) {
   case pgpu::BufferType::shared: return "shared";
   case pgpu::BufferType::global: return "global";
   case pgpu::BufferType::registers: return "registers";
+  case pgpu::BufferType::automatic: return "auto";
   }
   return "?";
 }

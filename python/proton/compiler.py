@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from . import _C
 
 #: Valid values of the enumerated pipeline options, for early, clear errors.
-BUFFER_TYPES = ("shared", "global", "registers")
+BUFFER_TYPES = ("auto", "shared", "global", "registers")
 GRANULARITIES = ("warp", "warp_group", "cta")
 SAMPLING_STRATEGIES = ("none", "selective")
 CLOCK_BITS = (32, 64)
@@ -30,7 +30,7 @@ class PipelineOptions:
 
     target: str = "nvptx"
     arch: str = ""
-    buffer_type: str = "shared"
+    buffer_type: str = "auto"
     buffer_size: int = 0
     granularity: str = "warp"
     sampling_strategy: str = "none"

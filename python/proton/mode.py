@@ -35,7 +35,7 @@ class Default:
     sampling_strategy: str = "none"
     sampling_options: tuple[int, ...] = ()
     granularity: str = "warp"
-    buffer_type: str = "shared"
+    buffer_type: str = "auto"
     buffer_size: int = 0
 
     name = "default"

@@ -44,7 +44,7 @@ def test_unknown_pass_option_is_an_error():
 
 
 @pytest.mark.parametrize("field,value,valid", [
-    ("buffer_type", "texture", "shared, global"),
+    ("buffer_type", "texture", "auto, shared, global, registers"),
     ("granularity", "thread", "warp, warp_group, cta"),
     ("clock_bits", 16, "32, 64"),
     ("target", "spirv", "nvptx, amdgpu"),
@@ -56,7 +56,11 @@ def test_option_values_are_checked_with_the_valid_ones_listed(field, value, vali
 
 def test_no_shared_memory_to_spare():
     with pytest.raises(InstrumentationError, match="no shared memory to spare.*buffer-type=global"):
-        instrument_llvm_ir(KERNEL, PipelineOptions(shared_offset=232440, arch="sm_90"))
+        instrument_llvm_ir(KERNEL, PipelineOptions(buffer_type="shared", shared_offset=232440, arch="sm_90"))
+    # The default (auto) keeps this kernel's records in registers instead.
+    kernel = instrument_llvm_ir(KERNEL, PipelineOptions(shared_offset=232440, arch="sm_90"))
+    assert kernel.metadata["layout"]["buffer_type"] == "registers"
+    assert kernel.metadata["layout"]["shared_bytes"] == 0 and kernel.metadata["shared_memory_total"] == 0
 
 
 def test_missing_profile_scratch_parameter():
@@ -66,8 +70,9 @@ def test_missing_profile_scratch_parameter():
 
 
 def test_schedule_stores_moves_the_start_store_after_the_end_read():
-    plain = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32)).llvm_ir
-    scheduled = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32, sched_stores=True)).llvm_ir
+    plain = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32, buffer_type="shared")).llvm_ir
+    scheduled = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32, buffer_type="shared",
+                                                           sched_stores=True)).llvm_ir
 
     def order(text):
         return [("read" if "%clock;" in line else "store") for line in text.splitlines()

@@ -11,7 +11,7 @@ from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_hsaco_holds_counter_reads_lds_stores_and_sched_barriers(arch):
-    with InstrumentationHook(PipelineOptions(clock_bits=32), f"amd-{arch}"):
+    with InstrumentationHook(PipelineOptions(clock_bits=32, buffer_type="shared"), f"amd-{arch}"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", arch, 64), BLOCK=1024)
     isa = kernel.asm["amdgcn"]
     assert kernel.asm["hsaco"]

@@ -27,7 +27,8 @@ def compile_instrumented(fn, signature, options=PipelineOptions(), key="test", *
 
 
 def test_vector_add_records_reach_ptx_and_cubin():
-    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32), BLOCK=1024)
+    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32, buffer_type="shared"),
+                                  key="shared", BLOCK=1024)
     meta = json.loads(kernel.metadata.proton)
     scopes = {s["name"]: s for s in meta["scopes"]}
     assert [s["name"] for s in meta["scopes"]] == ["kernel", "load", "store"]
@@ -66,7 +67,8 @@ def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
     # Four records of 16 bytes (clock64): mainloop and iteration, start and
     # end; and the header's four parts.
     assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4 + 4
-    # Records in a loop: the inferred 1 KiB per warp.
+    # Records in a loop: auto picks shared memory, the inferred 1 KiB per warp.
+    assert meta["layout"]["buffer_type"] == "shared"
     assert meta["layout"]["segment_bytes"] == 1024
     assert kernel.asm["cubin"]
     # The kernel's own shared memory stays below the profile buffer.

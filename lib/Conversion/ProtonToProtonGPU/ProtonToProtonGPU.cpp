@@ -135,38 +135,44 @@ struct ProtonToProtonGPUPass
     // Inferred sizes shrink to what straight-line records need: less shared
     // memory, and a compact global block whose writes fill whole sectors.
     unsigned recordBytes = LayoutAttr::recordBytesFor(clockBits);
+    // With no record on a CFG cycle a warp writes at most `bound` records:
+    // exactly sized segments, and registers can hold them.
+    std::optional<unsigned> bound = staticRecordBound(kernel);
+    unsigned boundBytes =
+        bound ? std::max(kMinInferredSegmentBytes,
+                         (unsigned)llvm::PowerOf2Ceil(*bound * recordBytes))
+              : 0;
     auto inferred = [&](unsigned cap) {
-      std::optional<unsigned> bound = staticRecordBound(kernel);
-      if (!bound)
-        return cap;
-      unsigned needed = std::max(kMinInferredSegmentBytes,
-                                 (unsigned)llvm::PowerOf2Ceil(*bound * recordBytes));
-      return std::min(cap, needed);
+      return bound ? std::min(cap, boundBytes) : cap;
     };
+    // A registers buffer keeps the block in one 16-byte chunk per lane.
+    unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
+    bool fitsRegisters =
+        bound && LayoutAttr::kSegmentHeaderBytes + boundBytes <= warpBytes;
+
+    BufferType type = bufferType;
+    if (type == BufferType::automatic)
+      type = bufferSize == 0 && fitsRegisters ? BufferType::registers
+                                              : BufferType::shared;
 
     unsigned segmentBytes;
-    if (bufferType == BufferType::registers) {
-      // Each lane holds one 16-byte chunk of its warp's block, so the block
-      // (header and every record a warp can write) must fit the warp.
+    if (type == BufferType::registers) {
       if (bufferSize != 0)
         return kernel.emitError("buffer-size does not apply to "
                                 "buffer-type=registers: the block is sized by "
                                 "the kernel's record sites");
-      std::optional<unsigned> bound = staticRecordBound(kernel);
       if (!bound)
         return kernel.emitError("buffer-type=registers needs every record "
                                 "outside loops; kernel @")
                << kernel.getName()
                << " records inside a loop: use buffer-type=shared";
-      segmentBytes = std::max(kMinInferredSegmentBytes,
-                              (unsigned)llvm::PowerOf2Ceil(*bound * recordBytes));
-      unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
-      if (LayoutAttr::kSegmentHeaderBytes + segmentBytes > warpBytes)
+      if (!fitsRegisters)
         return kernel.emitError("buffer-type=registers holds at most ")
                << (warpBytes - LayoutAttr::kSegmentHeaderBytes) / recordBytes
                << " records per warp; kernel @" << kernel.getName()
                << " has " << *bound << " record sites: use buffer-type=shared";
-    } else if (bufferType == BufferType::shared) {
+      segmentBytes = boundBytes;
+    } else if (type == BufferType::shared) {
       unsigned available =
           sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
       unsigned perSegment = available / segments;
@@ -208,7 +214,7 @@ struct ProtonToProtonGPUPass
                << (unsigned)bufferSize << " gives less than 16 bytes to each of "
                << segments << " recording warps";
     }
-    return LayoutAttr::get(&getContext(), bufferType, granularity, clockBits,
+    return LayoutAttr::get(&getContext(), type, granularity, clockBits,
                            warps, *selected, segmentBytes, alignedOffset);
   }
 

@@ -1,12 +1,12 @@
 // RUN: proton-opt %s -split-input-file --convert-proton-to-protongpu | FileCheck %s
 
-// Defaults: shared buffer, every warp records, 64-bit clocks, segments
-// sized to the four records (64 bytes), warps from nvvm.reqntid (128
-// threads = 4 warps).
+// Defaults: buffer-type=auto picks registers (every record is outside
+// loops), every warp records, 64-bit clocks, segments sized to the four
+// records (64 bytes), warps from nvvm.reqntid (128 threads = 4 warps).
 // CHECK-LABEL: llvm.func ptx_kernelcc @basic
 // CHECK-SAME:    (%[[A0:.+]]: !llvm.ptr<1>, %[[SCRATCH:.+]]: !llvm.ptr<1> {llvm.nocapture, llvm.readnone})
 // CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:10:4"], ["inner", 0 : i32, "kernel.py:11:8"]]
-// CHECK-NEXT:    %[[SEG:.+]] = proton_gpu.init_segment %[[SCRATCH]] <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 64, shared_offset 0>
+// CHECK-NEXT:    %[[SEG:.+]] = proton_gpu.init_segment %[[SCRATCH]] <registers, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 64, shared_offset 0>
 // CHECK-NEXT:    %[[R0:.+]] = proton_gpu.read_counter : i64
 // CHECK-NEXT:    proton_gpu.circular_store start %[[SEG]], %[[R0]] scope 0 : i64
 // CHECK-NEXT:    %[[R1:.+]] = proton_gpu.read_counter : i64
@@ -67,7 +67,7 @@ llvm.func ptx_kernelcc @untouched(%arg0: !llvm.ptr<1>) attributes {passthrough =
 
 // Warps per CTA from the nvvm.reqntid attribute (64 x 2 x 1 threads).
 // CHECK-LABEL: llvm.func ptx_kernelcc @reqntid_attr
-// CHECK:         proton_gpu.init_segment %arg0 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 32, shared_offset 0>
+// CHECK:         proton_gpu.init_segment %arg0 <registers, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 32, shared_offset 0>
 llvm.func ptx_kernelcc @reqntid_attr(%arg0: !llvm.ptr<1>) attributes {nvvm.reqntid = array<i32: 64, 2, 1>} {
   proton.record start "a"
   proton.record end "a"
@@ -78,7 +78,7 @@ llvm.func ptx_kernelcc @reqntid_attr(%arg0: !llvm.ptr<1>) attributes {nvvm.reqnt
 
 // ... or from nvvm.maxntid in passthrough (32 x 3 threads).
 // CHECK-LABEL: llvm.func ptx_kernelcc @maxntid
-// CHECK:         proton_gpu.init_segment %arg0 <shared, warp, clock 64, num_warps 3, warps[0, 1, 2], segment_bytes 32, shared_offset 0>
+// CHECK:         proton_gpu.init_segment %arg0 <registers, warp, clock 64, num_warps 3, warps[0, 1, 2], segment_bytes 32, shared_offset 0>
 llvm.func ptx_kernelcc @maxntid(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.maxntid", "32,3"]]} {
   proton.record start "a"
   proton.record end "a"
@@ -90,7 +90,7 @@ llvm.func ptx_kernelcc @maxntid(%arg0: !llvm.ptr<1>) attributes {passthrough = [
 // ... or from the upper bound of amdgpu-flat-work-group-size (here with the
 // default 32 threads per warp).
 // CHECK-LABEL: llvm.func amdgpu_kernelcc @flat_size
-// CHECK:         proton_gpu.init_segment %arg0 <shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 0>
+// CHECK:         proton_gpu.init_segment %arg0 <registers, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 0>
 llvm.func amdgpu_kernelcc @flat_size(%arg0: !llvm.ptr<1>) attributes {passthrough = [["amdgpu-flat-work-group-size", "1,256"]]} {
   proton.record start "a"
   proton.record end "a"

@@ -14,8 +14,11 @@
 // RUN: proton-opt %t/threads-per-warp.mlir --convert-proton-to-protongpu="threads-per-warp=48" -verify-diagnostics
 // RUN: proton-opt %t/too-large.mlir --convert-proton-to-protongpu="buffer-size=1048576" -verify-diagnostics
 // RUN: proton-opt %t/too-large-offset.mlir --convert-proton-to-protongpu="buffer-size=4096 shared-offset=229000" -verify-diagnostics
-// RUN: proton-opt %t/no-spare.mlir --convert-proton-to-protongpu="shared-offset=232440" -verify-diagnostics
-// RUN: proton-opt %t/small-limit.mlir --convert-proton-to-protongpu="shared-limit=63" -verify-diagnostics
+// RUN: proton-opt %t/no-spare.mlir --convert-proton-to-protongpu="buffer-type=shared shared-offset=232440" -verify-diagnostics
+// With buffer-type=auto the same kernel keeps its records in registers.
+// RUN: proton-opt %t/no-spare.mlir --convert-proton-to-protongpu="shared-offset=232440" | FileCheck %s --check-prefix=AUTO
+// AUTO: proton_gpu.init_segment %arg0 <registers, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 32, shared_offset 232448>
+// RUN: proton-opt %t/small-limit.mlir --convert-proton-to-protongpu="buffer-type=shared shared-limit=63" -verify-diagnostics
 // RUN: proton-opt %t/global-too-small.mlir --convert-proton-to-protongpu="buffer-type=global buffer-size=32" -verify-diagnostics
 // RUN: proton-opt %t/registers-loop.mlir --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics
 // RUN: proton-opt %t/registers-size.mlir --convert-proton-to-protongpu="buffer-type=registers buffer-size=256" -verify-diagnostics

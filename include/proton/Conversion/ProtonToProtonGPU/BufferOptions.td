@@ -7,9 +7,13 @@ include "mlir/Pass/PassBase.td"
 // --proton-pipeline so that both spell and default them the same way.
 defvar ProtonBufferOptions = [
   Option<"bufferType", "buffer-type", "::mlir::proton::gpu::BufferType",
-         "::mlir::proton::gpu::BufferType::shared",
+         "::mlir::proton::gpu::BufferType::automatic",
          "where records are kept while the kernel runs",
          [{::llvm::cl::values(
+           clEnumValN(::mlir::proton::gpu::BufferType::automatic, "auto",
+                      "registers when every record is outside loops and the "
+                      "block fits one 16-byte chunk per lane and buffer-size "
+                      "is 0; shared otherwise"),
            clEnumValN(::mlir::proton::gpu::BufferType::shared, "shared",
                       "per-warp circular segments in shared memory, copied out at return"),
            clEnumValN(::mlir::proton::gpu::BufferType::global, "global",

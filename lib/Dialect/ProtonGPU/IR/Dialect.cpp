@@ -37,6 +37,9 @@ LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    unsigned clockBits, unsigned numWarps,
                    ArrayRef<int32_t> warps, unsigned segmentBytes,
                    unsigned sharedOffset) {
+  if (bufferType == BufferType::automatic)
+    return emitError() << "a layout's buffer type is shared, global or "
+                          "registers; auto is resolved by the conversion";
   if (clockBits != 32 && clockBits != 64)
     return emitError() << "clock must be 32 or 64 bits, got " << clockBits;
   if (numWarps == 0)

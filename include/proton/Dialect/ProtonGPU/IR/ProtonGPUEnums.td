@@ -7,7 +7,9 @@ def ProtonGPU_BufferType : I32EnumAttr<"BufferType",
     "where records are kept while the kernel runs", [
     I32EnumAttrCase<"shared", 0>,
     I32EnumAttrCase<"global", 1>,
-    I32EnumAttrCase<"registers", 2>
+    I32EnumAttrCase<"registers", 2>,
+    // An option value only: the pass picks registers or shared per kernel.
+    I32EnumAttrCase<"automatic", 3, "auto">
   ]> {
   let cppNamespace = "::mlir::proton::gpu";
 }
