@@ -12,24 +12,15 @@ CuptiApi &cupti() {
 }
 
 std::string loadCupti(const std::string &path) {
-  CuptiApi &api = cupti();
-  if (api.handle)
-    return api.path == path ? "" : "CUPTI is already loaded from " + api.path;
-  CuptiApi loaded;
-  std::string error = openLibrary(path, "CUPTI", "libcupti", [&](void *handle) -> const char * {
-#define PROTON_CUPTI_RESOLVE(name)                                             \
-  loaded.name = reinterpret_cast<decltype(loaded.name)>(dlsym(handle, #name)); \
-  if (!loaded.name)                                                            \
+  return loadOnce(cupti(), path, "CUPTI", "libcupti", [](CuptiApi &api, void *handle) -> const char * {
+#define PROTON_CUPTI_RESOLVE(name)                                       \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
+  if (!api.name)                                                         \
     return #name;
     PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_RESOLVE)
 #undef PROTON_CUPTI_RESOLVE
     return nullptr;
-  }, &loaded.handle);
-  if (!error.empty())
-    return error;
-  loaded.path = path;
-  api = loaded;
-  return "";
+  });
 }
 
 std::string cuptiErrorText(CUptiResult result) {

@@ -13,24 +13,16 @@ RoctracerApi &roctracer() {
 }
 
 std::string loadRoctracer(const std::string &path) {
-  RoctracerApi &api = roctracer();
-  if (api.handle)
-    return api.path == path ? "" : "ROCTracer is already loaded from " + api.path;
-  RoctracerApi loaded;
-  std::string error = openLibrary(path, "ROCTracer", "libroctracer64", [&](void *handle) -> const char * {
-#define PROTON_ROCTRACER_RESOLVE(name)                                         \
-  loaded.name = reinterpret_cast<decltype(loaded.name)>(dlsym(handle, #name)); \
-  if (!loaded.name)                                                            \
+  return loadOnce(roctracer(), path, "ROCTracer", "libroctracer64",
+                  [](RoctracerApi &api, void *handle) -> const char * {
+#define PROTON_ROCTRACER_RESOLVE(name)                                   \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
+  if (!api.name)                                                         \
     return #name;
     PROTON_ROCTRACER_FUNCTIONS(PROTON_ROCTRACER_RESOLVE)
 #undef PROTON_ROCTRACER_RESOLVE
     return nullptr;
-  }, &loaded.handle);
-  if (!error.empty())
-    return error;
-  loaded.path = path;
-  api = loaded;
-  return "";
+  });
 }
 
 static const char *statusName(roctracer_status_t status) {
