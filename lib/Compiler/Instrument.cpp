@@ -46,31 +46,13 @@ std::string formatDiagnostic(Diagnostic &diag) {
   return out;
 }
 
-const char *name(pgpu::BufferType t) {
-  switch (t) {
-  case pgpu::BufferType::shared: return "shared";
-  case pgpu::BufferType::global: return "global";
-  case pgpu::BufferType::registers: return "registers";
-  case pgpu::BufferType::automatic: return "auto";
-  }
-  return "?";
-}
-const char *name(pgpu::Granularity g) {
-  switch (g) {
-  case pgpu::Granularity::warp: return "warp";
-  case pgpu::Granularity::warp_group: return "warp_group";
-  case pgpu::Granularity::cta: return "cta";
-  }
-  return "?";
-}
-
 llvm::json::Object layoutJson(pgpu::LayoutAttr layout) {
   llvm::json::Array warps;
   for (int32_t w : layout.getWarps())
     warps.push_back(w);
   return llvm::json::Object{
-      {"buffer_type", name(layout.getBufferType())},
-      {"granularity", name(layout.getGranularity())},
+      {"buffer_type", pgpu::stringifyBufferType(layout.getBufferType()).str()},
+      {"granularity", pgpu::stringifyGranularity(layout.getGranularity()).str()},
       {"clock_bits", layout.getClockBits()},
       {"num_warps", layout.getNumWarps()},
       {"warps", std::move(warps)},

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import _C
+from .buffer import BUFFER_TYPES as _BUFFER_TYPE_CODES
 
 #: Valid values of the enumerated pipeline options, for early, clear errors.
-BUFFER_TYPES = ("auto", "shared", "global", "registers")
+#: "auto" is an option only: the compiler resolves it to a buffer type.
+BUFFER_TYPES = ("auto", *_BUFFER_TYPE_CODES)
 GRANULARITIES = ("warp", "warp_group", "cta")
 SAMPLING_STRATEGIES = ("none", "selective")
 CLOCK_BITS = (32, 64)

@@ -152,7 +152,7 @@ class InstrumentationHook:
             meta = kernel.metadata
             meta["kernel_id"] = pipeline.kernel_id
             meta["target"] = target
-            meta["warnings"] = _warn_about_pipelining(ttgir)
+            meta["warnings"] = _warn_about_pipelining(ttgir, meta["kernel"])
             register(meta)
             metadata["profile_scratch_size"] = meta["profile_scratch_size"]
             metadata["profile_scratch_align"] = meta["profile_scratch_align"]
@@ -163,17 +163,12 @@ class InstrumentationHook:
         stages["llir"] = instrumented_llir
 
 
-def _kernel_name(ir: str) -> str:
-    match = re.search(r"tt\.func (?:public )?@([\w$.]+)", ir)
-    return match.group(1) if match else "kernel"
-
-
-def _warn_about_pipelining(ttgir: str) -> list[str]:
+def _warn_about_pipelining(ttgir: str, kernel: str) -> list[str]:
     """Warns (once per compile) about scopes that software pipelining changed;
     the messages also go to the kernel's metadata for the session report."""
     if "scf.for" not in ttgir:
         return []
-    messages = [f"kernel {_kernel_name(ttgir)}: {m}" for m in pipelining_warnings(ttgir)]
+    messages = [f"kernel {kernel}: {m}" for m in pipelining_warnings(ttgir)]
     for message in messages:
         warnings.warn(message, PipeliningWarning, stacklevel=3)
     return messages
@@ -192,8 +187,10 @@ def _amd_pipeliner_check(make_ttgir, num_stages: int):
             scopes = markers_in_loops(ttir)
             if not scopes:
                 raise
+            # No metadata yet at this stage: the name comes from the TTIR.
+            name = re.search(r"tt\.func (?:public )?@([\w$.]+)", ttir)
             raise InstrumentationError(
-                f"kernel {_kernel_name(ttir)}: Triton's AMD software pipeliner (num_stages={num_stages}) cannot "
+                f"kernel {name.group(1) if name else '?'}: Triton's AMD software pipeliner (num_stages={num_stages}) cannot "
                 f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
                 "kernel with num_stages=1, or move the scopes out of the loop.") from error
 

@@ -34,9 +34,10 @@ class _Op:
     line: int | None
 
 
-def _parse_locations(text: str) -> dict[str, tuple[str, int] | None]:
-    """`#locN` alias -> (file, line): the first file position inside it,
-    following named, call-site and fused locations through their aliases."""
+def _location_resolver(text: str):
+    """A function from a location expression (`#loc12`, `"file":3:5`,
+    `"name"(#loc4)`, `callsite(#a at #b)`, ...) to (file, line): the first
+    file position inside it, following the module's `#loc` aliases."""
     raw = {}
     for line in text.splitlines():
         match = _LOC_DEFINITION.match(line)
@@ -57,29 +58,17 @@ def _parse_locations(text: str) -> dict[str, tuple[str, int] | None]:
                 return resolved[alias]
         return None
 
-    for alias in raw:
-        if alias not in resolved:
-            resolved[alias] = None
-            resolved[alias] = resolve(raw[alias])
-    return resolved
+    return resolve
 
 
-def _op_location(line: str, locations) -> tuple[str | None, int | None]:
+def _op_location(line: str, resolve) -> tuple[str | None, int | None]:
     start = line.rfind(" loc(")
-    if start < 0:
-        return None, None
-    for token in _LOC_TOKEN.finditer(line, start):
-        if token.group(1) is not None:
-            return token.group(1), int(token.group(2))
-        found = locations.get(token.group(0))
-        if found:
-            return found
-    return None, None
+    return (resolve(line[start:]) if start >= 0 else None) or (None, None)
 
 
 def _loop_bodies(text: str) -> list[list[_Op]]:
     """The operations of each `scf.for` body, innermost loop only, in order."""
-    locations = _parse_locations(text)
+    resolve = _location_resolver(text)
     loops: list[list[_Op]] = []
     # One entry per open region: the body list of an scf.for, or None.
     regions: list[list[_Op] | None] = []
@@ -95,7 +84,7 @@ def _loop_bodies(text: str) -> list[list[_Op]]:
             continue
         body = next((r for r in reversed(regions) if r is not None), None)
         if body is not None:
-            file, number = _op_location(line, locations)
+            file, number = _op_location(line, resolve)
             body.append(_Op(len(body), line, file, number))
         if line.endswith("{"):
             if "scf.for" in line:
