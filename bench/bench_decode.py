@@ -28,8 +28,7 @@ def buffer(ctas, warps, reps, clock_bits):
     ids = np.concatenate(([0], ids, [0]))
     ends = np.concatenate(([0], ends, [1]))
     n = ids.size
-    record = 8 if clock_bits == 32 else 16
-    lay = synthetic.layout(num_warps=warps, segment_bytes=1 << int(np.ceil(np.log2(n * record))),
+    lay = synthetic.layout(num_warps=warps, segment_bytes=1 << int(np.ceil(np.log2(n * 8))),
                            clock_bits=clock_bits)
     tags = np.broadcast_to(synthetic.tag(ids, ends), (ctas, warps, n))
     start = np.uint64(10**12) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(997) + np.zeros(

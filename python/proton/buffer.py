@@ -7,15 +7,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MAGIC = 0x4E545250  # bytes "PRTN"
-VERSION = 2
-END_BIT = np.uint32(1 << 31)
-HEADER_WORDS = 16  # the segment header: 64 bytes
+MAGIC = 0x5250  # header word 0, bits 16-31 (bytes "PR")
+VERSION = 3
+END_BIT = np.uint32(1 << 31)  # in the tags decode works with: bit 31 end, bits 0-30 scope id
+HEADER_WORDS = 12  # the segment header: 48 bytes
+RECORD_WORDS = 2   # a record: 8 bytes
+SECTOR_BYTES = 32  # blocks are padded to whole sectors
 
 # Segment header words.
-W_MAGIC, W_FLAGS, W_KERNEL_ID, W_TICKS_PER_US = 0, 1, 2, 3
-W_WARP, W_COUNT, W_HW0, W_HW1 = 4, 5, 6, 7
-W_GT_START, W_CLK_START, W_GT_END, W_CLK_END = 8, 10, 12, 14
+W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = 0, 1, 2, 3
+W_GT_START, W_CLK_START, W_GT_END, W_CLK_END = 4, 6, 8, 10
+
+# Flags (header word 0, bits 0-15).
+CLOCK64_BIT = 1 << 4
+BUFFER_TYPE_SHIFT, GRANULARITY_SHIFT = 5, 7
+TIMER_100MHZ_BIT = 1 << 9
+WARP_SHIFT = 20  # header word 3: warp id above a 20-bit location
 
 BUFFER_TYPES = {"shared": 0, "global": 1, "registers": 2}
 GRANULARITIES = {"warp": 0, "warp_group": 1, "cta": 2}
@@ -25,18 +32,26 @@ class BufferFormatError(ValueError):
     """A buffer that is truncated, corrupted, or not of this layout."""
 
 
-def flags_word(layout: dict) -> int:
-    """Segment header word 1 for a layout (what the kernel writes)."""
-    return (VERSION | layout["clock_bits"] << 8 | BUFFER_TYPES[layout["buffer_type"]] << 16
-            | GRANULARITIES[layout["granularity"]] << 24)
+def block_bytes(segment_bytes: int) -> int:
+    """A segment's header and records, padded to whole sectors."""
+    return -(-(HEADER_WORDS * 4 + segment_bytes) // SECTOR_BYTES) * SECTOR_BYTES
+
+
+def flags_word(layout: dict, target: str = "nvptx") -> int:
+    """Segment header word 0, magic and flags, for a layout (what the kernel writes)."""
+    flags = (VERSION | (CLOCK64_BIT if layout["clock_bits"] == 64 else 0)
+             | BUFFER_TYPES[layout["buffer_type"]] << BUFFER_TYPE_SHIFT
+             | GRANULARITIES[layout["granularity"]] << GRANULARITY_SHIFT
+             | (TIMER_100MHZ_BIT if target == "amdgpu" else 0))
+    return MAGIC << 16 | flags
 
 
 @dataclass
 class RawProfile:
-    headers: np.ndarray  # (ctas, segments, 16) u32
-    records: np.ndarray  # (ctas, segments, capacity, words per record) u32
+    headers: np.ndarray  # (ctas, segments, 12) u32
+    records: np.ndarray  # (ctas, segments, capacity, 2) u32
     layout: dict
-    target: str = "nvptx"  # "amdgpu": header words 6-7 are HW_ID and XCC_ID
+    target: str = "nvptx"  # "amdgpu": the location is HW_ID[15:0] and XCC_ID
 
     @property
     def counts(self) -> np.ndarray:
@@ -45,15 +60,16 @@ class RawProfile:
 
     @property
     def warp_ids(self) -> np.ndarray:
-        return self.headers[:, :, W_WARP]
+        return self.headers[:, :, W_LOCATION] >> np.uint32(WARP_SHIFT)
 
     @property
     def sm_ids(self) -> np.ndarray:
-        """NVIDIA: %smid. AMD (header words 6-7 are HW_ID and XCC_ID): the
-        compute unit as one number, ((xcc * 8 + se) * 2 + sh) * 16 + cu."""
+        """NVIDIA: %smid. AMD: the compute unit as one number,
+        ((xcc * 8 + se) * 2 + sh) * 16 + cu."""
+        where = self.headers[:, :, W_LOCATION] & np.uint32((1 << WARP_SHIFT) - 1)
         if self.target != "amdgpu":
-            return self.headers[:, :, W_HW0]
-        return amd_compute_unit(self.headers[:, :, W_HW0], self.headers[:, :, W_HW1])
+            return where
+        return amd_compute_unit(where & np.uint32(0xFFFF), where >> np.uint32(16))
 
     @property
     def kernel_ids(self) -> np.ndarray:
@@ -61,7 +77,9 @@ class RawProfile:
 
     @property
     def ticks_per_us(self) -> int:
-        return int(self.headers[0, 0, W_TICKS_PER_US]) if self.headers.size else 1000
+        """Global-timer ticks per microsecond: 1000 (NVIDIA %globaltimer, ns)
+        or 100 (AMD s_memrealtime, 100 MHz)."""
+        return 100 if self.target == "amdgpu" else 1000
 
     @property
     def dropped(self) -> np.ndarray:
@@ -71,6 +89,18 @@ class RawProfile:
         """The u64 at header word `word` (W_GT_START, W_CLK_START, W_GT_END, W_CLK_END)."""
         h = self.headers
         return h[:, :, word].astype(np.uint64) | (h[:, :, word + 1].astype(np.uint64) << np.uint64(32))
+def record_tags(records: np.ndarray) -> np.ndarray:
+    """Tags of (..., 2)-word records: bit 31 end, bits 0-30 the scope id."""
+    second = records[..., 1]
+    return ((second >> np.uint32(16)) & np.uint32(0x7FFF)) | (second & END_BIT)
+
+
+def record_clocks(records: np.ndarray, clock_bits: int) -> np.ndarray:
+    """Clock bits of (..., 2)-word records as u64: the low 48 bits (64-bit
+    clocks) or the low 32 bits (32-bit clocks). A record read as one
+    little-endian u64 holds them in its low bits."""
+    whole = records.view("<u8")[..., 0]
+    return whole & np.uint64((1 << (48 if clock_bits == 64 else 32)) - 1)
 
 
 def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
@@ -92,25 +122,29 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = 
         raise BufferFormatError(f"profile buffer is truncated: {data.nbytes} bytes for {num_ctas} CTAs of "
                                 f"{layout['bytes_per_cta']} bytes ({expected} expected)")
     segments = len(layout["warps"])
-    block_words = (HEADER_WORDS * 4 + layout["segment_bytes"]) // 4
-    if block_words * 4 * segments != layout["bytes_per_cta"]:
+    block = block_bytes(layout["segment_bytes"])
+    if (block * segments != layout["bytes_per_cta"] or layout.get("block_bytes", block) != block
+            or layout["record_bytes"] != 4 * RECORD_WORDS):
         raise BufferFormatError(f"layout is not of buffer format {VERSION}: {segments} segments of "
-                                f"{layout['segment_bytes']} bytes do not make {layout['bytes_per_cta']} bytes per CTA")
-    blocks = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, segments, block_words)
+                                f"{layout['segment_bytes']} bytes of {layout['record_bytes']}-byte records do not "
+                                f"make {layout['bytes_per_cta']} bytes per CTA")
+    blocks = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, segments, block // 4)
     headers = blocks[:, :, :HEADER_WORDS]
-    bad = np.argwhere(headers[:, :, W_MAGIC] != MAGIC)
+    first = headers[:, :, W_MAGIC_FLAGS]
+    bad = np.argwhere(first >> np.uint32(16) != MAGIC)
     if bad.size:
         cta, seg = bad[0]
         raise BufferFormatError(f"profile buffer is corrupted: CTA {cta} segment {seg} (and {len(bad) - 1} more) "
-                                f"has no header magic 0x{MAGIC:08X} (found 0x{headers[cta, seg, W_MAGIC]:08X}); "
+                                f"has no header magic 0x{MAGIC:04X} (found 0x{first[cta, seg] >> 16:04X}); "
                                 "was the kernel launched, and did it return normally?")
-    flags = np.uint32(flags_word(layout))
-    bad = np.argwhere(headers[:, :, W_FLAGS] != flags)
+    word = np.uint32(flags_word(layout, target))
+    bad = np.argwhere(first != word)
     if bad.size:
         cta, seg = bad[0]
         raise BufferFormatError(f"profile buffer does not match the kernel's layout: CTA {cta} segment {seg} has "
-                                f"flags 0x{headers[cta, seg, W_FLAGS]:08X}, expected 0x{int(flags):08X} "
-                                f"(format version {VERSION}, clock bits, buffer type, granularity)")
-    per_record = layout["record_bytes"] // 4
-    records = blocks[:, :, HEADER_WORDS:].reshape(num_ctas, segments, -1, per_record)
+                                f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
+                                f"(format version {VERSION}, clock bits, buffer type, granularity, timer)")
+    capacity = layout["segment_bytes"] // (4 * RECORD_WORDS)
+    records = blocks[:, :, HEADER_WORDS:HEADER_WORDS + capacity * RECORD_WORDS].reshape(
+        num_ctas, segments, capacity, RECORD_WORDS)
     return RawProfile(headers, records, layout, target)

@@ -2,8 +2,9 @@
 (no Python loop per event or per warp).
 
 Steps: read the buffer (proton.buffer), put each warp's ring in the order the
-records were written, rebuild 64-bit cycles (clock32 records are unwrapped
-backwards from the warp's 64-bit exit stamp), optionally subtract the
+records were written, rebuild 64-bit cycles (records keep the clock's low 48
+bits, or 32 with clock32, unwrapped backwards from the warp's 64-bit exit
+stamp), optionally subtract the
 measured cost of earlier records (time_shift), pair start/end records, and
 convert cycles to global-timer nanoseconds with the SM clock measured from
 the buffer itself.
@@ -23,7 +24,9 @@ import numpy as np
 from . import buffer as raw_buffer
 from .buffer import BufferFormatError
 
-WRAP = np.int64(1 << 32)
+# Clock bits a record keeps, by the layout's clock_bits.
+STORED_CLOCK_BITS = {64: 48, 32: 32}
+
 
 
 @dataclass
@@ -127,21 +130,15 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     dropped = counts - kept
     width = int(kept.max()) if rows else 0  # columns that hold records
 
-    # (ctas, segments, width) views of the tags and clocks, in the order
-    # written. 64-bit clocks are read as one (unaligned) u64 per record.
+    # (ctas, segments, width) tags and clock bits, in the order written.
     recs = raw.records[:, :, :width]
-    tags = recs[..., 0]
-    if layout["clock_bits"] == 64:
-        clock = recs.view(np.uint8)[..., 4:12].view("<u8")[..., 0]
-    else:
-        clock = recs[..., 1]
     if (counts > cap).any():
         # A full ring starts at slot count % cap.
         first = np.where(counts > cap, counts % cap, 0).reshape(ctas, segments, 1)
         slots = (first + np.arange(width).reshape(1, 1, width)) % cap
-        tags = np.take_along_axis(raw.records[..., 0], slots, axis=2)
-        clock = np.take_along_axis(raw.records.view(np.uint8)[..., 4:12].view("<u8")[..., 0]
-                                   if layout["clock_bits"] == 64 else raw.records[..., 1], slots, axis=2)
+        recs = np.take_along_axis(raw.records, slots[..., None], axis=2)
+    tags = raw_buffer.record_tags(recs)
+    clock = raw_buffer.record_clocks(recs, layout["clock_bits"])
     valid = np.arange(width)[None, :] < kept[:, None]
 
     clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
@@ -253,19 +250,19 @@ class _EventIndex:
         return int(self.rows[flat_index]), int(self.start_col[flat_index])
 
 
-def _cycles(clock, bits, at, cols, clk_end, clk_start):
-    """64-bit cycles of the records in `cols`. Clock32 records are counted
-    back from the warp's 64-bit exit stamp; warps that lived 2^32 cycles or
-    longer are unwrapped record by record."""
-    low = at.take(clock, cols)
-    if bits == 64:
-        return low.view(np.int64)
+def _cycles(clock, clock_bits, at, cols, clk_end, clk_start):
+    """64-bit cycles of the records in `cols`. A record keeps the clock's low
+    48 bits (32 with clock32); they are counted back from the warp's 64-bit
+    exit stamp, and warps that lived a full wrap or longer are unwrapped
+    record by record."""
+    wrap = np.int64(1) << np.int64(STORED_CLOCK_BITS[clock_bits])
+    low = at.take(clock, cols).astype(np.int64)
     end = at.per_row(clk_end)
-    cyc = end - (end.astype(np.uint32) - low).astype(np.int64)  # distance modulo 2^32
-    long_rows = np.flatnonzero(clk_end - clk_start >= WRAP)
+    cyc = end - (((end & (wrap - 1)) - low) & (wrap - 1))  # distance modulo the wrap
+    long_rows = np.flatnonzero(clk_end - clk_start >= wrap)
     if long_rows.size:
         width = clock.shape[-1]
-        unwrapped = _unwrap_rows(clock.reshape(-1, width)[long_rows].astype(np.int64), clk_end[long_rows])
+        unwrapped = _unwrap_rows(clock.reshape(-1, width)[long_rows].astype(np.int64), clk_end[long_rows], wrap)
         if at.uniform:
             cyc[long_rows] = unwrapped[:, cols]
         else:
@@ -276,16 +273,16 @@ def _cycles(clock, bits, at, cols, clk_end, clk_start):
     return cyc
 
 
-def _unwrap_rows(lo, clk_end):
+def _unwrap_rows(lo, clk_end, wrap):
     """Walks back from the exit stamp, each step the distance to the next
-    record modulo 2^32 (needs less than 2^32 cycles between two records)."""
+    record modulo the wrap (needs less than a wrap between two records)."""
     rows, width = lo.shape
     gaps = np.zeros((rows, width), dtype=np.int64)
     if width > 1:
-        gaps[:, :-1] = (lo[:, 1:] - lo[:, :-1]) % WRAP
+        gaps[:, :-1] = (lo[:, 1:] - lo[:, :-1]) & (wrap - 1)
     # Unused columns hold garbage; their distance is counted from the last
     # record, and they are never read.
-    gaps[:, -1] = ((clk_end & np.int64(0xFFFFFFFF)) - lo[:, -1]) % WRAP
+    gaps[:, -1] = ((clk_end & (wrap - 1)) - lo[:, -1]) & (wrap - 1)
     behind = np.cumsum(gaps[:, ::-1], axis=1)[:, ::-1]
     return clk_end[:, None] - behind
 

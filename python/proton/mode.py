@@ -16,10 +16,11 @@ from typing import Union
 
 from .compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, PipelineOptions
 
-#: clock32: 32-bit cycle counter, 8-byte records (wrap-around is undone by
-#: the decoder). time_shift: subtract the measured cost of earlier records
-#: from later time stamps. sched_stores: move record stores out of measured
-#: windows. sched_barriers: AMD scheduling barriers around records.
+#: clock32: read the 32-bit cycle counter (records keep 32 instead of 48
+#: clock bits; wrap-around is undone by the decoder). time_shift: subtract
+#: the measured cost of earlier records from later time stamps. sched_stores:
+#: move record stores out of measured windows. sched_barriers: AMD
+#: scheduling barriers around records.
 OPTIMIZATIONS = ("clock32", "time_shift", "sched_stores", "sched_barriers")
 
 

@@ -42,18 +42,19 @@ def test_vector_add_records_reach_ptx_and_cubin():
     # Entry and exit stamps: the global timer and the 64-bit clock.
     assert len(ptx_lines(kernel, r"%globaltimer")) == 2
     assert len(ptx_lines(kernel, r"%smid")) == 1
-    # The header (constants, entry, identity, exit) is staged in shared memory
-    # too; the warp's block goes out with one predicated 16-byte store per lane.
-    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4
+    # The header (entry, identity, exit) is staged in shared memory too; the
+    # warp's block goes out with one predicated 16-byte store per lane.
+    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 3
     assert len(ptx_lines(kernel, r"st\.global")) == 8 + 1  # the kernel's 8 stores, then the copy
     assert kernel.asm["cubin"]
     layout = meta["layout"]
     assert layout["num_warps"] == 4 and layout["warps"] == [0, 1, 2, 3]
-    # Six 8-byte records per warp: 48 bytes, rounded up to a 64-byte segment.
-    assert layout["segment_bytes"] == 64
-    assert kernel.metadata.profile_scratch_size == layout["bytes_per_cta"] == 4 * (64 + 64)
+    # Six 8-byte records per warp: 48 bytes, rounded up to a 64-byte segment;
+    # with the 48-byte header, a 128-byte block (whole 32-byte sectors).
+    assert layout["segment_bytes"] == 64 and layout["block_bytes"] == 128
+    assert kernel.metadata.profile_scratch_size == layout["bytes_per_cta"] == 4 * 128
     assert kernel.metadata.profile_scratch_align == 16
-    assert kernel.metadata.shared == layout["shared_bytes"] == 4 * (64 + 64)
+    assert kernel.metadata.shared == layout["shared_bytes"] == 4 * 128
 
 
 def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
@@ -64,9 +65,10 @@ def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
     assert names[iteration["parent"]] == "mainloop"
     assert "wgmma" in kernel.asm["ptx"]
     assert len(ptx_lines(kernel, r"mov\.u64 %rd\d+, %clock64;")) >= 4
-    # Four records of 16 bytes (clock64): mainloop and iteration, start and
-    # end; and the header's four parts.
-    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 4 + 4
+    # Four 8-byte records (clock64): mainloop and iteration, start and end;
+    # and the header's three parts.
+    assert len(ptx_lines(kernel, r"st\.shared\.v2\.b32")) == 4
+    assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 3
     # Records in a loop: auto picks shared memory, the inferred 1 KiB per warp.
     assert meta["layout"]["buffer_type"] == "shared"
     assert meta["layout"]["segment_bytes"] == 1024
@@ -82,8 +84,9 @@ def test_global_buffer_writes_records_to_profile_scratch():
     meta = json.loads(kernel.metadata.proton)
     assert meta["layout"]["shared_bytes"] == 0
     assert not ptx_lines(kernel, r"st\.shared")
-    # Six records of 16 bytes plus the header's four parts.
-    assert len(ptx_lines(kernel, r"st\.global\.v4\.b32")) == 6 + 4
+    # Six 8-byte records plus the header's three parts.
+    assert len(ptx_lines(kernel, r"st\.global\.v2\.b32")) == 6
+    assert len(ptx_lines(kernel, r"st\.global\.v4\.b32")) == 3
     assert kernel.metadata.shared == 0
 
 
@@ -100,7 +103,7 @@ def test_registers_buffer_keeps_records_in_registers_and_writes_once():
     assert len(ptx_lines(kernel, r"selp\.b32")) >= 6 * 2
     assert ptx_lines(kernel, r"st\.global\.v4\.b32") == ptx_lines(kernel, r"st\.global\.v4\.b32 \[%rd\d+\], \{")
     assert len(ptx_lines(kernel, r"st\.global")) == 8 + 1
-    assert kernel.metadata.profile_scratch_size == 4 * (64 + 64)
+    assert kernel.metadata.profile_scratch_size == 4 * 128
 
 
 def test_registers_buffer_rejects_records_in_loops():
@@ -117,7 +120,7 @@ def test_sampling_and_granularity_pick_recording_warps():
     cta = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(granularity="cta"), key="cta",
                                BLOCK=1024)
     layout = json.loads(cta.metadata.proton)["layout"]
-    assert layout["warps"] == [0] and layout["bytes_per_cta"] == 64 + 128
+    assert layout["warps"] == [0] and layout["bytes_per_cta"] == 128
 
 
 def test_plain_build_has_no_markers_and_cache_separates_modes():

@@ -86,7 +86,7 @@ def test_clock32_warp_longer_than_the_counter_period():
 @pytest.mark.parametrize("clock_bits", [32, 64])
 def test_full_ring_keeps_the_last_records_and_counts_the_lost(clock_bits):
     # 20 repetitions of 6 records into rings of 16.
-    buf, meta = make(clock_bits=clock_bits, reps=20, segment_bytes=16 * (8 if clock_bits == 32 else 16))
+    buf, meta = make(clock_bits=clock_bits, reps=20, segment_bytes=16 * 8)
     ev = decode.decode(buf, meta, 3)
     assert (ev.dropped == 120 - 16).all()
     # 104 % 6 = 2: the ring starts at "load end"; 7 pairs complete, 2 records orphaned
@@ -128,7 +128,7 @@ def test_truncated_buffer():
 def test_corrupted_magic():
     buf, meta = make()
     buf = buf.copy()
-    buf[meta["layout"]["bytes_per_cta"]] ^= 0xFF
+    buf[meta["layout"]["bytes_per_cta"] + 3] ^= 0xFF  # the magic: word 0, bits 16-31
     with pytest.raises(BufferFormatError, match="CTA 1 .*magic"):
         decode.decode(buf, meta, 3)
 
@@ -155,7 +155,7 @@ def test_clock_outside_the_warp_lifetime():
     words[fmt.W_CLK_START] += 10_000
     with pytest.raises(BufferFormatError, match="CTA 0 segment 0 .*outside the warp's lifetime"):
         decode.decode(words.view(np.uint8), meta, 3)
-    assert lay["capacity"] == 64
+    assert lay["capacity"] == 128
 
 
 def test_segment_layout_mismatch():
@@ -166,8 +166,8 @@ def test_segment_layout_mismatch():
 
 
 def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
-    """An AMD buffer: s_memrealtime ticks at 100 MHz (header word 3 = 100) and
-    header words 6-7 are HW_ID and XCC_ID."""
+    """An AMD buffer: s_memrealtime ticks at 100 MHz (flags bit 9) and the
+    location word holds HW_ID[15:0] and XCC_ID."""
     lay = synthetic.layout(num_warps=2, segment_bytes=256, clock_bits=32)
     n = len(IDS)
     tags = np.broadcast_to(synthetic.tag(IDS, ENDS), (2, 2, n))
@@ -182,7 +182,7 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
     hw_id = np.array([[(5 << 13) | (1 << 12) | (9 << 8) | (1 << 4) | 2] * 2, [4 << 8] * 2], dtype=np.uint32)
     xcc = np.array([[3, 3], [0, 0]], dtype=np.uint32)
     buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
-                          sm=hw_id, hw1=xcc, ticks_per_us=100)
+                          sm=hw_id, xcc=xcc, target="amdgpu")
     ev = decode.decode(buf, synthetic.metadata(SCOPES, lay, target="amdgpu"), 2)
     assert ev.num_events == 2 * 2 * 3
     assert abs(ev.clock_ghz - 2.1) < 0.01
@@ -190,6 +190,6 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
     # The outer scope: 5 steps of 100 cycles at 2.1 GHz.
     outer = ev.end_ns[ev.scope == 0] - ev.start_ns[ev.scope == 0]
     assert np.allclose(outer, 5 * STEP / 2.1, atol=1.0)
-    # Without the target, the raw HW_ID is kept.
-    raw = decode.decode(buf, synthetic.metadata(SCOPES, lay), 2)
-    assert raw.warp_sm.tolist()[2:] == [4 << 8] * 2
+    # Read as an NVIDIA buffer, the timer flag does not match.
+    with pytest.raises(BufferFormatError, match="flags 0x0203, expected 0x0003"):
+        decode.decode(buf, synthetic.metadata(SCOPES, lay), 2)

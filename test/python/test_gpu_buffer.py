@@ -17,7 +17,7 @@ from kernels import matmul, vector_add  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-MAGIC = 0x4E545250
+MAGIC = 0x5250  # header word 0, bits 16-31
 START, END = 0, 1
 
 
@@ -41,12 +41,17 @@ class Buffers:
 
 
 def parse(buffer, layout, num_ctas):
-    """Raw buffer -> per-segment headers (16 words) and records, written
-    independently of proton.buffer from docs/buffer-format.md."""
+    """Raw buffer -> per-segment headers (12 words) and records as
+    (tag, clock) pairs (tag: scope id | end bit 31; clock: the low 48 or 32
+    bits), written independently of proton.buffer from docs/buffer-format.md."""
     segments = len(layout["warps"])
     data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, segments, -1)
-    words_per_record = layout["record_bytes"] // 4
-    return data[:, :, :16], data[:, :, 16:].reshape(num_ctas, segments, -1, words_per_record)
+    capacity = layout["segment_bytes"] // 8
+    raw = data[:, :, 12:12 + 2 * capacity].reshape(num_ctas, segments, capacity, 2)
+    tags = ((raw[..., 1] >> 16) & 0x7FFF) | (raw[..., 1] & np.uint32(1 << 31))
+    high = (raw[..., 1] & 0xFFFF).astype(np.uint64) if layout["clock_bits"] == 64 else np.uint64(0)
+    clocks = raw[..., 0].astype(np.uint64) | (high << np.uint64(32))
+    return data[:, :, :12], np.stack([tags.astype(np.uint64), clocks], axis=-1)
 
 
 def u64(lo, hi):
@@ -88,20 +93,21 @@ def test_vector_add_buffer_holds_every_record(buffer_type):
     meta = json.loads(kernel.metadata.proton)
     layout = meta["layout"]
     num_ctas = n // 1024
-    assert layout["bytes_per_cta"] == 4 * (64 + layout["segment_bytes"])
+    # 48-byte header + 64 bytes of records, padded to whole 32-byte sectors.
+    assert layout["segment_bytes"] == 64 and layout["bytes_per_cta"] == 4 * 128
     seg, records = parse(buffer, layout, num_ctas)
-    assert (seg[:, :, 0] == MAGIC).all()
-    # Format version 2, clock32, the buffer type, warp granularity.
-    assert (seg[:, :, 1] == (2 | 32 << 8 | {"shared": 0, "global": 1, "registers": 2}[buffer_type] << 16)).all()
-    assert (seg[:, :, 2] == meta["kernel_id"]).all()
-    assert (seg[:, :, 3] == 1000).all()  # %globaltimer ticks per microsecond
-    assert (seg[:, :, 4] == np.arange(4)).all()  # warp ids
-    assert (seg[:, :, 5] == 6).all()  # three scopes: six records per warp
-    assert (seg[:, :, 6] < torch.cuda.get_device_properties(0).multi_processor_count).all()
+    assert (seg[:, :, 0] >> 16 == MAGIC).all()
+    # Format version 3, clock32, the buffer type, warp granularity, 1 GHz timer.
+    assert (seg[:, :, 0] & 0xFFFF == (3 | {"shared": 0, "global": 1, "registers": 2}[buffer_type] << 5)).all()
+    assert (seg[:, :, 1] == meta["kernel_id"]).all()
+    assert (seg[:, :, 2] == 6).all()  # three scopes: six records per warp
+    assert (seg[:, :, 3] >> 20 == np.arange(4)).all()  # warp ids
+    sm = seg[:, :, 3] & 0xFFFFF
+    assert (sm < torch.cuda.get_device_properties(0).multi_processor_count).all()
     # All warps of a CTA run on one SM.
-    assert (seg[:, :, 6] == seg[:, :1, 6]).all()
-    gt_start, clk_start = u64(seg[:, :, 8], seg[:, :, 9]), u64(seg[:, :, 10], seg[:, :, 11])
-    gt_end, clk_end = u64(seg[:, :, 12], seg[:, :, 13]), u64(seg[:, :, 14], seg[:, :, 15])
+    assert (sm == sm[:, :1]).all()
+    gt_start, clk_start = u64(seg[:, :, 4], seg[:, :, 5]), u64(seg[:, :, 6], seg[:, :, 7])
+    gt_end, clk_end = u64(seg[:, :, 8], seg[:, :, 9]), u64(seg[:, :, 10], seg[:, :, 11])
     assert (gt_end >= gt_start).all() and (clk_end > clk_start).all()
     ghz = (clk_end - clk_start).sum() / max(1, (gt_end - gt_start).sum())
     assert 0.5 < ghz < 3.5
@@ -124,7 +130,7 @@ def test_matmul_loop_records_and_overflow_count():
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     grid = (M // 128, N // 128)
     results = {}
-    for size in (0, 4 * 128):  # inferred (1 KiB per warp) and 8 records per warp
+    for size in (0, 4 * 64):  # inferred (1 KiB per warp) and 8 records per warp
         c = torch.empty(M, N, device="cuda", dtype=torch.float16)
         with Buffers() as buffers, InstrumentationHook(PipelineOptions(buffer_size=size), f"mm-{size}"):
             kernel = matmul[grid](a, b, c, M, N, K, BM=128, BN=128, BK=64)
@@ -141,11 +147,11 @@ def test_matmul_loop_records_and_overflow_count():
         layout = meta["layout"]
         ids = {s["name"]: s["id"] for s in meta["scopes"]}
         seg, records = parse(buffer, layout, grid[0] * grid[1])
-        assert (seg[:, :, 5] == 2 + 2 * iterations).all()
+        assert (seg[:, :, 2] == 2 + 2 * iterations).all()
         capacity = layout["capacity"]
         for cta in range(grid[0] * grid[1]):
             for s in range(len(layout["warps"])):
-                kept = unpack_records(records[cta, s], int(seg[cta, s, 5]), capacity)
+                kept = unpack_records(records[cta, s], int(seg[cta, s, 2]), capacity)
                 tags = kept[:, 0]
                 assert tags[-1] == ids["mainloop"] | 1 << 31
                 if size == 0:
@@ -154,5 +160,5 @@ def test_matmul_loop_records_and_overflow_count():
                     assert list(tags[1:-1]) == [ids["iteration"], ids["iteration"] | 1 << 31] * iterations
                 else:
                     assert capacity == 8 and len(kept) == 8  # the ring kept the last 8 of 18
-                clocks = u64(kept[:, 1], kept[:, 2]).astype(np.int64)
-                assert (np.diff(clocks) >= 0).all()
+                clocks = kept[:, 1].astype(np.int64)  # the low 48 bits
+                assert (np.diff(clocks) % (1 << 48) < 1 << 32).all()  # in order

@@ -186,7 +186,7 @@ def test_corrupted_buffer_is_reported_with_kernel_and_launch(tmp_path):
     buffer = _allocation._profile_allocator(data.size, 16, 0)
     buffer.array[:] = data
     buffer.array[-200:] = 0xAB  # garbage over the last CTA's records
-    buffer.array[meta["layout"]["bytes_per_cta"] * 2] = 0  # and its magic
+    buffer.array[meta["layout"]["bytes_per_cta"] * 2 + 3] = 0  # and its magic (header word 0, top byte)
     triton.knobs.runtime.launch_enter_hook(Launch("k"))
     report = proton.finalize()
     assert len(report.errors) == 1 and report.errors[0].startswith("k launch 0: profile buffer is corrupted: CTA 2")

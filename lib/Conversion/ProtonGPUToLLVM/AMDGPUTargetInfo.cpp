@@ -50,15 +50,16 @@ public:
                                          "llvm.amdgcn.s.memrealtime");
   }
 
-  std::pair<Value, Value> hardwareIds(OpBuilder &b,
-                                      Location loc) const override {
+  Value location(OpBuilder &b, Location loc) const override {
     LLVMBuilder l{b, loc};
-    // HW_ID: wave, SIMD, CU, SH, SE ids; XCC_ID: the die on MI300/MI350.
+    // HW_ID bits 0-15: wave, SIMD, pipe, CU, SH, SE ids; XCC_ID bits 0-3:
+    // the die on MI300/MI350.
     Value hw = l.inlineAsm(b.getI32Type(), {},
                            "s_getreg_b32 $0, hwreg(HW_REG_HW_ID)", "=s");
     Value xcc = l.inlineAsm(b.getI32Type(), {},
                             "s_getreg_b32 $0, hwreg(HW_REG_XCC_ID)", "=s");
-    return {hw, xcc};
+    return l.bor(l.band(hw, l.i32(0xFFFF)),
+                 l.shl(l.band(xcc, l.i32(0xF)), l.i32(16)));
   }
 
   void storeWords(OpBuilder &b, Location loc, Value ptr, ArrayRef<Value> words,

@@ -28,6 +28,8 @@ struct LLVMBuilder {
   Value udiv(Value x, Value y) { return LLVM::UDivOp::create(b, loc, x, y); }
   Value lshr(Value x, Value y) { return LLVM::LShrOp::create(b, loc, x, y); }
   Value band(Value x, Value y) { return LLVM::AndOp::create(b, loc, x, y); }
+  Value bor(Value x, Value y) { return LLVM::OrOp::create(b, loc, x, y); }
+  Value shl(Value x, Value y) { return LLVM::ShlOp::create(b, loc, x, y); }
   Value eq(Value x, Value y) {
     return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, x, y);
   }

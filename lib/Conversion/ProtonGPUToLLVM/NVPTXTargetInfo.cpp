@@ -45,11 +45,9 @@ public:
                                          "mov.u64 $0, %globaltimer;", "=l");
   }
 
-  std::pair<Value, Value> hardwareIds(OpBuilder &b,
-                                      Location loc) const override {
-    LLVMBuilder l{b, loc};
-    Value sm = l.inlineAsm(b.getI32Type(), {}, "mov.u32 $0, %smid;", "=r");
-    return {sm, l.i32(0)};
+  Value location(OpBuilder &b, Location loc) const override {
+    return LLVMBuilder{b, loc}.inlineAsm(b.getI32Type(), {},
+                                         "mov.u32 $0, %smid;", "=r");
   }
 
   void storeWords(OpBuilder &b, Location loc, Value ptr, ArrayRef<Value> words,

@@ -19,7 +19,7 @@ namespace {
 constexpr StringLiteral kSharedSymbol = "global_smem";
 constexpr unsigned kChunkBytes = LayoutAttr::kChunkBytes;
 constexpr unsigned kMaxStraightCopySteps = 4;
-constexpr unsigned kSectorBytes = 32;
+constexpr unsigned kSectorBytes = LayoutAttr::kSectorBytes;
 
 /// The values a warp computes once at entry and every record then uses.
 struct Segment {
@@ -54,18 +54,28 @@ Value sharedMemoryBase(OpBuilder &b, Location loc, ModuleOp module) {
   return LLVM::AddressOfOp::create(b, loc, global);
 }
 
-/// Byte offsets of the segment header's four 16-byte parts
+/// Byte offsets of the segment header's three 16-byte parts
 /// (docs/buffer-format.md).
 enum HeaderPart : unsigned {
-  kConstantsPart = 0, // magic, flags, kernel id, timer ticks per microsecond
-  kIdentityPart = 16, // warp id, records written, hardware ids
-  kEntryPart = 32,    // global timer and 64-bit clock at entry
-  kExitPart = 48,     // global timer and 64-bit clock at return
+  kIdentityPart = 0, // magic and flags, kernel id, records written, location
+  kEntryPart = 16,   // global timer and 64-bit clock at entry
+  kExitPart = 32,    // global timer and 64-bit clock at return
 };
+
+/// Header word 0 below the magic: the flags bits.
+constexpr unsigned kClock64Bit = 1u << 4;
+constexpr unsigned kBufferTypeShift = 5;
+constexpr unsigned kGranularityShift = 7;
+constexpr unsigned kTimer100MHzBit = 1u << 9;
+/// Header word 3: the warp id above the target's 20-bit location.
+constexpr unsigned kWarpShift = 20;
+/// A record's second word: clock bits 32-47, then the tag.
+constexpr unsigned kTagShift = 16;
+constexpr unsigned kEndTagBit = 1u << 15;
 
 struct Lowering {
   const TargetInfo &target;
-  uint32_t kernelId; // header word 2: ties a buffer to its metadata
+  uint32_t kernelId; // header word 1: ties a buffer to its metadata
   ModuleOp module;
 
   /// The global timer and the 64-bit clock as four words (lo, hi, lo, hi).
@@ -129,8 +139,8 @@ struct Lowering {
     if (layout.getBufferType() == BufferType::registers) {
       s.indexSlot = newSlot(b, loc, entry);
       l.store(l.i32(0), s.indexSlot, 4);
-      // Lane 2 holds the entry stamps from now on; lanes 0, 1 and 3 get
-      // theirs at return, lanes 4 and up the records.
+      // Lane 1 holds the entry stamps from now on; lanes 0 and 2 get
+      // theirs at return, lanes 3 and up the records.
       Value holdsEntry = l.eq(s.lane, l.i32(kEntryPart / kChunkBytes));
       for (Value stamp : readStamps(b, loc)) {
         s.chunkSlots.push_back(newSlot(b, loc, entry));
@@ -151,7 +161,6 @@ struct Lowering {
     s.indexSlot = newSlot(b, loc, entry);
     l.store(l.i32(0), s.indexSlot, 4);
 
-    storeHeaderPart(b, loc, s, kConstantsPart, constants(l, layout));
     storeHeaderPart(b, loc, s, kEntryPart, readStamps(b, loc));
     return s;
   }
@@ -166,14 +175,23 @@ struct Lowering {
         l.i32(1), /*alignment=*/4);
   }
 
-  /// The header's constants part: magic, flags, kernel id, timer rate.
-  SmallVector<Value> constants(LLVMBuilder &l, LayoutAttr layout) {
-    uint32_t flags = LayoutAttr::kVersion | (layout.getClockBits() << 8) |
-                     ((uint32_t)layout.getBufferType() << 16) |
-                     ((uint32_t)layout.getGranularity() << 24);
-    return {l.i32((int32_t)LayoutAttr::kMagic), l.i32((int32_t)flags),
-            l.i32((int32_t)kernelId),
-            l.i32(target.getGlobalTimerTicksPerMicrosecond())};
+  /// The header's identity part: magic and flags, kernel id, records
+  /// written, and where the warp ran.
+  SmallVector<Value> identity(OpBuilder &b, Location loc, const Segment &s,
+                              Value count) {
+    LLVMBuilder l{b, loc};
+    const LayoutAttr &layout = s.layout;
+    uint32_t flags = LayoutAttr::kVersion |
+                     (layout.getClockBits() == 64 ? kClock64Bit : 0) |
+                     ((uint32_t)layout.getBufferType() << kBufferTypeShift) |
+                     ((uint32_t)layout.getGranularity() << kGranularityShift) |
+                     (target.getGlobalTimerTicksPerMicrosecond() == 100
+                          ? kTimer100MHzBit
+                          : 0);
+    Value where =
+        l.bor(target.location(b, loc), l.shl(s.warp, l.i32(kWarpShift)));
+    return {l.i32((int32_t)(LayoutAttr::kMagic << 16 | flags)),
+            l.i32((int32_t)kernelId), count, where};
   }
 
   void lowerStore(CircularStoreOp store, const Segment &s) {
@@ -189,13 +207,14 @@ struct Lowering {
             ? Value()
             : l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
     uint32_t tag = (uint32_t)store.getScopeId() |
-                   (store.getKind() == RecordKind::end ? 0x80000000u : 0u);
-    SmallVector<Value> words = {l.i32((int32_t)tag)};
+                   (store.getKind() == RecordKind::end ? kEndTagBit : 0u);
+    Value tagBits = l.i32((int32_t)(tag << kTagShift));
+    SmallVector<Value> words;
     if (layout.getClockBits() == 64) {
       auto [lo, hi] = l.split64(store.getCounter());
-      words.append({lo, hi, l.i32(0)});
+      words = {lo, l.bor(l.band(hi, l.i32(0xFFFF)), tagBits)};
     } else {
-      words.push_back(store.getCounter());
+      words = {store.getCounter(), tagBits};
     }
     if (inRegisters)
       keepInChunk(l, s, slot, words);
@@ -233,14 +252,13 @@ struct Lowering {
     LLVMBuilder l{b, loc};
     Value count = l.load(b.getI32Type(), s.indexSlot, 4);
     SmallVector<Value> stamps = readStamps(b, loc);
-    auto [hw0, hw1] = target.hardwareIds(b, loc);
-    SmallVector<Value> identity = {s.warp, count, hw0, hw1};
+    SmallVector<Value> identityWords = identity(b, loc, s, count);
     if (s.layout.getBufferType() == BufferType::registers) {
-      writeChunk(b, loc, s, count, identity, stamps);
+      writeChunk(b, loc, s, count, identityWords, stamps);
       finalize->erase();
       return;
     }
-    storeHeaderPart(b, loc, s, kIdentityPart, identity);
+    storeHeaderPart(b, loc, s, kIdentityPart, identityWords);
     storeHeaderPart(b, loc, s, kExitPart, stamps);
     if (s.layout.getBufferType() == BufferType::shared)
       copyOut(b, loc, s, count);
@@ -254,28 +272,24 @@ struct Lowering {
     const LayoutAttr &layout = s.layout;
     Value recorded = l.mul(l.umin(count, l.i32(layout.getCapacity())),
                            l.i32(layout.getRecordBytes()));
-    Value rounded = l.band(l.add(recorded, l.i32(kSectorBytes - 1)),
-                           l.i32(~(kSectorBytes - 1)));
-    return l.add(l.umin(rounded, l.i32(layout.getSegmentBytes())),
-                 l.i32(LayoutAttr::kSegmentHeaderBytes));
+    Value written = l.add(recorded, l.i32(LayoutAttr::kSegmentHeaderBytes +
+                                          kSectorBytes - 1));
+    return l.band(written, l.i32(~(kSectorBytes - 1)));
   }
 
-  /// Registers buffer: lanes 0, 1 and 3 take the header's constants,
-  /// identity and exit parts, and every lane with a used chunk writes it,
-  /// one 16-byte store per lane for the whole block.
+  /// Registers buffer: lanes 0 and 2 take the header's identity and exit
+  /// parts, and every lane with a used chunk writes it, one 16-byte store
+  /// per lane for the whole block.
   void writeChunk(OpBuilder &b, Location loc, const Segment &s, Value count,
                   ArrayRef<Value> identity, ArrayRef<Value> exitStamps) {
     LLVMBuilder l{b, loc};
-    SmallVector<Value> constantWords = constants(l, s.layout);
-    Value isConstants = l.eq(s.lane, l.i32(kConstantsPart / kChunkBytes));
     Value isIdentity = l.eq(s.lane, l.i32(kIdentityPart / kChunkBytes));
     Value isExit = l.eq(s.lane, l.i32(kExitPart / kChunkBytes));
     SmallVector<Value> words;
     for (auto [k, chunkSlot] : llvm::enumerate(s.chunkSlots)) {
       Value word = l.load(b.getI32Type(), chunkSlot, 4);
       word = l.select(isExit, exitStamps[k], word);
-      word = l.select(isIdentity, identity[k], word);
-      words.push_back(l.select(isConstants, constantWords[k], word));
+      words.push_back(l.select(isIdentity, identity[k], word));
     }
     Value offset = l.mul(s.lane, l.i32(kChunkBytes));
     Value used = l.band(s.isRecorder, l.ult(offset, usedBytes(l, s, count)));

@@ -134,7 +134,7 @@ struct ProtonToProtonGPUPass
     unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
     // Inferred sizes shrink to what straight-line records need: less shared
     // memory, and a compact global block whose writes fill whole sectors.
-    unsigned recordBytes = LayoutAttr::recordBytesFor(clockBits);
+    unsigned recordBytes = LayoutAttr::kRecordBytes;
     // With no record on a CFG cycle a warp writes at most `bound` records:
     // exactly sized segments, and registers can hold them.
     std::optional<unsigned> bound = staticRecordBound(kernel);
@@ -148,7 +148,7 @@ struct ProtonToProtonGPUPass
     // A registers buffer keeps the block in one 16-byte chunk per lane.
     unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
     bool fitsRegisters =
-        bound && LayoutAttr::kSegmentHeaderBytes + boundBytes <= warpBytes;
+        bound && LayoutAttr::blockBytesFor(boundBytes) <= warpBytes;
 
     BufferType type = bufferType;
     if (type == BufferType::automatic)
@@ -168,7 +168,8 @@ struct ProtonToProtonGPUPass
                << " records inside a loop: use buffer-type=shared";
       if (!fitsRegisters)
         return kernel.emitError("buffer-type=registers holds at most ")
-               << (warpBytes - LayoutAttr::kSegmentHeaderBytes) / recordBytes
+               << floorPowerOf2(warpBytes - LayoutAttr::kSegmentHeaderBytes) /
+                      recordBytes
                << " records per warp; kernel @" << kernel.getName()
                << " has " << *bound << " record sites: use buffer-type=shared";
       segmentBytes = boundBytes;
@@ -176,12 +177,17 @@ struct ProtonToProtonGPUPass
       unsigned available =
           sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
       unsigned perSegment = available / segments;
-      unsigned perSegmentRoom = perSegment > LayoutAttr::kSegmentHeaderBytes
-                                    ? perSegment - LayoutAttr::kSegmentHeaderBytes
-                                    : 0;
+      // The largest power of two whose block fits in perSegment.
+      unsigned perSegmentRoom =
+          floorPowerOf2(perSegment > LayoutAttr::kSegmentHeaderBytes
+                            ? perSegment - LayoutAttr::kSegmentHeaderBytes
+                            : 0);
+      if (perSegmentRoom &&
+          LayoutAttr::blockBytesFor(perSegmentRoom) > perSegment)
+        perSegmentRoom /= 2;
       if (bufferSize == 0) {
         segmentBytes = std::min(inferred(kInferredSharedSegmentBytes),
-                                floorPowerOf2(perSegmentRoom));
+                                perSegmentRoom);
       } else {
         segmentBytes = floorPowerOf2(bufferSize / segments);
         if (segmentBytes < 16)
@@ -189,8 +195,7 @@ struct ProtonToProtonGPUPass
                  << (unsigned)bufferSize
                  << " gives less than 16 bytes to each of " << segments
                  << " recording warps";
-        if ((segmentBytes + LayoutAttr::kSegmentHeaderBytes) * segments >
-            available)
+        if (LayoutAttr::blockBytesFor(segmentBytes) * segments > available)
           return kernel.emitError("buffer-size=")
                  << (unsigned)bufferSize << " does not fit: kernel @"
                  << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
@@ -204,7 +209,7 @@ struct ProtonToProtonGPUPass
                << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
                << (unsigned)sharedLimit << " bytes and " << segments
                << " recording warps need at least "
-               << (16 + LayoutAttr::kSegmentHeaderBytes) * segments
+               << LayoutAttr::blockBytesFor(16) * segments
                << "; use buffer-type=global";
     } else {
       segmentBytes = bufferSize == 0 ? inferred(kInferredGlobalSegmentBytes)
@@ -222,6 +227,11 @@ struct ProtonToProtonGPUPass
     FailureOr<ScopeIdAllocation> scopes = ScopeIdAllocation::run(kernel);
     if (::mlir::failed(scopes))
       return failure();
+    if (scopes->getScopes().size() > LayoutAttr::kMaxScopes)
+      return kernel.emitError("kernel @")
+             << kernel.getName() << " has " << scopes->getScopes().size()
+             << " scopes; a record holds at most " << LayoutAttr::kMaxScopes
+             << " scope ids";
     BlockArgument scratch = getProfileScratch(kernel);
     if (!scratch)
       return failure();

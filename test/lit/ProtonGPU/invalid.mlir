@@ -118,3 +118,14 @@ llvm.func @k(%arg0: !llvm.ptr<1>, %x: i32) {
   proton_gpu.finalize %s, %arg0
   llvm.return
 }
+
+// -----
+
+// A record keeps the scope id in 15 bits.
+llvm.func @k(%arg0: !llvm.ptr<1>) {
+  %s = proton_gpu.init_segment %arg0 <shared, warp, clock 64, num_warps 4, warps[0], segment_bytes 64, shared_offset 0>
+  %c = proton_gpu.read_counter : i64
+  // expected-error @+1 {{'proton_gpu.circular_store' op scope id 32768 does not fit in a record's 15 bits}}
+  proton_gpu.circular_store start %s, %c scope 32768 : i64
+  llvm.return
+}

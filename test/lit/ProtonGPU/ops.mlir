@@ -30,15 +30,15 @@ llvm.func @lifecycle(%arg0: !llvm.ptr<1>) attributes {my.layout = #proton_gpu.la
   llvm.return
 }
 
-// 64-bit clocks, a large scope id, and every warp recording.
+// 64-bit clocks, the largest scope id (15 bits), and every warp recording.
 // CHECK-LABEL: llvm.func @clock64
 // CHECK:         proton_gpu.init_segment %arg0 <global, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 4096, shared_offset 0>
 // CHECK:         proton_gpu.read_counter : i64
-// CHECK:         proton_gpu.circular_store start %{{.*}}, %{{.*}} scope 2147483647 : i64
+// CHECK:         proton_gpu.circular_store start %{{.*}}, %{{.*}} scope 32767 : i64
 llvm.func @clock64(%arg0: !llvm.ptr<1>) {
   %s = proton_gpu.init_segment %arg0 <global, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 4096, shared_offset 0>
   %c = proton_gpu.read_counter : i64
-  proton_gpu.circular_store start %s, %c scope 2147483647 : i64
+  proton_gpu.circular_store start %s, %c scope 32767 : i64
   proton_gpu.finalize %s, %arg0
   llvm.return
 }

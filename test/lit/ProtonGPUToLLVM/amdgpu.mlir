@@ -44,64 +44,70 @@
 // CHECK-NEXT:    %[[YZ:.+]] = llvm.add %[[Y]], %[[NYZ]] : i32
 // CHECK-NEXT:    %[[NXYZ:.+]] = llvm.mul %[[NX]], %[[YZ]] : i32
 // CHECK-NEXT:    llvm.add %[[X]], %[[NXYZ]] : i32
-// Blocks of 64 + 256 bytes; the segment is staged in LDS.
+// Blocks of 48 + 256 bytes, padded to 320; the segment is staged in LDS.
 // CHECK:         %[[BLOCKB:.+]] = llvm.mlir.constant(320 : i32) : i32
 // CHECK-NEXT:    %[[BLOCKOFF:.+]] = llvm.mul %[[WARP]], %[[BLOCKB]] : i32
 // CHECK-NEXT:    %[[BLOCK:.+]] = llvm.getelementptr %{{.+}}[%[[BLOCKOFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK-NEXT:    llvm.mlir.addressof @global_smem : !llvm.ptr<3>
 // CHECK:         %[[STAGE:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// Header constants: s_memrealtime ticks 100 times per us; flags: version 2
-// | 32-bit clock << 8.
-// CHECK:         llvm.mlir.constant(1314148944 : i32) : i32
-// CHECK-NEXT:    llvm.mlir.constant(8194 : i32) : i32
-// CHECK-NEXT:    llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.mlir.constant(100 : i32) : i32
-// CHECK:         llvm.cond_br %[[WRITER]], ^bb1, ^bb2
-// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<3>
 // Entry stamps: s_memrealtime and s_memtime, stored under lane 0.
-// CHECK:       ^bb2:
-// CHECK-NEXT:    llvm.call_intrinsic "llvm.amdgcn.s.memrealtime"() : () -> i64
+// CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memrealtime"() : () -> i64
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
-// CHECK:         llvm.cond_br %[[WRITER]], ^bb3, ^bb4
-// CHECK-NEXT:  ^bb3:
+// CHECK:         llvm.cond_br %[[WRITER]], ^bb1, ^bb2
+// CHECK-NEXT:  ^bb1:
 // CHECK-NEXT:    llvm.mlir.poison : vector<4xi32>
 // CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<3>
-// CHECK-NEXT:    llvm.br ^bb4
-// CHECK-NEXT:  ^bb4:
-// A 32-bit record: the low half of s_memtime, stored as <2 x i32> in LDS.
+// CHECK-NEXT:    llvm.br ^bb2
+// CHECK-NEXT:  ^bb2:
+// A 32-bit record: the low half of s_memtime, then the tag (scope 1 << 16),
+// stored as <2 x i32> in LDS.
 // CHECK-NEXT:    %[[T:.+]] = llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
 // CHECK-NEXT:    %[[T32:.+]] = llvm.trunc %[[T]] : i64 to i32
 // CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(31 : i32) : i32
 // CHECK:         %[[ADDR:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT:    llvm.cond_br %[[WRITER]], ^bb5, ^bb6
-// CHECK-NEXT:  ^bb5:
+// CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(65536 : i32) : i32
+// CHECK-NEXT:    llvm.cond_br %[[WRITER]], ^bb3, ^bb4
+// CHECK-NEXT:  ^bb3:
 // CHECK-NEXT:    %[[P:.+]] = llvm.mlir.poison : vector<2xi32>
 // CHECK-NEXT:    %[[I0:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    %[[V0:.+]] = llvm.insertelement %[[TAG]], %[[P]][%[[I0]] : i32] : vector<2xi32>
+// CHECK-NEXT:    %[[V0:.+]] = llvm.insertelement %[[T32]], %[[P]][%[[I0]] : i32] : vector<2xi32>
 // CHECK-NEXT:    %[[I1:.+]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT:    %[[V1:.+]] = llvm.insertelement %[[T32]], %[[V0]][%[[I1]] : i32] : vector<2xi32>
+// CHECK-NEXT:    %[[V1:.+]] = llvm.insertelement %[[TAG]], %[[V0]][%[[I1]] : i32] : vector<2xi32>
 // CHECK-NEXT:    llvm.store %[[V1]], %[[ADDR]] {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<3>
-// CHECK-NEXT:    llvm.br ^bb6
-// CHECK-NEXT:  ^bb6:
-// Finalize: the hardware ids go into the staged segment header.
+// CHECK-NEXT:    llvm.br ^bb4
+// CHECK-NEXT:  ^bb4:
+// Finalize: the location word is HW_ID[15:0] | XCC_ID[3:0] << 16 | wave <<
+// 20; word 0 is magic "PR" << 16 | flags 0x203 (version 3, 32-bit clock,
+// s_memrealtime's 100 MHz timer, bit 9).
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memrealtime"() : () -> i64
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
-// CHECK:         %[[HW:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "s_getreg_b32 $0, hwreg(HW_REG_HW_ID)", "=s"  : () -> i32
+// CHECK:         %[[C20:.+]] = llvm.mlir.constant(20 : i32) : i32
+// CHECK-NEXT:    %[[WAVEHI:.+]] = llvm.shl %[[WARP]], %[[C20]] : i32
+// CHECK-NEXT:    %[[HW:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "s_getreg_b32 $0, hwreg(HW_REG_HW_ID)", "=s"  : () -> i32
 // CHECK-NEXT:    %[[XCC:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "s_getreg_b32 $0, hwreg(HW_REG_XCC_ID)", "=s"  : () -> i32
-// CHECK-NEXT:    %[[C16:.+]] = llvm.mlir.constant(16 : i32) : i32
-// CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C16]]]
-// CHECK-NEXT:    llvm.cond_br %[[WRITER]], ^bb7, ^bb8
-// CHECK-NEXT:  ^bb7:
+// CHECK-NEXT:    %[[SH16:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[M15:.+]] = llvm.mlir.constant(15 : i32) : i32
+// CHECK-NEXT:    %[[XCC4:.+]] = llvm.and %[[XCC]], %[[M15]] : i32
+// CHECK-NEXT:    %[[XCCHI:.+]] = llvm.shl %[[XCC4]], %[[SH16]] : i32
+// CHECK-NEXT:    %[[M16:.+]] = llvm.mlir.constant(65535 : i32) : i32
+// CHECK-NEXT:    %[[HW16:.+]] = llvm.and %[[HW]], %[[M16]] : i32
+// CHECK-NEXT:    %[[CU:.+]] = llvm.or %[[HW16]], %[[XCCHI]] : i32
+// CHECK-NEXT:    %[[WHERE:.+]] = llvm.or %[[CU]], %[[WAVEHI]] : i32
+// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380975107 : i32) : i32
+// CHECK-NEXT:    %[[KID:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
+// CHECK-NEXT:    llvm.cond_br %[[WRITER]], ^bb5, ^bb6
+// CHECK-NEXT:  ^bb5:
 // CHECK-NEXT:    llvm.mlir.poison : vector<4xi32>
 // CHECK-NEXT:    llvm.mlir.constant(0 : i32)
-// CHECK-NEXT:    %[[H0:.+]] = llvm.insertelement %[[WARP]], %{{.+}} : vector<4xi32>
+// CHECK-NEXT:    %[[H0:.+]] = llvm.insertelement %[[MAGIC]], %{{.+}} : vector<4xi32>
 // CHECK-NEXT:    llvm.mlir.constant(1 : i32)
-// CHECK-NEXT:    %[[H1:.+]] = llvm.insertelement %{{.+}}, %[[H0]][%{{.+}}] : vector<4xi32>
+// CHECK-NEXT:    %[[H1:.+]] = llvm.insertelement %[[KID]], %[[H0]][%{{.+}}] : vector<4xi32>
 // CHECK-NEXT:    llvm.mlir.constant(2 : i32)
-// CHECK-NEXT:    %[[H2:.+]] = llvm.insertelement %[[HW]], %[[H1]][%{{.+}}] : vector<4xi32>
+// CHECK-NEXT:    %[[H2:.+]] = llvm.insertelement %{{.+}}, %[[H1]][%{{.+}}] : vector<4xi32>
 // CHECK-NEXT:    llvm.mlir.constant(3 : i32)
-// CHECK-NEXT:    %[[H3:.+]] = llvm.insertelement %[[XCC]], %[[H2]][%{{.+}}] : vector<4xi32>
+// CHECK-NEXT:    %[[H3:.+]] = llvm.insertelement %[[WHERE]], %[[H2]][%{{.+}}] : vector<4xi32>
 // CHECK-NEXT:    llvm.store %[[H3]], %[[IDENT]] {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<3>
 // Copy-out: a wave barrier; the 320-byte block fits one step of 64 lanes *
 // 16 bytes, so each lane stores at most one chunk, under its predicate.
@@ -109,7 +115,7 @@
 // CHECK:         %[[FIRST:.+]] = llvm.mul %[[LANE]], %{{.+}} : i32
 // CHECK:         llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
 // CHECK:         %[[DST:.+]] = llvm.getelementptr %[[BLOCK]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK-NEXT:    llvm.cond_br %{{.+}}, ^bb11, ^bb12
+// CHECK-NEXT:    llvm.cond_br %{{.+}}, ^bb{{[0-9]+}}, ^bb{{[0-9]+}}
 // CHECK:         llvm.store %{{.+}}, %[[DST]] {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<1>
 // CHECK-NOT:     nvvm.
 // CHECK:         llvm.return
@@ -123,33 +129,33 @@ llvm.func amdgpu_kernelcc @lds(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.no
 
 // -----
 
-// A global buffer with 64-bit records: <4 x i32> stores to profile_scratch,
-// no copy-out and no LDS. The header's constants and entry stamps come first
-// (two guarded stores), then the record.
+// A global buffer with 64-bit records: <2 x i32> stores to profile_scratch,
+// no copy-out and no LDS. The entry stamps come first (a guarded store),
+// then the record: s_memtime's low word, then bits 32-47 | (2 | 1 << 15) << 16.
 // CHECK-NOT:   @global_smem
 // CHECK-LABEL: llvm.func amdgpu_kernelcc @global64
-// Flags: version 2 | 64-bit clock << 8 | global << 16 | cta << 24.
-// CHECK:         llvm.mlir.constant(33636354 : i32) : i32
-// CHECK:       ^bb4:
+// CHECK:       ^bb2:
 // CHECK-NEXT:    %[[T:.+]] = llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
-// CHECK-NEXT:    llvm.mlir.constant(127 : i32) : i32
+// 2048 bytes of 8-byte records: 256 slots.
+// CHECK-NEXT:    llvm.mlir.constant(255 : i32) : i32
 // CHECK:         %[[ADDR:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(-2147483646 : i32) : i32
+// CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(-2147352576 : i32) : i32
 // CHECK-NEXT:    %[[LO:.+]] = llvm.trunc %[[T]] : i64 to i32
 // CHECK:         %[[HI:.+]] = llvm.trunc %{{.+}} : i64 to i32
-// CHECK-NEXT:    %[[PAD:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[M16:.+]] = llvm.mlir.constant(65535 : i32) : i32
+// CHECK-NEXT:    %[[HI16:.+]] = llvm.and %[[HI]], %[[M16]] : i32
+// CHECK-NEXT:    %[[W1:.+]] = llvm.or %[[HI16]], %[[TAG]] : i32
 // CHECK-NEXT:    llvm.cond_br %{{.+}}, ^bb{{[0-9]+}}, ^bb{{[0-9]+}}
 // CHECK-NEXT:  ^bb{{[0-9]+}}:
-// CHECK-NEXT:    llvm.mlir.poison : vector<4xi32>
+// CHECK-NEXT:    llvm.mlir.poison : vector<2xi32>
 // CHECK-NEXT:    llvm.mlir.constant(0 : i32)
-// CHECK-NEXT:    %[[V0:.+]] = llvm.insertelement %[[TAG]], %{{.+}} : vector<4xi32>
+// CHECK-NEXT:    %[[V0:.+]] = llvm.insertelement %[[LO]], %{{.+}} : vector<2xi32>
 // CHECK-NEXT:    llvm.mlir.constant(1 : i32)
-// CHECK-NEXT:    %[[V1:.+]] = llvm.insertelement %[[LO]], %[[V0]][%{{.+}}] : vector<4xi32>
-// CHECK-NEXT:    llvm.mlir.constant(2 : i32)
-// CHECK-NEXT:    %[[V2:.+]] = llvm.insertelement %[[HI]], %[[V1]][%{{.+}}] : vector<4xi32>
-// CHECK-NEXT:    llvm.mlir.constant(3 : i32)
-// CHECK-NEXT:    %[[V3:.+]] = llvm.insertelement %[[PAD]], %[[V2]][%{{.+}}] : vector<4xi32>
-// CHECK-NEXT:    llvm.store %[[V3]], %[[ADDR]] {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK-NEXT:    %[[V1:.+]] = llvm.insertelement %[[W1]], %[[V0]][%{{.+}}] : vector<2xi32>
+// CHECK-NEXT:    llvm.store %[[V1]], %[[ADDR]] {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// Flags at return: version 3 | 64-bit clock | global << 5 | cta << 7 |
+// 100 MHz timer: 0x52500333.
+// CHECK:         llvm.mlir.constant(1380975411 : i32) : i32
 // CHECK-NOT:     llvm.amdgcn.wave.barrier
 // CHECK-NOT:     !llvm.ptr<3>
 // CHECK:         llvm.return

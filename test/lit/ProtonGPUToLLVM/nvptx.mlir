@@ -3,7 +3,8 @@
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="kernel-id=305419896" | FileCheck %s --check-prefix=ID
 
 // Shared buffer, 64-bit clocks, every one of 4 warps recording into 128-byte
-// segments: each warp's block is a 64-byte header and its records.
+// segments: each warp's block is a 48-byte header and its records, padded
+// to 192 bytes (whole 32-byte sectors).
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // The scratch pointer is written now: Triton's readnone/nocapture go.
 // CHECK-LABEL: llvm.func ptx_kernelcc @shared64
@@ -28,7 +29,7 @@
 // CHECK:         %[[NXYZ:.+]] = llvm.mul %[[NX]], %[[YZ]] : i32
 // CHECK:         %[[CTA:.+]] = llvm.add %[[X]], %[[NXYZ]] : i32
 // CHECK:         %[[CTA64:.+]] = llvm.zext %[[CTA]] : i32 to i64
-// 4 blocks of 64 + 128 bytes per CTA.
+// 4 blocks of 192 bytes per CTA.
 // CHECK:         %[[PERCTA:.+]] = llvm.mlir.constant(768 : i64) : i64
 // CHECK:         %[[CTAOFF:.+]] = llvm.mul %[[CTA64]], %[[PERCTA]] : i64
 // CHECK:         %[[CTABASE:.+]] = llvm.getelementptr %[[SCRATCH]][%[[CTAOFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
@@ -39,79 +40,74 @@
 // CHECK-NEXT:    %[[SOFF:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[SBLOCKOFF:.+]] = llvm.add %[[SOFF]], %[[BLOCKOFF]] : i32
 // CHECK-NEXT:    %[[STAGE:.+]] = llvm.getelementptr %[[SMEM]][%[[SBLOCKOFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// CHECK-NEXT:    %[[HDRB:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[HDRB:.+]] = llvm.mlir.constant(48 : i32) : i32
 // CHECK-NEXT:    %[[SREC:.+]] = llvm.getelementptr %[[STAGE]][%[[HDRB]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT:    %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
-// Header constants in shared memory: magic "PRTN", flags (version 2 |
-// 64-bit clock << 8 | shared << 16 | warp << 24), the kernel id (0 unless
-// given), 1000 timer ticks per us.
-// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
-// CHECK-NEXT:    %[[FLAGS:.+]] = llvm.mlir.constant(16386 : i32) : i32
-// CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    %[[TICKS:.+]] = llvm.mlir.constant(1000 : i32) : i32
-// CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    %[[CONSTS:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[CONSTS]], %[[MAGIC]], %[[FLAGS]], %[[KERNEL_ID]], %[[TICKS]], %[[WRITER]]
-// Entry stamps: global timer and 64-bit clock at header offset 32.
+// Entry stamps: global timer and 64-bit clock at header offset 16.
 // CHECK-NEXT:    %[[GT:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
 // CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
-// CHECK:         %[[C32:.+]] = llvm.mlir.constant(32 : i32) : i32
-// CHECK-NEXT:    %[[ENTRY:.+]] = llvm.getelementptr %[[STAGE]][%[[C32]]]
+// CHECK:         %[[C16E:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[ENTRY:.+]] = llvm.getelementptr %[[STAGE]][%[[C16E]]]
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[ENTRY]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
-// First record: slot 0 of 8, tag = scope id 5.
+// First record: slot 0 of 16, 8 bytes: clock bits 0-31, then clock bits
+// 32-47 or'ed with the tag (scope id 5) << 16.
 // CHECK-NEXT:    %[[R0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
-// CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(15 : i32) : i32
 // CHECK-NEXT:    %[[SLOT0:.+]] = llvm.and %[[IDX0]], %[[MASK]] : i32
-// CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-NEXT:    %[[OFF0:.+]] = llvm.mul %[[SLOT0]], %[[RB]] : i32
 // CHECK-NEXT:    %[[ADDR0:.+]] = llvm.getelementptr %[[SREC]][%[[OFF0]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// CHECK-NEXT:    %[[TAG0:.+]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-NEXT:    %[[TAG0:.+]] = llvm.mlir.constant(327680 : i32) : i32
 // CHECK-NEXT:    %[[LO0:.+]] = llvm.trunc %[[R0]] : i64 to i32
 // CHECK-NEXT:    llvm.mlir.constant(32 : i64)
 // CHECK-NEXT:    %[[SH0:.+]] = llvm.lshr %[[R0]]
 // CHECK-NEXT:    %[[HI0:.+]] = llvm.trunc %[[SH0]] : i64 to i32
-// CHECK-NEXT:    %[[PAD0:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[ADDR0]], %[[TAG0]], %[[LO0]], %[[HI0]], %[[PAD0]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i32, i32, i1) -> ()
+// CHECK-NEXT:    %[[LOW16:.+]] = llvm.mlir.constant(65535 : i32) : i32
+// CHECK-NEXT:    %[[HI16:.+]] = llvm.and %[[HI0]], %[[LOW16]] : i32
+// CHECK-NEXT:    %[[WORD1:.+]] = llvm.or %[[HI16]], %[[TAG0]] : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %[[ADDR0]], %[[LO0]], %[[WORD1]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
 // CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX0]], %[[ONE]] : i32
 // The kernel's own code stays between the two records.
 // CHECK-NEXT:    llvm.load %arg0
-// Second record: an end, so the tag has its top bit set.
+// Second record: an end, so the tag has its top bit set: (5 | 1 << 15) << 16.
 // CHECK:         %[[R1:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
 // CHECK:         llvm.and %[[IDX1]], %{{.+}} : i32
-// CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147483643 : i32) : i32
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[TAG1]], %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147155968 : i32) : i32
+// CHECK:         %[[WORD1B:.+]] = llvm.or %{{.+}}, %[[TAG1]] : i32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %[[WORD1B]], %[[WRITER]]
 // CHECK:         %[[COUNT:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
-// Finalize: exit stamps, then {warp, count, smid, 0} at offset 16 and the
-// stamps at offset 48, in shared memory.
+// Finalize: exit stamps, then {magic << 16 | flags, kernel id, count,
+// smid | warp << 20} at offset 0 and the stamps at offset 32, in shared
+// memory. Flags: version 3 | 64-bit clock (bit 4) | shared << 5 | warp << 7
+// | 1 GHz timer: 0x52500013.
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"
-// CHECK:         %[[SM:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %smid;", "=r"  : () -> i32
-// CHECK-NEXT:    %[[ZERO:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    %[[C16:.+]] = llvm.mlir.constant(16 : i32) : i32
-// CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C16]]]
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[IDENT]], %[[WARP]], %[[COUNT]], %[[SM]], %[[ZERO]], %[[WRITER]]
-// CHECK-NEXT:    %[[C48:.+]] = llvm.mlir.constant(48 : i32) : i32
-// CHECK-NEXT:    %[[EXIT:.+]] = llvm.getelementptr %[[STAGE]][%[[C48]]]
+// CHECK:         %[[C20:.+]] = llvm.mlir.constant(20 : i32) : i32
+// CHECK-NEXT:    %[[WARPHI:.+]] = llvm.shl %[[WARP]], %[[C20]] : i32
+// CHECK-NEXT:    %[[SM:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %smid;", "=r"  : () -> i32
+// CHECK-NEXT:    %[[WHERE:.+]] = llvm.or %[[SM]], %[[WARPHI]] : i32
+// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380974611 : i32) : i32
+// CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[IDENT]], %[[MAGIC]], %[[KERNEL_ID]], %[[COUNT]], %[[WHERE]], %[[WRITER]]
+// CHECK-NEXT:    %[[C32:.+]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK-NEXT:    %[[EXIT:.+]] = llvm.getelementptr %[[STAGE]][%[[C32]]]
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[EXIT]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
 // Copy-out: the warp syncs; the block (192 bytes) fits one 512-byte step,
-// so each lane stores one 16-byte chunk of the header and of
-// min(count, 8) * 16 record bytes rounded up to 32, without a branch.
+// so each lane stores one 16-byte chunk of the 48-byte header and
+// min(count, 16) * 8 record bytes, rounded up to 32, without a branch.
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "bar.warp.sync 0xffffffff;", "~{memory}"  : () -> ()
-// CHECK-NEXT:    %[[RB2:.+]] = llvm.mlir.constant(16 : i32) : i32
-// CHECK-NEXT:    %[[CAP:.+]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK-NEXT:    %[[RB2:.+]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK-NEXT:    %[[CAP:.+]] = llvm.mlir.constant(16 : i32) : i32
 // CHECK-NEXT:    %[[LT:.+]] = llvm.icmp "ult" %[[COUNT]], %[[CAP]] : i32
 // CHECK-NEXT:    %[[MIN:.+]] = llvm.select %[[LT]], %[[COUNT]], %[[CAP]] : i1, i32
 // CHECK-NEXT:    %[[RECORDED:.+]] = llvm.mul %[[MIN]], %[[RB2]] : i32
+// CHECK-NEXT:    %[[C79:.+]] = llvm.mlir.constant(79 : i32) : i32
+// CHECK-NEXT:    %[[UP:.+]] = llvm.add %[[RECORDED]], %[[C79]] : i32
 // CHECK-NEXT:    %[[NOT31:.+]] = llvm.mlir.constant(-32 : i32) : i32
-// CHECK-NEXT:    %[[C31:.+]] = llvm.mlir.constant(31 : i32) : i32
-// CHECK-NEXT:    %[[UP:.+]] = llvm.add %[[RECORDED]], %[[C31]] : i32
-// CHECK-NEXT:    %[[ROUNDED:.+]] = llvm.and %[[UP]], %[[NOT31]] : i32
-// CHECK-NEXT:    %[[HDR2:.+]] = llvm.mlir.constant(64 : i32) : i32
-// CHECK-NEXT:    %[[SEGB:.+]] = llvm.mlir.constant(128 : i32) : i32
-// CHECK-NEXT:    %[[FITS:.+]] = llvm.icmp "ult" %[[ROUNDED]], %[[SEGB]] : i32
-// CHECK-NEXT:    %[[CAPPED:.+]] = llvm.select %[[FITS]], %[[ROUNDED]], %[[SEGB]] : i1, i32
-// CHECK-NEXT:    %[[USED:.+]] = llvm.add %[[CAPPED]], %[[HDR2]] : i32
+// CHECK-NEXT:    %[[USED:.+]] = llvm.and %[[UP]], %[[NOT31]] : i32
 // CHECK-NEXT:    %[[CHUNK:.+]] = llvm.mlir.constant(16 : i32) : i32
 // CHECK-NEXT:    %[[FIRSTOFF:.+]] = llvm.mul %[[LANE]], %[[CHUNK]] : i32
 // CHECK-NEXT:    %[[STEP0:.+]] = llvm.mlir.constant(0 : i32) : i32
@@ -130,10 +126,9 @@
 // CHECK-NEXT:    llvm.return
 // CHECK-NEXT:  }
 // ID-LABEL:      llvm.func ptx_kernelcc @shared64
-// ID:            %[[MAGIC:.+]] = llvm.mlir.constant(1314148944 : i32) : i32
-// ID-NEXT:       %[[FLAGS:.+]] = llvm.mlir.constant(16386 : i32) : i32
+// ID:            %[[MAGIC:.+]] = llvm.mlir.constant(1380974611 : i32) : i32
 // ID-NEXT:       %[[KERNEL_ID:.+]] = llvm.mlir.constant(305419896 : i32) : i32
-// ID:            llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[MAGIC]], %[[FLAGS]], %[[KERNEL_ID]], %{{.+}}, %{{.+}}
+// ID:            llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[MAGIC]], %[[KERNEL_ID]], %{{.+}}, %{{.+}}, %{{.+}}
 llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
   %s = proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 128, shared_offset 0>
   %c = proton_gpu.read_counter : i64
@@ -166,7 +161,7 @@ llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.
 // CHECK-NEXT:    %[[SEG:.+]] = llvm.select %[[IS6]], %[[I1]], %[[SEG1]] : i1, i32
 // CHECK-NEXT:    %[[REC:.+]] = llvm.select %[[IS6]], %[[IS6]], %[[REC1]] : i1, i1
 // CHECK:         %[[WRITER:.+]] = llvm.and %[[REC]], %{{.+}} : i1
-// 2 blocks of 64 + 64 bytes per CTA.
+// 2 blocks of 48 + 64 bytes, padded to 128, per CTA.
 // CHECK:         llvm.mlir.constant(256 : i64) : i64
 // CHECK:         %[[BLOCKB:.+]] = llvm.mlir.constant(128 : i32) : i32
 // CHECK-NEXT:    %[[BLOCKOFF:.+]] = llvm.mul %[[SEG]], %[[BLOCKB]] : i32
@@ -175,13 +170,14 @@ llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.
 // CHECK-NEXT:    %[[BASE:.+]] = llvm.mlir.constant(48 : i32) : i32
 // CHECK-NEXT:    %[[OFF:.+]] = llvm.add %[[BASE]], %[[BLOCKOFF]] : i32
 // CHECK-NEXT:    llvm.getelementptr %[[SMEM]][%[[OFF]]]
-// Flags: version 2 | 32-bit clock << 8.
-// CHECK:         llvm.mlir.constant(8194 : i32) : i32
+// A record is {clock, scope id 3 << 16}.
 // CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // CHECK-NEXT:    llvm.mlir.constant(7 : i32) : i32
 // CHECK:         llvm.mlir.constant(8 : i32) : i32
-// CHECK:         %[[TAG:.+]] = llvm.mlir.constant(3 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[TAG]], %[[CLK]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
+// CHECK:         %[[TAG:.+]] = llvm.mlir.constant(196608 : i32) : i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[CLK]], %[[TAG]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
+// Magic and flags at return: version 3 with 32-bit clocks, 0x52500003.
+// CHECK:         llvm.mlir.constant(1380974595 : i32) : i32
 // Only recording warps copy.
 // CHECK:         bar.warp.sync
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
@@ -203,13 +199,11 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 // CHECK-NOT:     llvm.alloca
 // CHECK:         %[[CTABASE:.+]] = llvm.getelementptr %arg1[%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
 // CHECK:         %[[BLOCK:.+]] = llvm.getelementptr %[[CTABASE]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
-// CHECK-NEXT:    %[[HDRB:.+]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[HDRB:.+]] = llvm.mlir.constant(48 : i32) : i32
 // CHECK-NEXT:    %[[GREC:.+]] = llvm.getelementptr %[[BLOCK]][%[[HDRB]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK-NOT:     llvm.mlir.addressof
 // CHECK:         %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
-// Flags: version 2 | 32-bit clock << 8 | global << 16; the header goes
-// straight to global memory too.
-// CHECK:         llvm.mlir.constant(73730 : i32) : i32
+// The entry stamps go straight to global memory too.
 // CHECK:         "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};"
 // CHECK:         llvm.br ^bb1(%{{.+}}, %[[IDX0]] : i32, i32)
 // CHECK-NEXT:  ^bb1(%{{.+}}: i32, %[[IDX:.+]]: i32):
@@ -220,13 +214,15 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 // CHECK-NEXT:    %[[OFF:.+]] = llvm.mul %[[SLOT]], %[[RB]] : i32
 // CHECK-NEXT:    %[[ADDR:.+]] = llvm.getelementptr %[[GREC]][%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};", "l,r,r,b" %[[ADDR]], %[[TAG]], %[[CLK]], %{{.+}} : (!llvm.ptr<1>, i32, i32, i1) -> ()
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};", "l,r,r,b" %[[ADDR]], %[[CLK]], %[[TAG]], %{{.+}} : (!llvm.ptr<1>, i32, i32, i1) -> ()
 // CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX]], %[[ONE]] : i32
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};"
 // CHECK:         %[[IDX2:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
 // CHECK:         llvm.cond_br %{{.+}}, ^bb2, ^bb1(%{{.+}}, %[[IDX2]] : i32, i32)
 // CHECK-NEXT:  ^bb2:
+// Magic and flags at return: version 3 | global << 5, 0x52500023.
+// CHECK:         llvm.mlir.constant(1380974627 : i32) : i32
 // CHECK-NOT:     bar.warp.sync
 // CHECK-NOT:     vector<4xi32>
 // CHECK:         llvm.return
@@ -267,8 +263,8 @@ llvm.func ptx_kernelcc @global_loop(%n: i32, %arg1: !llvm.ptr<1>) {
 // CHECK-NEXT:    %[[REC:.+]] = llvm.icmp "eq" %[[LOW]], %[[Z]] : i32
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
 // CHECK:         llvm.mlir.addressof @global_smem : !llvm.ptr<3>
-// Flags: version 2 | 64-bit clock << 8 | warp_group << 24.
-// CHECK:         llvm.mlir.constant(16793602 : i32) : i32
+// Flags: version 3 | 64-bit clock (bit 4) | warp_group << 7, 0x52500093.
+// CHECK:         llvm.mlir.constant(1380974739 : i32) : i32
 llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 llvm.func ptx_kernelcc @warp_groups(%arg1: !llvm.ptr<1> {llvm.readonly, llvm.noalias}) {
   %s = proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 128, shared_offset 0>

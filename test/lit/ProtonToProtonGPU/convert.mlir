@@ -2,11 +2,11 @@
 
 // Defaults: buffer-type=auto picks registers (every record is outside
 // loops), every warp records, 64-bit clocks, segments sized to the four
-// records (64 bytes), warps from nvvm.reqntid (128 threads = 4 warps).
+// 8-byte records (32 bytes), warps from nvvm.reqntid (128 threads = 4 warps).
 // CHECK-LABEL: llvm.func ptx_kernelcc @basic
 // CHECK-SAME:    (%[[A0:.+]]: !llvm.ptr<1>, %[[SCRATCH:.+]]: !llvm.ptr<1> {llvm.nocapture, llvm.readnone})
 // CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:10:4"], ["inner", 0 : i32, "kernel.py:11:8"]]
-// CHECK-NEXT:    %[[SEG:.+]] = proton_gpu.init_segment %[[SCRATCH]] <registers, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 64, shared_offset 0>
+// CHECK-NEXT:    %[[SEG:.+]] = proton_gpu.init_segment %[[SCRATCH]] <registers, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 32, shared_offset 0>
 // CHECK-NEXT:    %[[R0:.+]] = proton_gpu.read_counter : i64
 // CHECK-NEXT:    proton_gpu.circular_store start %[[SEG]], %[[R0]] scope 0 : i64
 // CHECK-NEXT:    %[[R1:.+]] = proton_gpu.read_counter : i64

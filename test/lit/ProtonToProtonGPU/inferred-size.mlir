@@ -6,15 +6,15 @@
 // RUN: proton-opt %s --split-input-file --convert-proton-to-protongpu="buffer-type=global" | FileCheck %s --check-prefix=GLOBAL
 // RUN: proton-opt %s --split-input-file --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics | FileCheck %s --check-prefix=REGISTERS
 
-// Three scopes, six records: 96 bytes of clock64 records -> 128; clock32: 48 -> 64.
+// Three scopes, six 8-byte records: 48 bytes -> 64, whatever the clock.
 // CHECK-LABEL: llvm.func ptx_kernelcc @straight
-// CHECK:       segment_bytes 128,
+// CHECK:       segment_bytes 64,
 // CLK32-LABEL: llvm.func ptx_kernelcc @straight
 // CLK32:       segment_bytes 64,
 // GLOBAL-LABEL: llvm.func ptx_kernelcc @straight
-// GLOBAL:      <global, {{.*}} segment_bytes 128,
+// GLOBAL:      <global, {{.*}} segment_bytes 64,
 // REGISTERS-LABEL: llvm.func ptx_kernelcc @straight
-// REGISTERS:   <registers, {{.*}} segment_bytes 128,
+// REGISTERS:   <registers, {{.*}} segment_bytes 64,
 llvm.func ptx_kernelcc @straight(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "kernel"
   proton.record start "load"
@@ -30,13 +30,13 @@ llvm.func ptx_kernelcc @straight(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attri
 // -----
 
 // Records in both arms of a branch count once each (an upper bound):
-// 4 records -> 64 bytes; clock32: 32.
+// 4 records -> 32 bytes.
 // CHECK-LABEL: llvm.func ptx_kernelcc @branches
-// CHECK:       segment_bytes 64,
+// CHECK:       segment_bytes 32,
 // CLK32-LABEL: llvm.func ptx_kernelcc @branches
 // CLK32:       segment_bytes 32,
 // REGISTERS-LABEL: llvm.func ptx_kernelcc @branches
-// REGISTERS:   <registers, {{.*}} segment_bytes 64,
+// REGISTERS:   <registers, {{.*}} segment_bytes 32,
 llvm.func ptx_kernelcc @branches(%arg0: !llvm.ptr<1>, %c: i1, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   llvm.cond_br %c, ^a, ^b
 ^a:

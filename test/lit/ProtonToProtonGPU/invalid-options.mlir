@@ -23,7 +23,7 @@
 // RUN: proton-opt %t/registers-loop.mlir --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics
 // RUN: proton-opt %t/registers-size.mlir --convert-proton-to-protongpu="buffer-type=registers buffer-size=256" -verify-diagnostics
 // RUN: proton-opt %t/registers-full.mlir --convert-proton-to-protongpu="buffer-type=registers" -verify-diagnostics
-// RUN: proton-opt %t/registers-full.mlir --convert-proton-to-protongpu="buffer-type=registers clock-bits=32"
+// RUN: proton-opt %t/registers-full.mlir --convert-proton-to-protongpu="buffer-type=registers clock-bits=32" -verify-diagnostics
 // RUN: not proton-opt %t/bad-enum.mlir --convert-proton-to-protongpu="granularity=thread" 2>&1 | FileCheck %s --check-prefix=ENUM
 // ENUM: Cannot find option named 'thread'!
 
@@ -144,7 +144,7 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 
 //--- no-spare.mlir
 // The offset rounds up to the limit: nothing is left.
-// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 232440 of 232448 bytes and 4 recording warps need at least 320; use buffer-type=global}}
+// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 232440 of 232448 bytes and 4 recording warps need at least 256; use buffer-type=global}}
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "a"
   proton.record end "a"
@@ -152,7 +152,7 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 }
 
 //--- small-limit.mlir
-// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 0 of 63 bytes and 4 recording warps need at least 320; use buffer-type=global}}
+// expected-error @+1 {{no shared memory to spare for a profile buffer: kernel @k uses 0 of 63 bytes and 4 recording warps need at least 256; use buffer-type=global}}
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "a"
   proton.record end "a"
@@ -193,9 +193,9 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
 }
 
 //--- registers-full.mlir
-// 30 records of 16 bytes round up to 512 bytes: with the 64-byte header more
-// than a warp's 32 lanes x 16 bytes (28 records fit); 8-byte records fit.
-// expected-error @+1 {{buffer-type=registers holds at most 28 records per warp; kernel @k has 30 record sites: use buffer-type=shared}}
+// 34 records of 8 bytes round up to 512 bytes: with the 48-byte header more
+// than a warp's 32 lanes x 16 bytes (32 records fit), whatever the clock.
+// expected-error @+1 {{buffer-type=registers holds at most 32 records per warp; kernel @k has 34 record sites: use buffer-type=shared}}
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "s0"
   proton.record end "s0"
@@ -227,5 +227,9 @@ llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm
   proton.record end "s13"
   proton.record start "s14"
   proton.record end "s14"
+  proton.record start "s15"
+  proton.record end "s15"
+  proton.record start "s16"
+  proton.record end "s16"
   llvm.return
 }

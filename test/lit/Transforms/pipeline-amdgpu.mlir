@@ -24,12 +24,12 @@
 // CHECK:         rocdl.sched.barrier 0
 // CHECK-NEXT:    %[[START:.+]] = llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
 // CHECK-NEXT:    rocdl.sched.barrier 0
-// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<3>
 // CHECK:         %[[V:.+]] = llvm.load %arg0 : !llvm.ptr<1> -> i32
 // CHECK-NEXT:    rocdl.sched.barrier 0
 // CHECK-NEXT:    %[[END:.+]] = llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
 // CHECK-NEXT:    rocdl.sched.barrier 0
-// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<3>
 // CHECK:         llvm.store %[[V]], %arg0 : i32, !llvm.ptr<1>
 // CHECK-NOT:     rocdl.sched.barrier
 // CHECK:         "s_getreg_b32 $0, hwreg(HW_REG_HW_ID)"

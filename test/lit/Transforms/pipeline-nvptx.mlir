@@ -19,18 +19,17 @@
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
 // CHECK-NOT:     proton_gpu.
-// Header constants and entry stamps in shared memory, then the two records
-// around the load.
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
+// Entry stamps in shared memory, then the two 8-byte records around the
+// load.
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;"
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;"
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
 // CHECK:         %[[START:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32
 // CHECK-NOT:     %clock
 // CHECK:         %[[V:.+]] = llvm.load %arg0 : !llvm.ptr<1> -> i32
 // CHECK-NEXT:    %[[END:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32
 // CHECK-NOT:     %clock64
 // CHECK:         llvm.store %[[V]], %arg0 : i32, !llvm.ptr<1>
 // CHECK:         "mov.u32 $0, %smid;"
@@ -42,13 +41,14 @@
 // CHECK-NOT:     proton
 // CHECK-NEXT:    llvm.return
 
-// sm_80 leaves 166912 - 166000 = 912 bytes: 114 per warp, less its 64-byte
-// header: 50, rounded to 32.
+// sm_80 leaves 166912 - 166000 = 912 bytes: 114 per warp. A 64-byte
+// segment's block (48-byte header, padded to whole 32-byte sectors) is 128:
+// too large; a 32-byte segment's is 96.
 // SM80:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 166000>
 // An explicit shared-limit wins over the arch's.
 // LIMIT:       proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 1024, shared_offset 166000>
-// sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp, less the header:
-// 108, rounded to 64.
+// sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp: a 64-byte
+// segment's 128-byte block fits.
 // SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 100000>
 
 // With sched-stores, both 32-bit reads come before both stores: the
@@ -59,9 +59,9 @@
 // SCHED-NEXT:    %[[V:.+]] = llvm.load %arg0 : !llvm.ptr<1> -> i32
 // SCHED-NEXT:    %[[END:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // SCHED-NOT:     llvm.inline_asm
-// SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %[[START]], %{{.+}}
+// SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[START]], %{{.+}}, %{{.+}}
 // SCHED-NOT:     llvm.inline_asm
-// SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %[[END]], %{{.+}}
+// SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[END]], %{{.+}}, %{{.+}}
 // SCHED-NEXT:    llvm.mlir.constant(1 : i32)
 // SCHED-NEXT:    llvm.add
 // SCHED-NEXT:    llvm.store %[[V]], %arg0

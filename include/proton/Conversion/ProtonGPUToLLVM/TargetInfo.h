@@ -30,10 +30,9 @@ public:
   virtual Value readClock(OpBuilder &b, Location loc, unsigned bits) const = 0;
   /// The device-wide timer (i64), comparable across SMs.
   virtual Value readGlobalTimer(OpBuilder &b, Location loc) const = 0;
-  /// Two words identifying where the warp runs (NVIDIA: SM id, 0;
-  /// AMD: HW_ID and XCC_ID registers).
-  virtual std::pair<Value, Value> hardwareIds(OpBuilder &b,
-                                              Location loc) const = 0;
+  /// Where the warp runs, in the low 20 bits (NVIDIA: the SM id; AMD: the
+  /// HW_ID register's low 16 bits and XCC_ID in bits 16-19).
+  virtual Value location(OpBuilder &b, Location loc) const = 0;
   /// Stores 2 or 4 consecutive i32 words at `ptr` (shared or global) if
   /// `predicate` holds. May split the current block; the builder is left
   /// after the store.

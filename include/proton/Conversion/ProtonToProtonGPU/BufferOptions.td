@@ -39,8 +39,8 @@ defvar ProtonBufferOptions = [
              "with selective sampling, the warp ids (warp granularity) or "
              "warp-group ids (warp_group granularity) that record">,
   Option<"clockBits", "clock-bits", "unsigned", "64",
-         "width of the stored cycle counter: 32 (8-byte records) or 64 "
-         "(16-byte records)">,
+         "width of the cycle counter read: 64 (a record keeps its low 48 "
+         "bits) or 32; records are 8 bytes either way">,
   Option<"numWarps", "num-warps", "unsigned", "0",
          "warps per CTA (0: from the kernel's nvvm.reqntid or "
          "amdgpu-flat-work-group-size attribute)">,

@@ -71,6 +71,9 @@ static LayoutAttr layoutOf(Value segment) {
 }
 
 LogicalResult CircularStoreOp::verify() {
+  if ((unsigned)getScopeId() >= LayoutAttr::kMaxScopes)
+    return emitOpError("scope id ")
+           << getScopeId() << " does not fit in a record's 15 bits";
   if (LayoutAttr layout = layoutOf(getSegment())) {
     unsigned width = getCounter().getType().getIntOrFloatBitWidth();
     if (width != layout.getClockBits())

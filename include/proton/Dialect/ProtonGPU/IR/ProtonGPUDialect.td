@@ -29,13 +29,12 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
   let summary = "Per-CTA profile buffer layout";
   let description = [{
     `warps` lists the warps that record, in segment order: warp `warps[i]`
-    writes segment `i`. A segment is a 64-byte header followed by
-    `segmentBytes` of records (a power of two); a record is 8 bytes with a
-    32-bit clock and 16 bytes with a 64-bit clock. With a `shared` buffer the
-    segments live in shared memory at `sharedOffset` and are copied to
-    global memory at every return; with a `registers` buffer each lane keeps
-    one 16-byte chunk of its warp's block in registers and writes it at
-    return.
+    writes segment `i`. A segment's block is a 48-byte header followed by
+    `segmentBytes` of 8-byte records (a power of two), padded to whole
+    32-byte sectors. With a `shared` buffer the blocks live in shared memory
+    at `sharedOffset` and are copied to global memory at every return; with
+    a `registers` buffer each lane keeps one 16-byte chunk of its warp's
+    block in registers and writes it at return.
   }];
   let parameters = (ins
     EnumParameter<ProtonGPU_BufferType>:$bufferType,
@@ -53,22 +52,29 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    static constexpr unsigned kSegmentHeaderBytes = 64;
-    static constexpr uint32_t kMagic = 0x4E545250; // bytes "PRTN"
-    static constexpr uint32_t kVersion = 2;
+    static constexpr unsigned kSegmentHeaderBytes = 48;
+    /// Header word 0: this magic in bits 16-31, the flags in bits 0-15.
+    static constexpr uint32_t kMagic = 0x5250; // bytes "PR"
+    static constexpr uint32_t kVersion = 3;
+    /// Every record: clock bits 0-31, then clock bits 32-47 (0 with 32-bit
+    /// clocks), the scope id (15 bits) and the end bit.
+    static constexpr unsigned kRecordBytes = 8;
+    static constexpr unsigned kMaxScopes = 1u << 15;
     /// What one lane writes at return (shared and registers buffers).
     static constexpr unsigned kChunkBytes = 16;
+    /// Blocks start and end on memory sectors, so that a warp's write at
+    /// return fills whole sectors.
+    static constexpr unsigned kSectorBytes = 32;
     unsigned getNumSegments() const { return getWarps().size(); }
-    static unsigned recordBytesFor(unsigned clockBits) {
-      return clockBits == 64 ? 16 : 8;
-    }
-    unsigned getRecordBytes() const { return recordBytesFor(getClockBits()); }
-    unsigned getCapacity() const { return getSegmentBytes() / getRecordBytes(); }
+    unsigned getRecordBytes() const { return kRecordBytes; }
+    unsigned getCapacity() const { return getSegmentBytes() / kRecordBytes; }
     /// A segment's header and records, contiguous in profile_scratch (and
     /// in shared memory with a shared buffer).
-    unsigned getBlockBytes() const {
-      return kSegmentHeaderBytes + getSegmentBytes();
+    static unsigned blockBytesFor(unsigned segmentBytes) {
+      unsigned bytes = kSegmentHeaderBytes + segmentBytes;
+      return (bytes + kSectorBytes - 1) / kSectorBytes * kSectorBytes;
     }
+    unsigned getBlockBytes() const { return blockBytesFor(getSegmentBytes()); }
     unsigned getBytesPerCta() const {
       return getNumSegments() * getBlockBytes();
     }
@@ -91,9 +97,9 @@ def ProtonGPU_InitSegmentOp : ProtonGPU_Op<"init_segment",
   let summary = "Sets up the calling warp's segment and stamps the start time";
   let description = [{
     Placed once at kernel entry. Finds the calling warp's segment (if it
-    records at all), zeroes its record index and writes the header's
-    constants and the global timer and 64-bit clock at entry into the
-    segment header (in shared memory with a shared buffer).
+    records at all), zeroes its record index and writes the global timer
+    and 64-bit clock at entry into the segment header (in shared memory with
+    a shared buffer; kept in a register with a registers buffer).
   }];
   let arguments = (ins LLVM_PointerInAddressSpace<1>:$scratch,
                        ProtonGPU_LayoutAttr:$layout);
@@ -118,7 +124,7 @@ def ProtonGPU_CircularStoreOp : ProtonGPU_Op<"circular_store",
   let description = [{
     Appends `(kind, scope_id, counter)` to the calling warp's segment, at the
     record index modulo the segment's capacity, and advances the index. Only
-    one lane of a recording warp writes.
+    one lane of a recording warp writes. The scope id must fit in 15 bits.
 
     ```mlir
     proton_gpu.circular_store start %seg, %c scope 0 : i32
