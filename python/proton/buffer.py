@@ -89,6 +89,8 @@ class RawProfile:
         """The u64 at header word `word` (W_GT_START, W_CLK_START, W_GT_END, W_CLK_END)."""
         h = self.headers
         return h[:, :, word].astype(np.uint64) | (h[:, :, word + 1].astype(np.uint64) << np.uint64(32))
+
+
 def record_tags(records: np.ndarray) -> np.ndarray:
     """Tags of (..., 2)-word records: bit 31 end, bits 0-30 the scope id."""
     second = records[..., 1]

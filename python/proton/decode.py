@@ -4,10 +4,9 @@
 Steps: read the buffer (proton.buffer), put each warp's ring in the order the
 records were written, rebuild 64-bit cycles (records keep the clock's low 48
 bits, or 32 with clock32, unwrapped backwards from the warp's 64-bit exit
-stamp), optionally subtract the
-measured cost of earlier records (time_shift), pair start/end records, and
-convert cycles to global-timer nanoseconds with the SM clock measured from
-the buffer itself.
+stamp), optionally subtract the measured cost of earlier records
+(time_shift), pair start/end records, and convert cycles to global-timer
+nanoseconds with the SM clock measured from the buffer itself.
 
 Pairing works on distinct record sequences, not on every warp: warps of a
 kernel usually write identical tag sequences, so each distinct sequence is
@@ -26,7 +25,6 @@ from .buffer import BufferFormatError
 
 # Clock bits a record keeps, by the layout's clock_bits.
 STORED_CLOCK_BITS = {64: 48, 32: 32}
-
 
 
 @dataclass
@@ -168,8 +166,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
 
     # Cycles to global-timer ns: the clock rate over all warps of the launch,
     # each warp anchored at its own entry and exit stamps.
-    tpus = raw.ticks_per_us or 1000
-    ns_per_tick = 1000.0 / tpus
+    ns_per_tick = 1000.0 / raw.ticks_per_us
     d_clk = float((clk_end - clk_start).sum())
     d_ns = float((gt_end - gt_start).sum()) * ns_per_tick
     warnings = []

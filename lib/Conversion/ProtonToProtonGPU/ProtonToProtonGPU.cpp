@@ -23,6 +23,18 @@ constexpr unsigned kMinInferredSegmentBytes = 32; // one memory sector
 
 unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
 
+/// The largest power-of-two segment whose block (header, records, sector
+/// padding) fits in `bytes`; 0 if none does.
+unsigned largestSegmentFitting(unsigned bytes) {
+  unsigned segment = floorPowerOf2(
+      bytes > LayoutAttr::kSegmentHeaderBytes
+          ? bytes - LayoutAttr::kSegmentHeaderBytes
+          : 0);
+  while (segment && LayoutAttr::blockBytesFor(segment) > bytes)
+    segment /= 2;
+  return segment;
+}
+
 /// How many records a warp can write at most, when no record sits on a CFG
 /// cycle (every record then runs at most once); none otherwise.
 std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
@@ -147,8 +159,8 @@ struct ProtonToProtonGPUPass
     };
     // A registers buffer keeps the block in one 16-byte chunk per lane.
     unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
-    bool fitsRegisters =
-        bound && LayoutAttr::blockBytesFor(boundBytes) <= warpBytes;
+    unsigned registerSegmentBytes = largestSegmentFitting(warpBytes);
+    bool fitsRegisters = bound && boundBytes <= registerSegmentBytes;
 
     BufferType type = bufferType;
     if (type == BufferType::automatic)
@@ -168,8 +180,7 @@ struct ProtonToProtonGPUPass
                << " records inside a loop: use buffer-type=shared";
       if (!fitsRegisters)
         return kernel.emitError("buffer-type=registers holds at most ")
-               << floorPowerOf2(warpBytes - LayoutAttr::kSegmentHeaderBytes) /
-                      recordBytes
+               << registerSegmentBytes / recordBytes
                << " records per warp; kernel @" << kernel.getName()
                << " has " << *bound << " record sites: use buffer-type=shared";
       segmentBytes = boundBytes;
@@ -177,14 +188,7 @@ struct ProtonToProtonGPUPass
       unsigned available =
           sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
       unsigned perSegment = available / segments;
-      // The largest power of two whose block fits in perSegment.
-      unsigned perSegmentRoom =
-          floorPowerOf2(perSegment > LayoutAttr::kSegmentHeaderBytes
-                            ? perSegment - LayoutAttr::kSegmentHeaderBytes
-                            : 0);
-      if (perSegmentRoom &&
-          LayoutAttr::blockBytesFor(perSegmentRoom) > perSegment)
-        perSegmentRoom /= 2;
+      unsigned perSegmentRoom = largestSegmentFitting(perSegment);
       if (bufferSize == 0) {
         segmentBytes = std::min(inferred(kInferredSharedSegmentBytes),
                                 perSegmentRoom);
