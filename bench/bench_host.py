@@ -3,33 +3,43 @@ side by side in one run with Triton's own host profiler (triton.profiler,
 CUPTI) and torch.profiler.
 
 Each variant runs in its own process (a process has one CUPTI subscriber),
-variants interleaved over several rounds; ratios are against the median of
-the plain runs of the same invocation.
+variants interleaved over several rounds. "vs plain" divides a variant's
+median by the plain runs' median; "paired" is the median over rounds of the
+variant's loop over the same round's plain loop.
 
     plain            no profiler
     proton           proton.start(backend="cupti")
     proton_hook      proton.start(backend="cupti", hook="triton")
     proton_python    proton.start(backend="cupti", context="python")
-    proton_pcsampling  proton.start(mode="pcsampling")  (only with --pcsampling)
-    proton_activity_only, proton_callbacks_only, proton_subscribe_only
-                     ablations (--ablations): CUPTI activity without the launch
-                     callbacks, the callbacks alone, or only a CUPTI subscription
-    proton_per_thread, proton_preallocate   CUPTI attribute trials (--ablations):
-                     per-thread activity buffers; 65,536 device buffers and
-                     semaphores allocated up front
-    proton_pyhook    proton plus a Python hook evaluating launch_metadata (--ablations)
-    plain_hook_noop, plain_hook_get   floors (--ablations): no profiler, a Python
-                     launch_enter_hook that does nothing (Triton then builds each
-                     launch's metadata dict) or that evaluates launch_metadata
     triton           triton.profiler.start()
     triton_hook      triton.profiler.start(hook="triton")
     torch            torch.profiler.profile(activities=[CPU, CUDA])
+    proton_activity_only   the floor of CUPTI kernel tracing: CUPTI's kernel,
+                     copy and set activity with no launch callback, so no
+                     calling context (every kernel is left unattributed)
+    plain_hook_get   the floor of hook="triton": no profiler, a Python
+                     launch_enter_hook that evaluates launch_metadata
+    proton_pcsampling  proton.start(mode="pcsampling")  (only with --pcsampling)
+    ablations (--ablations): proton_callbacks_only (the launch callbacks
+                     without activity), proton_subscribe_only (only a CUPTI
+                     subscription), proton_per_thread (per-thread activity
+                     buffers), proton_preallocate (65,536 device buffers
+                     allocated up front), proton_pyhook (proton plus a Python
+                     hook evaluating launch_metadata), plain_hook_noop (a hook
+                     that does nothing: Triton still builds each launch's
+                     metadata dict)
+
+--inprocess-cycles N also runs plain, proton, proton_hook,
+proton_activity_only and plain_hook_get in one process, alternating, and
+divides each loop by the same cycle's plain loop: the spread between
+processes drops out of those ratios.
 
 The timed region is the launch loop plus one synchronize; 200 scopes of 100
 launches each (scope names s0..s9) give the profilers call paths to keep.
 Profile size per unique call path compares the tree files.
 
-    python bench/bench_host.py --out bench/results/h200_session4/host_overhead
+    python bench/bench_host.py --rounds 6 --repeats 5 --inprocess-cycles 11 \
+        --out bench/results/h200_session7/host_overhead
 """
 
 import argparse
@@ -41,10 +51,13 @@ import sys
 import tempfile
 import time
 
-VARIANTS = ("plain", "proton", "proton_hook", "proton_python", "triton", "triton_hook", "torch")
+VARIANTS = ("plain", "proton", "proton_hook", "proton_python", "triton", "triton_hook", "torch",
+            "proton_activity_only", "plain_hook_get")
 
 
-def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
+def _tiny_kernel():
+    """The benchmark's kernel (one 1024-element block, with a launch_metadata
+    function for hook="triton"), compiled and warmed up, and its tensor."""
     import torch
     import triton
     import triton.language as tl
@@ -63,6 +76,24 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     for _ in range(1000):  # compile and warm up outside the session
         tiny[(1,)](x, 1024, BLOCK=1024)
     torch.cuda.synchronize()
+    return tiny, x
+
+
+def _timed_loop(tiny, x, launches: int, scope) -> float:
+    import torch
+    loop_start = time.perf_counter()
+    for outer in range(launches // 100):
+        with scope(f"s{outer % 10}"):
+            for _ in range(100):
+                tiny[(1,)](x, 1024, BLOCK=1024)
+    torch.cuda.synchronize()
+    return time.perf_counter() - loop_start
+
+
+def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
+    import torch
+    import triton
+    tiny, x = _tiny_kernel()
 
     path = os.path.join(out_dir, variant)
     import contextlib
@@ -96,15 +127,7 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
         torch_prof.__enter__()
         scope = torch.profiler.record_function
 
-    loops = []
-    for _ in range(repeats):
-        loop_start = time.perf_counter()
-        for outer in range(launches // 100):
-            with scope(f"s{outer % 10}"):
-                for _ in range(100):
-                    tiny[(1,)](x, 1024, BLOCK=1024)
-        torch.cuda.synchronize()
-        loops.append(time.perf_counter() - loop_start)
+    loops = [_timed_loop(tiny, x, launches, scope) for _ in range(repeats)]
     loop_s = statistics.median(loops)
 
     size = None
@@ -122,8 +145,88 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     else:
         kernels = launches * repeats
     session_s = time.perf_counter() - session_start
-    return {"variant": variant, "loop_s": loop_s, "session_s": session_s, "tree_bytes": size,
-            "kernels_seen": kernels, "call_paths": _call_paths(path + ".hatchet") if size else None}
+    scoped, flops = _scoped_kernels_and_flops(path + ".hatchet") if size else (None, None)
+    return {"variant": variant, "loop_s": loop_s, "loops_s": loops, "session_s": session_s, "tree_bytes": size,
+            "kernels_seen": kernels, "call_paths": _call_paths(path + ".hatchet") if size else None,
+            "scoped_kernels": scoped, "flops32": flops}
+
+
+INPROCESS_VARIANTS = ("plain", "proton", "proton_hook", "proton_activity_only", "plain_hook_get")
+
+
+def inprocess_child(launches: int, cycles: int, out_dir: str) -> list:
+    """Every variant in one process, one loop each per cycle, the order
+    rotating: no process-to-process spread (memory layout, cores) between a
+    variant and the plain loop it is divided by. Cycle 0 is a warm-up. The
+    first plain loop runs before CUPTI is ever loaded, so any cost a finished
+    session leaves behind shows as later plain loops being slower than it."""
+    import contextlib
+    import triton
+    import proton
+    tiny, x = _tiny_kernel()
+    no_scope = lambda name: contextlib.nullcontext()  # noqa: E731
+    get_hook = lambda metadata: metadata.get()  # noqa: E731
+    runs = [{"variant": "plain_before_cupti", "cycle": -1, "loop_s": _timed_loop(tiny, x, launches, no_scope)}]
+    count = len(INPROCESS_VARIANTS)
+    for cycle in range(cycles):
+        shift = cycle % count
+        for variant in INPROCESS_VARIANTS[shift:] + INPROCESS_VARIANTS[:shift]:
+            kernels = launches
+            if variant == "plain":
+                loop = _timed_loop(tiny, x, launches, no_scope)
+            elif variant == "plain_hook_get":
+                triton.knobs.runtime.launch_enter_hook.add(get_hook)
+                try:
+                    loop = _timed_loop(tiny, x, launches, no_scope)
+                finally:
+                    triton.knobs.runtime.launch_enter_hook.remove(get_hook)
+            else:
+                if variant == "proton_activity_only":
+                    os.environ["PROTON_CUPTI_ABLATION"] = "activity-only"
+                else:
+                    os.environ.pop("PROTON_CUPTI_ABLATION", None)
+                proton.start(os.path.join(out_dir, f"inprocess_{variant}_{cycle}"), backend="cupti", quiet=True,
+                             hook="triton" if variant == "proton_hook" else None)
+                loop = _timed_loop(tiny, x, launches, proton.scope)
+                kernels = proton.finalize().kernels
+            runs.append({"variant": variant, "cycle": cycle, "loop_s": loop, "kernels_seen": kernels})
+    return runs
+
+
+def summarize_inprocess(runs) -> list:
+    rows = []
+    by_process = {}
+    for r in runs:
+        by_process.setdefault(r["process"], []).append(r)
+    ratios = {v: [] for v in INPROCESS_VARIANTS + ("plain_before_cupti",)}
+    loops = {v: [] for v in ratios}
+    for process_runs in by_process.values():
+        plain = {r["cycle"]: r["loop_s"] for r in process_runs if r["variant"] == "plain"}
+        later_plain = [v for c, v in plain.items() if c > 0]
+        for r in process_runs:
+            loops[r["variant"]].append(r["loop_s"])
+            if r["variant"] == "plain_before_cupti" and later_plain:
+                ratios[r["variant"]].append(r["loop_s"] / statistics.median(later_plain))
+            elif r["cycle"] > 0 and r["cycle"] in plain:
+                ratios[r["variant"]].append(r["loop_s"] / plain[r["cycle"]])
+    for variant, values in ratios.items():
+        if values:
+            rows.append({"variant": variant, "loop_ms": statistics.median(loops[variant]) * 1e3,
+                         "ratio": statistics.median(values), "low": min(values), "high": max(values),
+                         "samples": len(values)})
+    return rows
+
+
+def markdown_inprocess(rows, launches) -> str:
+    lines = [f"In-process: {launches} launches per loop; every variant runs in the same process, one loop per "
+             "cycle in rotating order; each ratio divides a loop by the same cycle's plain loop (cycle 0 is a "
+             "warm-up). plain_before_cupti: the loop run before CUPTI was first loaded, over the later plain "
+             "loops (below 1.000x if a finished session leaves a cost behind).", "",
+             "| variant | loop ms | vs plain, median | range | samples |", "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {r['low']:.3f}-{r['high']:.3f} "
+                     f"| {r['samples']} |")
+    return "\n".join(lines) + "\n"
 
 
 def _load_tree(path):
@@ -143,6 +246,18 @@ def _count_kernels(path) -> int:
     return int(sum(n["metrics"].get("count", 0) for n in _walk(root) if not n.get("children")))
 
 
+def _scoped_kernels_and_flops(path):
+    """Kernel launches attributed below a scope node, and the root's flops32:
+    checks that the calling contexts and the hook's metrics reached the tree."""
+    root = _load_tree(path)
+
+    def walk(node, in_scope):
+        here = in_scope or node["frame"].get("type") == "scope"
+        own = node["metrics"].get("count", 0) if here and node["frame"].get("type") == "kernel" else 0
+        return own + sum(walk(c, here) for c in node.get("children", []))
+    return int(walk(root, False)), root["metrics"].get("flops32", 0.0)
+
+
 def _call_paths(path) -> int:
     return sum(1 for _ in _walk(_load_tree(path)))
 
@@ -157,19 +272,27 @@ def main() -> None:
     parser.add_argument("--pcsampling", action="store_true", help="also time mode='pcsampling'")
     parser.add_argument("--ablations", action="store_true", help="also time CUPTI activity / callbacks alone")
     parser.add_argument("--out", default="bench/results/host_overhead", help="path prefix for .json and .md")
+    parser.add_argument("--inprocess-cycles", type=int, default=0,
+                        help="also time the proton variants against plain loops inside one process (cycles per process)")
+    parser.add_argument("--inprocess-rounds", type=int, default=2, help="processes for --inprocess-cycles")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child == "inprocess":
+        print(json.dumps(inprocess_child(args.launches, args.inprocess_cycles, args.child_dir)))
+        return
     if args.child:
         print(json.dumps(child(args.child, args.launches, args.child_dir, args.repeats)))
         return
 
-    variants = args.variants.split(",") + (["proton_pcsampling"] if args.pcsampling else [])
-    variants += ["proton_activity_only", "proton_callbacks_only", "proton_subscribe_only", "proton_per_thread",
-                 "proton_preallocate", "proton_pyhook", "plain_hook_noop", "plain_hook_get"] \
+    variants = [v for v in args.variants.split(",") if v] + (["proton_pcsampling"] if args.pcsampling else [])
+    variants += [v for v in ("proton_callbacks_only", "proton_subscribe_only", "proton_per_thread",
+                             "proton_preallocate", "proton_pyhook", "plain_hook_noop") if v not in variants] \
         if args.ablations else []
     runs = []
     work = tempfile.mkdtemp(prefix="bench_host_")
+    if args.inprocess_cycles:
+        run_inprocess(args, work)
     for round_index in range(args.rounds):
         for variant in variants:
             proc = subprocess.run([sys.executable, __file__, "--child", variant, "--child-dir", work,
@@ -183,7 +306,12 @@ def main() -> None:
             runs.append(result)
             print(f"round {round_index} {variant}: loop {result['loop_s'] * 1e3:.1f} ms, "
                   f"kernels {result['kernels_seen']}", file=sys.stderr)
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+        with open(args.out + ".partial.json", "w") as f:  # what a cut-off run still leaves
+            json.dump({"launches": args.launches, "runs": runs}, f, indent=1)
 
+    if not runs:
+        return
     table = summarize(runs, variants, args.launches)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out + ".json", "w") as f:
@@ -191,6 +319,29 @@ def main() -> None:
     with open(args.out + ".md", "w") as f:
         f.write(markdown(table, args.launches, args.rounds))
     print(markdown(table, args.launches, args.rounds))
+
+
+def run_inprocess(args, work: str) -> None:
+    inprocess = []
+    for round_index in range(args.inprocess_rounds):
+        proc = subprocess.run([sys.executable, __file__, "--child", "inprocess", "--child-dir", work,
+                               "--launches", str(args.launches), "--inprocess-cycles", str(args.inprocess_cycles)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"inprocess: FAILED\n{proc.stderr[-2000:]}", file=sys.stderr)
+            continue
+        for r in json.loads(proc.stdout.strip().splitlines()[-1]):
+            r["process"] = round_index
+            inprocess.append(r)
+    if not inprocess:
+        return
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    rows = summarize_inprocess(inprocess)
+    with open(args.out + "_inprocess.json", "w") as f:
+        json.dump({"launches": args.launches, "runs": inprocess, "summary": rows}, f, indent=1)
+    with open(args.out + "_inprocess.md", "w") as f:
+        f.write(markdown_inprocess(rows, args.launches))
+    print(markdown_inprocess(rows, args.launches))
 
 
 def summarize(runs, variants, launches) -> list:
@@ -205,8 +356,13 @@ def summarize(runs, variants, launches) -> list:
             continue
         loop = statistics.median(r["loop_s"] for r in mine)
         sizes = [r for r in mine if r.get("tree_bytes")]
+        plain_by_round = {r["round"]: r["loop_s"] for r in ok if r["variant"] == "plain"}
+        paired = [r["loop_s"] / plain_by_round[r["round"]] for r in mine if r["round"] in plain_by_round]
         rows.append({
             "variant": variant, "loop_ms": loop * 1e3, "ratio": loop / base,
+            "paired_ratio": statistics.median(paired) if paired else float("nan"),
+            "paired_spread": (min(paired), max(paired)) if paired else None,
+            "scoped_kernels": mine[-1].get("scoped_kernels"), "flops32": mine[-1].get("flops32"),
             "us_per_launch": loop / launches * 1e6,
             "session_ms": statistics.median(r["session_s"] for r in mine) * 1e3,
             "kernels_seen": mine[-1]["kernels_seen"],
@@ -220,17 +376,24 @@ def summarize(runs, variants, launches) -> list:
 def markdown(rows, launches, rounds) -> str:
     lines = [f"{launches} tiny Triton launches (200 scopes x 100) per timed loop; median over rounds (one process "
              f"per variant and round, variants interleaved; {rounds} rounds) of each process's median loop.",
-             "", "| variant | loop ms | vs plain | us/launch | session ms | kernels seen | tree bytes | "
-             "nodes | bytes/node |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "'vs plain' divides medians; 'paired' is the median over rounds of each round's loop over that "
+             "round's plain loop (its range after it).",
+             "", "| variant | loop ms | vs plain | paired (range) | us/launch | session ms | kernels seen | "
+             "in scopes | tree bytes | nodes | bytes/node |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if r.get("error"):
-            lines.append(f"| {r['variant']} | failed | | | | | | | |")
+            lines.append(f"| {r['variant']} | failed | | | | | | | | | |")
             continue
         size = f"{r['tree_bytes']}" if r["tree_bytes"] else "-"
         per = f"{r['bytes_per_call_path']:.0f}" if r["bytes_per_call_path"] else "-"
         nodes = r["call_paths"] or "-"
-        lines.append(f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {r['us_per_launch']:.2f} | "
-                     f"{r['session_ms']:.1f} | {r['kernels_seen']} | {size} | {nodes} | {per} |")
+        spread = r["paired_spread"]
+        paired = f"{r['paired_ratio']:.3f}x ({spread[0]:.3f}-{spread[1]:.3f})" if spread else "-"
+        scoped = r["scoped_kernels"] if r["scoped_kernels"] is not None else "-"
+        lines.append(f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {paired} | "
+                     f"{r['us_per_launch']:.2f} | {r['session_ms']:.1f} | {r['kernels_seen']} | {scoped} | {size} | "
+                     f"{nodes} | {per} |")
     return "\n".join(lines) + "\n"
 
 

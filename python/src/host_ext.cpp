@@ -234,17 +234,36 @@ NB_MODULE(_host, m) {
     metrics.present = true;
   });
   // hook="triton": called by Triton before each launch with its LazyDict of
-  // launch metadata. In C++ because it runs once per launch.
+  // launch metadata. In C++ because it runs once per launch. The usual
+  // LazyDict holds one launch_metadata call: it is made here directly, which
+  // spares LazyDict.get's merged copy of the dict; other hooks in the chain
+  // can still call get().
   m.def("triton_launch_hook", [](nb::handle metadata) {
     if (metadata.is_none())
       return;
-    nb::object extras = metadata.attr("extras");
+    static PyObject *extrasAttr = PyUnicode_InternFromString("extras");
+    static PyObject *dataAttr = PyUnicode_InternFromString("data");
+    static PyObject *nameKey = PyUnicode_InternFromString("name");
+    nb::object extras = nb::steal(PyObject_GetAttr(metadata.ptr(), extrasAttr));
+    if (!extras.is_valid())
+      throw nb::python_error();
     if (PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 0)
       return; // the kernel has no launch_metadata function
-    static PyObject *nameKey = PyUnicode_InternFromString("name");
     // The kernel's own name, before launch_metadata's result is merged in.
-    nb::object kernelName = nb::borrow(PyDict_GetItem(metadata.attr("data").ptr(), nameKey));
-    nb::object data = metadata.attr("get")();
+    nb::object base = nb::steal(PyObject_GetAttr(metadata.ptr(), dataAttr));
+    if (!base.is_valid())
+      throw nb::python_error();
+    nb::object kernelName = PyDict_Check(base.ptr()) ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey)) : nb::object();
+    nb::object data;
+    PyObject *only = PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
+                         ? PyList_GET_ITEM(extras.ptr(), 0) : nullptr; // borrowed
+    if (only && PyTuple_Check(only) && PyTuple_GET_SIZE(only) == 2 && PyTuple_Check(PyTuple_GET_ITEM(only, 1))) {
+      data = nb::steal(PyObject_Call(PyTuple_GET_ITEM(only, 0), PyTuple_GET_ITEM(only, 1), nullptr));
+      if (!data.is_valid())
+        throw nb::python_error(); // launch_metadata raised: the launch fails with its error
+    } else {
+      data = metadata.attr("get")();
+    }
     if (!PyDict_Check(data.ptr()))
       throw nb::type_error("a Triton launch_metadata function must return a dict");
     static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
@@ -260,7 +279,9 @@ NB_MODULE(_host, m) {
       values[i] = PyFloat_AsDouble(value);
       if (values[i] == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyObject *name = PyDict_GetItemString(data.ptr(), "name");
+        PyObject *name = PyDict_GetItem(data.ptr(), nameKey);
+        if (!name && kernelName.is_valid())
+          name = kernelName.ptr();
         std::string kernel = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
         throw nb::value_error(("launch_metadata of kernel " + kernel + " gave a non-numeric '" + keys[i] +
                                "'").c_str());

@@ -164,6 +164,39 @@ def test_launch_metadata_name_and_demangling(fake, fake_path, tmp_path, monkeypa
     assert _find(root, "at::native::work()")["metrics"]["count"] == 1
 
 
+def test_launch_metadata_evaluation_and_errors(fake, fake_path, tmp_path, monkeypatch):
+    # The hook calls a LazyDict's one launch_metadata function itself; a
+    # LazyDict with several goes through get(), later results overriding.
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+    proton.start(str(tmp_path / "md"), backend="cupti", hook="triton", quiet=True)
+    calls = []
+    single = LazyDict({"name": "k"})
+    single.add(lambda n: calls.append(n) or {"bytes": 8.0 * n}, (16,))
+    triton.knobs.runtime.launch_enter_hook(single)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    assert calls == [16]
+    assert single.get()["bytes"] == 128.0 and calls == [16, 16]  # still usable by other hooks
+    several = LazyDict({"name": "k"})
+    several.add(lambda: {"flops32": 1.0, "bytes": 1.0}, ())
+    several.add(lambda: {"bytes": 2.0}, ())
+    triton.knobs.runtime.launch_enter_hook(several)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+
+    def broken(grid, metadata, args):
+        raise KeyError("n")
+    for function, error in ((lambda: [1, 2], "must return a dict"), (lambda: {"bytes": "many"},
+                            "launch_metadata of kernel k gave a non-numeric 'bytes'"), (broken, "'n'")):
+        metadata = LazyDict({"name": "k"})
+        metadata.add(function, () if function is not broken else (None, None, {}))
+        with pytest.raises((TypeError, ValueError, KeyError), match=error):
+            triton.knobs.runtime.launch_enter_hook(metadata)
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    k = _find(root, "k")["metrics"]
+    assert k["count"] == 2 and k["bytes"] == 128.0 + 2.0 and k["flops32"] == 1.0
+
+
 def test_session_tree_loads_in_hatchet(fake, fake_path, tmp_path, monkeypatch):
     hatchet = pytest.importorskip("hatchet")
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
