@@ -145,7 +145,8 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     else:
         kernels = launches * repeats
     session_s = time.perf_counter() - session_start
-    scoped, flops = _scoped_kernels_and_flops(path + ".hatchet") if size else (None, None)
+    # Only proton's tree is read for these: Triton's marks its frames otherwise.
+    scoped, flops = _scoped_kernels_and_flops(path + ".hatchet") if variant.startswith("proton") else (None, None)
     return {"variant": variant, "loop_s": loop_s, "loops_s": loops, "session_s": session_s, "tree_bytes": size,
             "kernels_seen": kernels, "call_paths": _call_paths(path + ".hatchet") if size else None,
             "scoped_kernels": scoped, "flops32": flops}
