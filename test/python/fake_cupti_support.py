@@ -77,6 +77,7 @@ def fake(fake_path):
         "fake_set_device_stream": (None, [u32, u32]),
         "fake_callback_count": (u64, []),
         "fake_buffers_completed": (u64, []),
+        "fake_finalize_count": (u64, []),
         "fake_pending_records": (u64, []),
         "fake_slot_bytes": (u64, []),
     }

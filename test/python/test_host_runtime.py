@@ -619,12 +619,15 @@ def test_many_records_span_buffers(fake):
 
 
 def test_stop_unsubscribes_and_restart_works(fake):
+    finalized = fake.fake_finalize_count()
     h.stop_cupti()
     assert not h.cupti_tracing()
     assert fake.fake_subscribed() == 0
+    assert fake.fake_finalize_count() == finalized + 1  # CUPTI detached from the process
     assert fake.fake_is_enabled(DOMAIN_DRIVER, CBID_cuLaunchKernel) == 0
     assert fake.fake_activity_enabled(ACTIVITY_CONCURRENT_KERNEL) == 0
     h.stop_cupti()  # stopping twice is harmless
+    assert fake.fake_finalize_count() == finalized + 1
     # While stopped, launches reach nothing.
     before = fake.fake_callback_count()
     launch(fake, "stopped_k", 0, 1)

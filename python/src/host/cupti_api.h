@@ -26,6 +26,7 @@ struct CuptiApi {
   X(cuptiActivityGetNumDroppedRecords)                                         \
   X(cuptiActivitySetAttribute)                                                 \
   X(cuptiGetGraphNodeId)                                                       \
+  X(cuptiFinalize)                                                             \
   X(cuptiPCSamplingEnable)                                                     \
   X(cuptiPCSamplingDisable)                                                    \
   X(cuptiPCSamplingGetNumStallReasons)                                         \

@@ -44,6 +44,7 @@ static uint32_t currentDevice = 0;
 static uint32_t currentStream = 7;
 static uint64_t callbackCount = 0;   /* subscriber callbacks invoked */
 static uint64_t buffersCompleted = 0; /* completed buffers handed back */
+static uint64_t finalizeCount = 0;   /* cuptiFinalize calls that detached */
 /* The one context of the fake driver: launches and resources report it. */
 static int contextToken;
 #define FAKE_CONTEXT ((CUcontext)&contextToken)
@@ -202,6 +203,23 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscri
   subscriberCallback = NULL;
   subscriberUserdata = NULL;
   memset(callbackEnabled, 0, sizeof callbackEnabled);
+  pthread_mutex_unlock(&lock);
+  return CUPTI_SUCCESS;
+}
+
+/* Detaches the fake from the process as CUPTI does: the activity kinds and
+ * buffer callbacks are gone, so a later client registers them again. Our
+ * fake refuses while a subscriber is still attached. */
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void) {
+  pthread_mutex_lock(&lock);
+  if (subscribed) {
+    pthread_mutex_unlock(&lock);
+    return CUPTI_ERROR_INVALID_OPERATION;
+  }
+  memset(activityEnabled, 0, sizeof activityEnabled);
+  bufferRequested = NULL;
+  bufferCompleted = NULL;
+  ++finalizeCount;
   pthread_mutex_unlock(&lock);
   return CUPTI_SUCCESS;
 }
@@ -830,6 +848,7 @@ FAKE_EXPORT void fake_set_device_stream(uint32_t device, uint32_t stream) {
 
 FAKE_EXPORT uint64_t fake_callback_count(void) { return callbackCount; }
 FAKE_EXPORT uint64_t fake_buffers_completed(void) { return buffersCompleted; }
+FAKE_EXPORT uint64_t fake_finalize_count(void) { return finalizeCount; }
 FAKE_EXPORT uint64_t fake_pending_records(void) { return pendingCount; }
 FAKE_EXPORT uint64_t fake_slot_bytes(void) { return SLOT_BYTES; }
 FAKE_EXPORT int fake_pc_enabled(void) { return pcEnabled; }
