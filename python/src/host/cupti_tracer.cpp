@@ -18,7 +18,6 @@ constexpr size_t kActivityBufferBytes = 4u << 20;
 
 std::atomic<uint64_t> activityCount{0}, droppedCount{0};
 CUpti_SubscriberHandle subscriber = nullptr;
-bool callbacksRegistered = false;
 
 // Set between a launch API's enter and exit callbacks on this thread, so
 // that graph nodes created inside it (stream capture) take its context.
@@ -159,7 +158,7 @@ void enablePcSamplingCallbacks(bool enable) {
     cupti().cuptiEnableCallback(enable ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
 }
 
-// Benchmark knobs (bench/bench_host.py), read once before the first
+// Benchmark knobs (bench/bench_host.py), read at each start before
 // activity is enabled: per-thread activity buffers, and how many device
 // buffers / timestamp semaphores CUPTI allocates up front.
 void applyActivityAttributes() {
@@ -255,14 +254,12 @@ std::string startCuptiTracing() {
     api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   if (pcSampler().enabled())
     enablePcSamplingCallbacks(true);
-  if (!callbacksRegistered) {
-    applyActivityAttributes();
-    error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
-                  "cuptiActivityRegisterCallbacks");
-    if (!error.empty())
-      return error;
-    callbacksRegistered = true;
-  }
+  // Every start registers: the stop before it detached CUPTI, which drops them.
+  applyActivityAttributes();
+  error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
+                "cuptiActivityRegisterCallbacks");
+  if (!error.empty())
+    return error;
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                   CUPTI_ACTIVITY_KIND_MEMSET}) {
     if (!withActivity)
@@ -304,7 +301,6 @@ std::string stopCuptiTracing() {
   // next start registers the buffer callbacks again.
   if (CUptiResult result = api.cuptiFinalize(); result != CUPTI_SUCCESS && error.empty())
     error = check(result, "cuptiFinalize");
-  callbacksRegistered = false;
   activityStore().reset();
   return error;
 }
