@@ -13,6 +13,7 @@
 #include "proton/Dialect/ProtonGPU/IR/Dialect.h"
 #include "proton/Transforms/Passes.h"
 #include "llvm/AsmParser/Parser.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -134,6 +135,33 @@ void restoreStringParamAttrs(llvm::Module &m,
   }
 }
 
+/// Triton's intrinsic declarations reach our LLVM renamed with
+/// kHiddenIntrinsicPrefix (proton/bridge.py), so that it cannot upgrade or
+/// rename them. Gives them their names back; where our lowering declared the
+/// same intrinsic, its calls go to Triton's declaration. Returns an error
+/// message, empty on success.
+std::string unhideIntrinsics(llvm::Module &m) {
+  llvm::StringRef prefix = ::proton::kHiddenIntrinsicPrefix;
+  std::vector<llvm::Function *> hidden;
+  for (llvm::Function &f : m)
+    if (f.getName().starts_with(prefix))
+      hidden.push_back(&f);
+  for (llvm::Function *f : hidden) {
+    std::string name = f->getName().drop_front(prefix.size()).str();
+    if (llvm::Function *ours = m.getFunction(name)) {
+      if (ours->getFunctionType() != f->getFunctionType())
+        return "the instrumentation declares @" + name +
+               " with another type than Triton's module";
+      ours->replaceAllUsesWith(f);
+      ours->eraseFromParent();
+    }
+    f->setName(name);
+    if (f->getName() != name)
+      return "could not give @" + name + " its name back";
+  }
+  return "";
+}
+
 /// Attribute kinds LLVM 22 puts on intrinsic declarations (when parsing
 /// and exporting) that the LLVM inside Triton 3.6 cannot parse. They are
 /// optimization hints only; Triton's LLVM derives its own for intrinsics.
@@ -224,6 +252,11 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
     output->setDataLayout(dataLayout);
     output->setTargetTriple(triple);
     restoreStringParamAttrs(*output, stringParamAttrs);
+    std::string unhideError = unhideIntrinsics(*output);
+    if (!unhideError.empty()) {
+      result.diagnostics = diagnostics + unhideError + "\n";
+      return result;
+    }
     dropAttributesTritonCannotParse(*output);
     llvm::raw_string_ostream os(result.llvmIR);
     output->print(os, nullptr);
@@ -234,6 +267,8 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
   result.ok = true;
   return result;
 }
+
+const char *::proton::llvmVersion() { return LLVM_VERSION_STRING; }
 
 int ::proton::protonOptMain(int argc, char **argv) {
   DialectRegistry registry;

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from . import _C
+from . import _C, bridge
 from .buffer import BUFFER_TYPES as _BUFFER_TYPE_CODES
 
 #: Valid values of the enumerated pipeline options, for early, clear errors.
@@ -107,14 +107,51 @@ class InstrumentedKernel:
 
 
 def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> InstrumentedKernel:
-    """Runs the pipeline on one module. Raises InstrumentationError with the
-    compiler's diagnostics; never aborts the process on bad input."""
+    """Runs the pipeline on one module. A module without markers is not
+    touched at all. Otherwise everything of Triton's module that the
+    instrumentation does not change comes back as Triton wrote it, or the
+    kernel is refused (see proton.bridge). Raises InstrumentationError with
+    the compiler's diagnostics; never aborts the process on bad input."""
+    from .language import MARKER_PREFIX
+    if MARKER_PREFIX not in llvm_ir:
+        return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()
+    hidden = bridge.hide_intrinsics(llvm_ir, _C.HIDDEN_INTRINSIC_PREFIX)
     try:
-        text, metadata_json, warnings = _C.instrument(llvm_ir, options.to_pass_options())
+        text, metadata_json, warnings = _C.instrument(hidden, options.to_pass_options())
     except _C.CompilerError as error:
         raise InstrumentationError(str(error).strip()) from None
-    return InstrumentedKernel(text, json.loads(metadata_json), warnings)
+    metadata = json.loads(metadata_json)
+    if not metadata.get("instrumented"):
+        return InstrumentedKernel(llvm_ir, metadata, warnings)
+    text = bridge.restore(llvm_ir, text, metadata["kernel"])
+    problems = bridge.check(llvm_ir, text, metadata["kernel"])
+    if problems:
+        raise InstrumentationError(_bridge_error(metadata["kernel"], problems))
+    return InstrumentedKernel(text, metadata, warnings)
+
+
+def _bridge_error(kernel: str, problems: list[str]) -> str:
+    shown = problems[:8]
+    more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
+    return (f"kernel {kernel}: Proton's LLVM IR bridge would change more than the instrumentation "
+            f"({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION}), so the kernel is not instrumented:\n  " +
+            "\n  ".join(shown) + more +
+            "\nProfile this kernel without scopes, or report this with the kernel's LLVM IR (TRITON_KERNEL_DUMP=1).")
+
+
+def _triton_description() -> str:
+    try:
+        import triton
+    except ImportError:
+        return "Triton not installed"
+    version = getattr(triton, "__version__", "?")
+    major_minor = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return f"Triton {version}, LLVM {TRITON_LLVM.get(major_minor, 'unknown')}"
+
+
+#: The LLVM each supported Triton release is built with (its llvm-hash.txt).
+TRITON_LLVM = {(3, 6): "22-git", (3, 7): "23-git", (3, 8): "23-git", (3, 9): "24-git"}
 
 
 def triton_arch(target) -> tuple[str, str]:

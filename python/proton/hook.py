@@ -5,6 +5,8 @@ need (profile_scratch size and alignment, shared memory, the scope table)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 import warnings
@@ -19,11 +21,42 @@ from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_warnings
 
-#: Prefix of the instrumentation_mode compile option while Proton is active.
-#: Triton hashes its compile options, so this keeps instrumented builds (per
-#: mode) apart from plain ones in its cache. Triton itself only reacts to
-#: "consan".
+#: Prefix of this hook's cache key. Triton 3.6 does not ask the hook for a
+#: key, so there the key goes into the instrumentation_mode compile option,
+#: which Triton hashes into both of its caches (3.6 reacts only to the exact
+#: mode "consan"). From 3.7 on Triton asks the hook for `(key, hash)` and
+#: puts them into both caches itself; the mode knob stays untouched there,
+#: because 3.9 reads it as a set of sanitizer modes and drops `maxnreg` for
+#: any non-empty one.
 MODE_PREFIX = "proton-ext:"
+
+#: The Triton releases this plugin supports: the stage inspection hook
+#: appeared in 3.6; each release's hook contract and LLVM are tested.
+SUPPORTED_TRITON = ((3, 6), (3, 9))
+
+
+def triton_version() -> tuple[int, int]:
+    parts = re.findall(r"\d+", triton.__version__)[:2]
+    return (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
+
+
+def check_triton_version() -> None:
+    """Intra-kernel instrumentation needs the stage inspection hook (3.6+)."""
+    low, high = SUPPORTED_TRITON
+    version = triton_version()
+    if version < low:
+        raise ProfilerError(f"intra-kernel profiling needs Triton {low[0]}.{low[1]} to {high[0]}.{high[1]}; the "
+                            f"installed Triton {triton.__version__} has no stage inspection hook "
+                            f"(host profiling, backend=\"cupti\" or \"roctracer\", works with it)")
+    if version > high:
+        warnings.warn(f"Proton is tested with Triton {low[0]}.{low[1]} to {high[0]}.{high[1]}, not "
+                      f"{triton.__version__}; instrumented builds are checked, and refused if the LLVM IR bridge "
+                      "would change them", stacklevel=3)
+
+
+#: Whether Triton asks the hook for its cache key (3.7+) rather than keying
+#: instrumented builds by the instrumentation_mode option (3.6).
+HOOK_GIVES_CACHE_KEY = triton_version() >= (3, 7)
 
 #: Key under which the kernel's Proton metadata travels in Triton's metadata.
 METADATA_KEY = "proton"
@@ -95,10 +128,12 @@ class InstrumentationHook:
             return
         # First, so that a malformed override file fails before anything changes.
         self.overrides.install()
+        check_triton_version()
         self._previous_hook = triton.knobs.runtime.add_stages_inspection_hook
         self._previous_mode = triton.knobs.compilation.instrumentation_mode
         triton.knobs.runtime.add_stages_inspection_hook = self
-        triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
+        if not HOOK_GIVES_CACHE_KEY:
+            triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
         triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)
         state._enter()
         self._installed = True
@@ -107,7 +142,8 @@ class InstrumentationHook:
         if not self._installed:
             return
         triton.knobs.runtime.add_stages_inspection_hook = self._previous_hook
-        triton.knobs.compilation.instrumentation_mode = self._previous_mode
+        if not HOOK_GIVES_CACHE_KEY:
+            triton.knobs.compilation.instrumentation_mode = self._previous_mode
         triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
         self.overrides.uninstall()
         state._exit()
@@ -121,10 +157,22 @@ class InstrumentationHook:
         self.uninstall()
         return False
 
+    @staticmethod
+    @functools.lru_cache(maxsize=64)
+    def _key_hash(key: str) -> str:
+        # Triton 3.7+ calls the hook on every launch: cache the digest.
+        return hashlib.sha256(key.encode()).hexdigest()
+
     def __call__(self, backend=None, stages=None, options=None, language=None, capability=None):
         if stages is None:
-            # Called with no arguments: a cache key for this hook's builds.
-            return MODE_PREFIX + self.mode_key
+            # Called with no arguments: the cache key of this hook's builds
+            # (3.7+: a (key, hash) pair; a chained hook's key is part of it).
+            key = MODE_PREFIX + self.mode_key
+            if not HOOK_GIVES_CACHE_KEY:
+                return key
+            if self._previous_hook is not None:
+                key += "|" + self._previous_hook()[0]
+            return key, self._key_hash(key)
         if self._previous_hook is not None:
             self._previous_hook(backend, stages, options, language, capability)
         make_llir = stages["llir"]

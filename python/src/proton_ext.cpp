@@ -19,6 +19,9 @@ NB_MODULE(_C, m) {
 
   nb::exception<CompilerError>(m, "CompilerError", PyExc_RuntimeError);
 
+  m.attr("HIDDEN_INTRINSIC_PREFIX") = proton::kHiddenIntrinsicPrefix;
+  m.attr("LLVM_VERSION") = proton::llvmVersion();
+
   m.def(
       "instrument",
       [](const std::string &llvmIR, const std::string &options) {

@@ -35,7 +35,9 @@ def test_module_without_markers_is_returned_unchanged():
 
 def test_invalid_ir_raises_instead_of_aborting():
     with pytest.raises(InstrumentationError, match="LLVM IR parse error at line 1"):
-        instrument_llvm_ir("this is not LLVM IR")
+        instrument_llvm_ir('this is not LLVM IR "// @proton start x"')
+    # Without markers the text is not read at all: Triton gets it back as is.
+    assert instrument_llvm_ir("this is not LLVM IR").llvm_ir == "this is not LLVM IR"
 
 
 def test_unknown_pass_option_is_an_error():

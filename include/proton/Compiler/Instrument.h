@@ -26,6 +26,13 @@ struct InstrumentResult {
   std::string diagnostics;
 };
 
+/// Prefix under which the bridge hides Triton's intrinsic declarations from
+/// our LLVM (see proton/bridge.py); instrumentLLVMIR removes it on export.
+inline constexpr const char *kHiddenIntrinsicPrefix = "__proton_hidden.";
+
+/// The version of the LLVM this compiler is built with, e.g. "22.1.8".
+PROTON_API const char *llvmVersion();
+
 /// Runs --proton-pipeline{<options>} on Triton's LLVM IR text. `options` is
 /// the pipeline's option string, e.g. "target=nvptx arch=sm_90 clock-bits=32".
 PROTON_API InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
