@@ -194,7 +194,13 @@ class InstrumentationHook:
             })
             pipeline = PipelineOptions(**{**pipeline.__dict__,
                                           "kernel_id": kernel_id_of(llvm_ir, self.mode_key)})
-            kernel = instrument_llvm_ir(llvm_ir, pipeline)
+            try:
+                kernel = instrument_llvm_ir(llvm_ir, pipeline)
+            except InstrumentationError as error:
+                explained = _amd_pipelining_error(ttgir, num_stages) if target == "amdgpu" and num_stages > 1 else None
+                if explained is None:
+                    raise
+                raise explained from error
             if not kernel.instrumented:
                 return llvm_ir
             meta = kernel.metadata
@@ -222,24 +228,33 @@ def _warn_about_pipelining(ttgir: str, kernel: str) -> list[str]:
     return messages
 
 
+def _amd_pipelining_error(ttir: str, num_stages: int) -> InstrumentationError | None:
+    """The error for scopes in loops that Triton's AMD stream pipeliner
+    cannot take: up to 3.8 it fails to predicate a marker ("pipeliner doesn't
+    know how to predicate this op"); 3.9 pipelines the loop but places a
+    scope's start and end in different stages. None if no scope is in a loop."""
+    scopes = markers_in_loops(ttir)
+    if not scopes:
+        return None
+    name = re.search(r"tt\.func (?:public )?@([\w$.]+)", ttir)
+    return InstrumentationError(
+        f"kernel {name.group(1) if name else '?'}: Triton's AMD software pipeliner (num_stages={num_stages}) cannot "
+        f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
+        "kernel with num_stages=1, or move the scopes out of the loop.")
+
+
 def _amd_pipeliner_check(make_ttgir, num_stages: int):
-    """Triton's AMD stream pipeliner cannot predicate a Proton marker and
-    fails the whole compile ("pipeliner doesn't know how to predicate this
-    op"); this turns that failure into an error that names the scopes."""
+    """Turns Triton's AMD pipeliner failure on a loop with markers into an
+    error that names the scopes."""
 
     def checked_ttgir(src, metadata):
         ttir = str(src)
         try:
             return make_ttgir(src, metadata)
         except Exception as error:
-            scopes = markers_in_loops(ttir)
-            if not scopes:
+            explained = _amd_pipelining_error(ttir, num_stages)
+            if explained is None:
                 raise
-            # No metadata yet at this stage: the name comes from the TTIR.
-            name = re.search(r"tt\.func (?:public )?@([\w$.]+)", ttir)
-            raise InstrumentationError(
-                f"kernel {name.group(1) if name else '?'}: Triton's AMD software pipeliner (num_stages={num_stages}) cannot "
-                f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
-                "kernel with num_stages=1, or move the scopes out of the loop.") from error
+            raise explained from error
 
     return checked_ttgir
