@@ -184,7 +184,7 @@ def hide_intrinsics(text: str, prefix: str) -> str:
         if line.startswith("declare"):
             header = _parse_header(line)
             if (header and header.name.startswith("llvm.") and
-                    not re.search(r"\b(metadata|token)\b", ", ".join(header.params) + header.prefix)):
+                    not re.search(r"\b(metadata|token)\b", " ".join([header.prefix, *header.params]))):
                 hidden.add(header.name)
                 lines[i] = re.sub(r"\s+immarg\b", "", line)
     if not hidden:

@@ -1,0 +1,173 @@
+"""The LLVM IR bridge changes nothing of Triton's module that it did not
+instrument: what our LLVM would rename or rewrite is hidden from it or
+restored, and any other difference refuses the kernel with a clear error."""
+
+import re
+
+import pytest
+
+from proton import _C, bridge, compiler
+from proton.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
+
+# Triton 3.6 writes `llvm.nvvm.ex2.approx.f`; LLVM 22.1.8 upgrades it to
+# `.f32`, which Triton 3.6's LLVM does not know (an external call in PTX).
+EXP_KERNEL = """\
+target datalayout = "e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@global_smem = external addrspace(3) global [0 x i8], align 16
+
+define ptx_kernel void @k(ptr addrspace(1) %out, float %x, ptr addrspace(1) readnone captures(none) %scratch) local_unnamed_addr #0 {
+  %a = tail call i32 asm sideeffect "// @proton start work", "=r,r"(i32 0) #4
+  %tid = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %e = tail call float @llvm.nvvm.ex2.approx.f(float %x)
+  %f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %e)
+  tail call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %p = getelementptr float, ptr addrspace(1) %out, i32 %tid
+  store float %f, ptr addrspace(1) %p, align 4
+  %b = tail call i32 asm sideeffect "// @proton end work", "=r,r"(i32 0) #4
+  ret void
+}
+
+declare noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x() #1
+declare float @llvm.nvvm.ex2.approx.f(float) #2
+declare float @llvm.nvvm.ex2.approx.ftz.f(float) #2
+declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 immarg) #3
+
+attributes #0 = { nounwind "nvvm.reqntid"="128" }
+attributes #1 = { mustprogress nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #2 = { mustprogress nocallback nofree nosync nounwind willreturn memory(none) }
+attributes #3 = { convergent nocallback nounwind }
+attributes #4 = { nounwind }
+
+!llvm.module.flags = !{!0}
+!0 = !{i32 2, !"Debug Info Version", i32 3}
+"""
+
+OPTIONS = PipelineOptions(arch="sm_90", num_warps=4)
+
+
+def declarations(text):
+    return sorted(line for line in text.splitlines() if line.startswith("declare"))
+
+
+def group_of(text, name):
+    """The attribute group body of the declaration of @name."""
+    line = next(line for line in text.splitlines() if line.startswith("declare") and f"@{name}(" in line)
+    number = re.search(r"#(\d+)\s*$", line).group(1)
+    return re.search(rf"^attributes #{number} = (.*)$", text, re.M).group(1)
+
+
+def test_triton_declarations_come_back_exactly():
+    kernel = instrument_llvm_ir(EXP_KERNEL, OPTIONS)
+    assert kernel.instrumented and "%clock64" in kernel.llvm_ir
+    out = kernel.llvm_ir
+    # Every declaration Triton wrote comes back word for word (immarg and the
+    # old intrinsic names included), with its attribute group's exact text.
+    for line in declarations(EXP_KERNEL):
+        assert line.rsplit("#", 1)[0] in [d.rsplit("#", 1)[0] for d in declarations(out)]
+    for name in ("llvm.nvvm.ex2.approx.f", "llvm.nvvm.ex2.approx.ftz.f", "llvm.nvvm.read.ptx.sreg.tid.x",
+                 "llvm.nvvm.barrier.cta.sync.aligned.all"):
+        assert group_of(out, name) == group_of(EXP_KERNEL, name)
+    assert "ex2.approx.f32" not in out and "ftz.f32" not in out
+    assert out.count("call float @llvm.nvvm.ex2.approx.f(") == 1
+    # Our lowering reads tid.x too: one declaration, Triton's.
+    assert sum("@llvm.nvvm.read.ptx.sreg.tid.x()" in d for d in declarations(out)) == 1
+    assert _C.HIDDEN_INTRINSIC_PREFIX not in out
+    # Triton's triple, data layout and global, as written.
+    for line in EXP_KERNEL.splitlines()[:4]:
+        assert line in out.splitlines()
+    # The kernel's header is Triton's but for the profile_scratch parameter,
+    # which the instrumentation writes through.
+    header = next(line for line in out.splitlines() if line.startswith("define"))
+    assert header.startswith("define ptx_kernel void @k(ptr addrspace(1) %0, float %1, ptr addrspace(1) %2) "
+                             "local_unnamed_addr #")
+    assert bridge.check(EXP_KERNEL, out, "k") == []
+
+
+def test_a_renamed_intrinsic_is_refused_with_a_clear_error(monkeypatch):
+    # Without hiding, our LLVM upgrades the ex2 intrinsics: the check catches
+    # the rename before Triton's ptxas would ("Parsing error near '.nvvm'").
+    monkeypatch.setattr(bridge, "hide_intrinsics", lambda text, prefix: text)
+    with pytest.raises(InstrumentationError) as error:
+        instrument_llvm_ir(EXP_KERNEL, OPTIONS)
+    message = str(error.value)
+    first = message.splitlines()[0]
+    assert first.startswith("kernel k: Proton's LLVM IR bridge would change more than the instrumentation")
+    assert f"Proton's LLVM {_C.LLVM_VERSION}" in first and "Triton 3." in first
+    assert "declare of @llvm.nvvm.ex2.approx.f was removed or renamed" in message
+    assert "call(s) to @llvm.nvvm.ex2.approx.f in @k were removed or retargeted" in message
+    assert "declare of @llvm.nvvm.ex2.approx.f32 was added" in message
+
+
+def test_llvm_version_is_the_pinned_one():
+    assert _C.LLVM_VERSION == "22.1.8"
+
+
+def test_hiding_renames_intrinsics_only():
+    hidden = bridge.hide_intrinsics(EXP_KERNEL, "__h.")
+    assert "@__h.llvm.nvvm.ex2.approx.f(float %x)" in hidden
+    assert "declare float @__h.llvm.nvvm.ex2.approx.ftz.f(float) #2" in hidden
+    # immarg is only valid on intrinsics; restore brings Triton's line back.
+    assert "declare void @__h.llvm.nvvm.barrier.cta.sync.aligned.all(i32) #3" in hidden
+    assert "@k(" in hidden and "@global_smem" in hidden and "@proton start" in hidden
+    # Intrinsics over metadata or tokens cannot be plain functions: not hidden.
+    text = "declare i32 @llvm.read_register.i32(metadata)\ndeclare token @llvm.experimental.convergence.entry()\n"
+    assert bridge.hide_intrinsics(text, "__h.") == text
+
+
+def mutate(text, old, new):
+    assert old in text, old
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize("old,new,problem", [
+    ('target triple = "nvptx64-nvidia-cuda"', 'target triple = "nvptx64-nvidia-cudax"', "the target triple changed"),
+    ('-n16:32:64"', '-n16:32"', "the target data layout changed"),
+    ("declare float @llvm.nvvm.ex2.approx.f(float) #2", "declare float @llvm.nvvm.ex2.approx.f(float noundef) #2",
+     "the declare of @llvm.nvvm.ex2.approx.f changed"),
+    ("attributes #3 = { convergent nocallback nounwind }", "attributes #3 = { nocallback nounwind }",
+     "the declare of @llvm.nvvm.barrier.cta.sync.aligned.all changed"),
+    ("local_unnamed_addr #0 {", "#0 {", "the define of @k changed"),
+    ("float %x, ptr", "float noundef %x, ptr", "the define of @k changed"),
+    ("ptr addrspace(1) readnone captures(none) %scratch", "ptr addrspace(4) %scratch", "profile_scratch parameter"),
+    ("@global_smem = external addrspace(3) global [0 x i8], align 16",
+     "@global_smem = external addrspace(3) global [0 x i8], align 8", "global @global_smem changed"),
+    ("call float @llvm.nvvm.ex2.approx.ftz.f(", "call float @llvm.nvvm.ex2.approx.f(",
+     "call(s) to @llvm.nvvm.ex2.approx.ftz.f in @k were removed or retargeted"),
+    ("  ret void", "  call void @vprintf()\n  ret void", "call(s) to @vprintf were added to @k"),
+    ("declare float @llvm.nvvm.ex2.approx.f(float) #2",
+     "declare float @llvm.nvvm.ex2.approx.f(float) #2\ndeclare float @llvm.nvvm.lg2.approx.f(float) #2",
+     "declare of @llvm.nvvm.lg2.approx.f was added"),
+    ("!0 = !{i32 2, !\"Debug Info Version\", i32 3}", "!0 = !{i32 2, !\"Debug Info Version\", i32 4}",
+     "named metadata !llvm.module.flags changed"),
+])
+def test_check_names_each_kind_of_change(old, new, problem):
+    problems = bridge.check(EXP_KERNEL, mutate(EXP_KERNEL, old, new), "k")
+    assert any(problem in p for p in problems), problems
+
+
+def test_check_allows_exactly_the_instrumentation():
+    # Our lowering's intrinsics, calls to them, and dropping attributes of
+    # profile_scratch are the instrumentation; nothing else is.
+    text = mutate(EXP_KERNEL, "readnone captures(none) %scratch", "%scratch")
+    text = mutate(text, "  ret void", "  %c = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  ret void")
+    text += "declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+    assert bridge.check(EXP_KERNEL, text, "k") == []
+    assert bridge.check(EXP_KERNEL, text, "other") != []
+
+
+def test_restore_renumbers_nothing_it_does_not_own():
+    # Triton's attribute groups are appended under fresh numbers, so ours
+    # (used by our call sites) keep theirs.
+    ours = mutate(EXP_KERNEL, "attributes #4 = { nounwind }", "attributes #4 = { nounwind }\nattributes #9 = { cold }")
+    ours = mutate(ours, "declare float @llvm.nvvm.ex2.approx.f(float) #2", "declare float @llvm.nvvm.ex2.approx.f(float) #9")
+    restored = bridge.restore(EXP_KERNEL, ours, "k")
+    assert "attributes #9 = { cold }" in restored
+    assert group_of(restored, "llvm.nvvm.ex2.approx.f") == group_of(EXP_KERNEL, "llvm.nvvm.ex2.approx.f")
+    assert bridge.check(EXP_KERNEL, restored, "k") == []
+
+
+def test_bridge_error_lists_a_bounded_number_of_problems():
+    message = compiler._bridge_error("k", [f"problem {i}" for i in range(30)])
+    assert "problem 7" in message and "problem 8" not in message and "and 22 more" in message
