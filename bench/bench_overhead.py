@@ -8,8 +8,10 @@ Runs in one process, on the same kernels (bench/kernels.py), three variants:
     reference  Triton 3.6's own: triton.profiler.start(backend="instrumentation") ... finalize()
 
 and measures
-    device   CUPTI kernel durations (torch.profiler) of vector add 1M / 64M and a
-             4096^3 fp16 matmul (one outer scope / one scope in the K loop)
+    device   CUPTI kernel durations (torch.profiler) of vector add 1M / 64M, a
+             4096^3 fp16 matmul (one outer scope / one scope in the K loop), a fused
+             row softmax (4096 x 4096 fp32) and a flash-attention forward
+             (4 x 32 heads x 4096 x 64 fp16; scopes per KV block)
     dobench  wall time of a whole profiling session around a do_bench-style run of
              vector add 1M (start -> launches -> finalize), and the trace files' sizes
     compile  cold compile time (fresh Triton cache directory per compile)
@@ -50,6 +52,8 @@ TARGETS = {
     "device:vector_add_64m": ("<=", 1.05),
     "device:matmul_outer": ("<=", 1.02),
     "device:matmul_kloop": ("<=", 1.06),
+    "device:softmax": ("<=", 1.10),  # informative
+    "device:attention_fwd": ("<=", 1.10),  # informative
     "dobench:session": ("<=", 3.0),
     "dobench:trace_size": (">=", 5.0),
     "compile": ("<=", 1.3),
@@ -61,8 +65,11 @@ DEVICE_CASES = {
     "vector_add_64m": ("vector_add", "vector add, 64M fp32, 3 scopes"),
     "matmul_outer": ("matmul_outer", "matmul 4096^3 fp16, one outer scope"),
     "matmul_kloop": ("matmul_kloop", "matmul 4096^3 fp16, scope around tl.dot in the K loop"),
+    "softmax": ("softmax", "fused row softmax 4096x4096 fp32, one scope (max, exp, sum, divide)"),
+    "attention_fwd": ("attention_fwd", "flash attention fwd 4x32x4096x64 fp16, scopes per KV block: "
+                      "kv_block > softmax"),
 }
-COMPILE_KERNELS = ("vector_add", "matmul_outer", "matmul_kloop")
+COMPILE_KERNELS = ("vector_add", "matmul_outer", "matmul_kloop", "softmax", "attention_fwd")
 
 CLOCK_RE = re.compile(r"%clock(?:64)?\b")
 GLOBALTIMER_RE = re.compile(r"%globaltimer")
@@ -112,9 +119,11 @@ def parse_args(argv=None):
         p.error(f"unknown --cases {sorted(bad)}; choose from {list(DEVICE_CASES)}")
     args.cases = tuple(c for c in DEVICE_CASES if c in {x.strip() for x in args.cases.split(",")})
     q = args.quick
-    args.device_counts = {  # (warm-up launches after the compiling one, measured launches)
+    args.device_counts = {  # case key prefix -> (warm-up launches after the compiling one, measured launches)
         "vector_add": (3, 10) if q else (10, 100),
         "matmul": (2, 5) if q else (5, 20),
+        "softmax": (3, 10) if q else (10, 100),
+        "attention_fwd": (2, 5) if q else (5, 20),
     }
     if args.dobench_reps is None:
         args.dobench_reps = 30 if q else 300
@@ -462,10 +471,90 @@ class Matmul:
         return {"allclose_to_plain": close, "bitwise_equal_to_plain": bool(self.torch.equal(out, plain_out))}, close
 
 
+class Softmax:
+    template, tag, kernel_key = "softmax", "", "softmax"
+
+    def __init__(self, rows, cols):
+        import torch
+        self.torch = torch
+        self.rows, self.cols = rows, cols
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        self.x = torch.randn((rows, cols), device="cuda", generator=gen)
+
+    def output(self):
+        return self.torch.full_like(self.x, float("nan"))
+
+    def call(self, out):
+        import triton
+        import kernels
+        grid = (self.rows, )
+        args = (out, self.x, self.x.stride(0), out.stride(0), self.cols)
+        return grid, args, dict(BLOCK=triton.next_power_of_2(self.cols), **kernels.SOFTMAX_OPTIONS)
+
+    launch = VectorAdd.launch
+    compile_only = VectorAdd.compile_only
+
+    def sanity(self, out):
+        err = float((out - self.torch.softmax(self.x, dim=-1)).abs().max())
+        return {"max_abs_err_vs_torch": err, "within_tolerance": err < 1e-5}
+
+    compare = VectorAdd.compare
+
+
+class Attention:
+    template, tag, kernel_key = "attention_fwd", "", "attention_fwd"
+    LOG2E = 1.4426950408889634
+
+    def __init__(self, shape):
+        import torch
+        self.torch = torch
+        self.shape = shape
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        self.q, self.k, self.v = (torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen)
+                                  for _ in range(3))
+        self.sm_scale = shape[-1]**-0.5
+
+    def output(self):
+        return self.torch.full(self.shape, float("nan"), device="cuda", dtype=self.torch.float16)
+
+    def call(self, out):
+        import kernels
+        batch, heads, seqlen, head_dim = self.shape
+        bm, bn = kernels.ATTENTION_BLOCKS["BLOCK_M"], kernels.ATTENTION_BLOCKS["BLOCK_N"]
+        assert seqlen % bm == 0 and seqlen % bn == 0, "the kernel has no masks"
+        assert all(t.is_contiguous() for t in (self.q, self.k, self.v, out)), "the kernel assumes contiguous tensors"
+        assert self.q.numel() < 2**31, "32-bit offsets"
+        grid = (seqlen // bm, batch * heads)
+        args = (self.q, self.k, self.v, out, self.sm_scale * self.LOG2E, self.q.stride(1), self.q.stride(2), seqlen)
+        return grid, args, dict(**kernels.ATTENTION_BLOCKS, HEAD_DIM=head_dim, **kernels.ATTENTION_OPTIONS)
+
+    launch = VectorAdd.launch
+    compile_only = VectorAdd.compile_only
+
+    def sanity(self, out):
+        # fp32 reference, one batch element at a time (bounded memory).
+        sdpa = self.torch.nn.functional.scaled_dot_product_attention
+        err = 0.0
+        for i in range(self.shape[0]):
+            q, k, v = (t[i:i + 1].float() for t in (self.q, self.k, self.v))
+            err = max(err, float((out[i:i + 1].float() - sdpa(q, k, v, scale=self.sm_scale)).abs().max()))
+        return {"max_abs_err_vs_torch_fp32": err, "within_tolerance": err < 2e-2,
+                "finite": bool(self.torch.isfinite(out).all())}
+
+    compare = Matmul.compare
+
+
 def make_case(key, small=False):
+    import kernels
     if key.startswith("vector_add"):
         n = 1 << 20 if (small or key == "vector_add_1m" or key == "vector_add") else 1 << 26
         return VectorAdd(n)
+    if key == "softmax":
+        rows, cols = kernels.SOFTMAX_SHAPE
+        return Softmax(256 if small else rows, cols)  # small: same columns, so the same build
+    if key == "attention_fwd":
+        shape = kernels.ATTENTION_SHAPE
+        return Attention((1, 2, 512, shape[3]) if small else shape)
     tag = key.split("_", 1)[1]
     return Matmul(tag, 1024 if small else 4096)
 
@@ -650,6 +739,9 @@ class Bench:
             "compile_reps": a.compile_reps,
             "vector_add": {"BLOCK": kernels.VECTOR_ADD_BLOCK, **kernels.VECTOR_ADD_OPTIONS},
             "matmul": {**kernels.MATMUL_BLOCKS, **kernels.MATMUL_OPTIONS, "scopes": kernels.MATMUL_SCOPES},
+            "softmax": {"shape": list(kernels.SOFTMAX_SHAPE), **kernels.SOFTMAX_OPTIONS},
+            "attention_fwd": {"shape": list(kernels.ATTENTION_SHAPE), **kernels.ATTENTION_BLOCKS,
+                              **kernels.ATTENTION_OPTIONS},
             "triton_cache_dir": self.cache_dir,
             "fresh_triton_cache": not a.reuse_cache,
             "trace_dir": self.trace_dir,
@@ -794,7 +886,7 @@ class Bench:
         import kernels
         for key in self.args.cases:
             kernel_key, what = DEVICE_CASES[key]
-            warm, n = self.args.device_counts["vector_add" if key.startswith("vector_add") else "matmul"]
+            warm, n = next(c for g, c in self.args.device_counts.items() if key.startswith(g))
             entry = self.results["device"][key] = {"what": what, "warmup": warm, "launches": n, "variants": {}}
             print(f"[device] {key}: {what} ({n} launches)", flush=True)
             try:
@@ -848,6 +940,8 @@ class Bench:
                 if variant == "plain":
                     plain_out = out
                     rec["checks"] = case.sanity(out)
+                    if rec["checks"].get("within_tolerance") is False:
+                        self.fail(where, rec, f"plain result is off the torch reference: {rec['checks']}")
                 elif plain_out is not None:
                     checks, ok = case.compare(out, plain_out)
                     rec["checks"] = checks

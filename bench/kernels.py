@@ -91,7 +91,70 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride
         mark.exit_scope("kernel")
 
 
-TEMPLATES = {"vector_add": vector_add, "matmul": matmul}
+def softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    # One program per row; BLOCK >= n_cols (the whole row in registers).
+    # One scope "softmax" from after the row's load to before its store: the
+    # max, exp, sum and division. The load is only issued before the scope:
+    # its first use (the max) waits for the data inside the scope.
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + offs, mask=mask, other=-float("inf"))
+    mark.enter_scope("softmax")
+    z = x - tl.max(x, axis=0)
+    num = tl.exp(z)
+    y = num / tl.sum(num, axis=0)
+    mark.exit_scope("softmax")
+    tl.store(out_ptr + row * out_row_stride + offs, y, mask=mask)
+
+
+def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, stride_bh, stride_m, N_CTX, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # Flash-attention forward, not causal. Q, K, V, O: contiguous
+    # (batch, heads, N_CTX, HEAD_DIM), the last stride 1; stride_bh between
+    # heads, stride_m between rows. Program (m, bh): rows [m*BLOCK_M, +BLOCK_M)
+    # of head bh against every KV block of BLOCK_N rows, with an online
+    # softmax in base 2 (qk_scale = sm_scale * log2(e), from the host).
+    # N_CTX is a multiple of BLOCK_M and BLOCK_N (checked on the host): no masks.
+    # Scopes, per KV block: "kv_block" around the whole iteration (loads of K
+    # and V, both dots, the softmax update) > "softmax" around the online
+    # softmax update (row max, exp2, rescale of l and acc). With num_stages > 1
+    # the pipeliner issues the K and V loads iterations ahead, outside
+    # "kv_block" (proton says so in a PipeliningWarning at compile time): the
+    # scope then measures the waits for those loads, not the loads.
+    start_m = tl.program_id(0)
+    base = tl.program_id(1) * stride_bh
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + base + offs_m[:, None] * stride_m + offs_d[None, :])
+    kt_ptrs = k_ptr + base + offs_n[None, :] * stride_m + offs_d[:, None]  # K^T block: (HEAD_DIM, BLOCK_N)
+    v_ptrs = v_ptr + base + offs_n[:, None] * stride_m + offs_d[None, :]
+    m_i = tl.full((BLOCK_M, ), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M, ), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    for _ in range(0, N_CTX, BLOCK_N):
+        mark.enter_scope("kv_block")
+        kt = tl.load(kt_ptrs)
+        qk = tl.dot(q, kt)
+        mark.enter_scope("softmax")
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        m_i = m_new
+        mark.exit_scope("softmax")
+        v = tl.load(v_ptrs)
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        kt_ptrs += BLOCK_N * stride_m
+        v_ptrs += BLOCK_N * stride_m
+        mark.exit_scope("kv_block")
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.float16))
+
+
+TEMPLATES = {"vector_add": vector_add, "matmul": matmul, "softmax": softmax, "attention_fwd": attention_fwd}
 
 #: Launch configurations (the brief's): compile options and constexprs.
 VECTOR_ADD_BLOCK = 1024
@@ -102,6 +165,13 @@ MATMUL_SCOPES = {
     "outer": {"OUTER_SCOPE": True, "LOOP_SCOPE": False},
     "kloop": {"OUTER_SCOPE": False, "LOOP_SCOPE": True},
 }
+#: Softmax: 4096 x 4096 fp32, one row per program, the whole row in one block.
+SOFTMAX_SHAPE = (4096, 4096)
+SOFTMAX_OPTIONS = {"num_warps": 8}
+#: Attention forward: (batch, heads, seqlen, head_dim) fp16, not causal.
+ATTENTION_SHAPE = (4, 32, 4096, 64)
+ATTENTION_BLOCKS = {"BLOCK_M": 128, "BLOCK_N": 64}
+ATTENTION_OPTIONS = {"num_warps": 4, "num_stages": 3}
 
 VARIANTS = ("plain", "proton", "reference")
 
@@ -171,8 +241,14 @@ VECTOR_ADD_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", 
 MATMUL_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
                     "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",
                     "stride_cm": "i32", "stride_cn": "constexpr"}
+SOFTMAX_SIGNATURE = {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32", "out_row_stride": "i32",
+                     "n_cols": "i32"}
+ATTENTION_SIGNATURE = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "qk_scale": "fp32",
+                       "stride_bh": "i32", "stride_m": "i32", "N_CTX": "i32"}
 
 
 def divisibility_attrs(signature):
-    """`attrs` for ASTSource: tt.divisibility=16 on every non-constexpr parameter."""
-    return {(i, ): [["tt.divisibility", 16]] for i, ty in enumerate(signature.values()) if ty != "constexpr"}
+    """`attrs` for ASTSource: tt.divisibility=16 on every pointer and integer
+    parameter (not on constexprs, nor on float scalars such as qk_scale)."""
+    return {(i, ): [["tt.divisibility", 16]] for i, ty in enumerate(signature.values())
+            if ty != "constexpr" and not ty.startswith("fp")}
