@@ -179,3 +179,15 @@ def test_builds_with_different_options_do_not_share_the_cache():
                                    BLOCK=2048)
     assert json.loads(clock32.metadata.proton)["layout"]["clock_bits"] == 32
     assert json.loads(clock64.metadata.proton)["layout"]["clock_bits"] == 64
+
+
+def test_instrumented_build_keeps_the_users_compile_options():
+    # Triton 3.9 drops maxnreg for any non-empty instrumentation_mode; Proton
+    # keys its builds through the hook there, so the user's limit stays.
+    with InstrumentationHook(PipelineOptions(), "maxnreg"):
+        kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, options={"maxnreg": 128}, BLOCK=1024)
+        assert triton.knobs.compilation.instrumentation_mode == ("" if hook_mod.HOOK_GIVES_CACHE_KEY else
+                                                                   hook_mod.MODE_PREFIX + "maxnreg:" +
+                                                                   PipelineOptions().to_pass_options())
+    assert json.loads(kernel.metadata.proton)["instrumented"]
+    assert ".maxnreg 128" in kernel.asm["ptx"]
