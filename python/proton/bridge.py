@@ -7,6 +7,9 @@ printer are not Triton's: it upgrades intrinsic names it considers old (Triton
 rewrites attributes and renumbers metadata. This module works on the text on
 both sides of the round trip:
 
+- `legacy_float_literals` rewrites the floating-point literals that LLVM 24
+  (Triton 3.9) prints and LLVM 22 cannot parse (`f0x3FB8AA3B`, `+inf`,
+  `+qnan`, `0x1.8p3`) into the equivalent legacy forms, which every LLVM reads.
 - `hide_intrinsics` renames Triton's intrinsic declarations before our LLVM
   parses them, so that it sees plain external functions it cannot upgrade;
   the compiler gives them their names back after export.
@@ -170,6 +173,107 @@ def parse(text: str) -> Surface:
                     surface.named_md_lines[match.group(1)] = i
     return surface
 
+
+# ------------------------------------------------------------ float literals
+
+#: (exponent bits, mantissa bits) of the IR's floating-point types.
+_FP_FORMATS = {"half": (5, 10), "bfloat": (8, 7), "float": (8, 23), "double": (11, 52)}
+_FP_TYPE = re.compile(r"\b(half|bfloat|float|double|fp128|x86_fp80|ppc_fp128)\b")
+_NEW_FP_LITERAL = re.compile(
+    r'(?P<string>c?"(?:[^"\\]|\\.)*")|'
+    r"(?<![\w.$%@!#-])(?:(?P<bits>f0x[0-9A-Fa-f]+)|(?P<special>[-+](?:inf|qnan|s?nan\(0x[0-9A-Fa-f]+\)))|"
+    r"(?P<hexfloat>[-+]?0x(?:[0-9A-Fa-f]*\.[0-9A-Fa-f]*(?:p[-+]?\d+)?|[0-9A-Fa-f]+p[-+]?\d+)))(?![\w.$])")
+
+
+class LiteralError(ValueError):
+    """A floating-point literal the bridge cannot translate for our LLVM."""
+
+
+def _special_bits(text: str, exp_bits: int, man_bits: int) -> int:
+    sign = (1 if text[0] == "-" else 0) << (exp_bits + man_bits)
+    all_ones = ((1 << exp_bits) - 1) << man_bits
+    quiet = 1 << (man_bits - 1)
+    body = text[1:]
+    if body == "inf":
+        return sign | all_ones
+    if body == "qnan":
+        return sign | all_ones | quiet
+    payload = int(body[body.index("(") + 1:-1], 16)
+    if body.startswith("snan"):
+        if not 0 < payload < quiet:
+            raise LiteralError(f"signaling NaN payload out of range in {text!r}")
+        return sign | all_ones | payload
+    if payload >= quiet:
+        raise LiteralError(f"NaN payload out of range in {text!r}")
+    return sign | all_ones | quiet | payload
+
+
+def _value_bits(value: float, fp_type: str, text: str) -> int:
+    import struct
+    if fp_type == "double":
+        return struct.unpack("<Q", struct.pack("<d", value))[0]
+    if fp_type == "float":
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+        exact = struct.unpack("<f", struct.pack("<I", bits))[0] == value
+    elif fp_type == "half":
+        bits = struct.unpack("<H", struct.pack("<e", value))[0]
+        exact = struct.unpack("<e", struct.pack("<H", bits))[0] == value
+    else:  # bfloat: the high half of a float
+        wide = struct.unpack("<I", struct.pack("<f", value))[0]
+        bits, exact = wide >> 16, wide & 0xFFFF == 0 and struct.unpack("<f", struct.pack("<I", wide))[0] == value
+    if not exact:
+        raise LiteralError(f"{text!r} is not exactly a {fp_type}")
+    return bits
+
+
+def _legacy_spelling(bits: int, fp_type: str) -> str:
+    """LLVM 22's hexadecimal spelling of a value of `fp_type` with `bits`:
+    half 0xH, bfloat 0xR, double its bits, float the bits of the same value
+    as a double."""
+    if fp_type == "half":
+        return f"0xH{bits:04X}"
+    if fp_type == "bfloat":
+        return f"0xR{bits:04X}"
+    if fp_type == "double":
+        return f"0x{bits:016X}"
+    sign, exponent, mantissa = bits >> 31, (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    if exponent == 0xFF:  # inf and NaN keep their payload, shifted
+        wide = (sign << 63) | (0x7FF << 52) | (mantissa << 29)
+    else:
+        import struct
+        wide = struct.unpack("<Q", struct.pack("<d", struct.unpack("<f", struct.pack("<I", bits))[0]))[0]
+    return f"0x{wide:016X}"
+
+
+def legacy_float_literals(text: str) -> str:
+    """The module with LLVM 24's floating-point literals spelled the legacy
+    way. A literal's type is the nearest floating-point type named before it
+    on its line (`fmul float %x, f0x3F800000`, `splat (half +inf)`)."""
+    def convert(match: re.Match) -> str:
+        if match.group("string"):
+            return match.group(0)
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        types = _FP_TYPE.findall(text, line_start, match.start())
+        fp_type = types[-1] if types else None
+        literal = match.group(0)
+        if fp_type not in _FP_FORMATS:
+            raise LiteralError(f"cannot tell the type of the floating-point literal {literal!r} "
+                               f"(line {text.count(chr(10), 0, match.start()) + 1})")
+        exp_bits, man_bits = _FP_FORMATS[fp_type]
+        if match.group("bits"):
+            bits = int(literal[3:], 16)
+            if bits >> (1 + exp_bits + man_bits):
+                raise LiteralError(f"{literal!r} does not fit a {fp_type}")
+        elif match.group("special"):
+            bits = _special_bits(literal, exp_bits, man_bits)
+        else:
+            bits = _value_bits(float.fromhex(literal), fp_type, literal)
+        return _legacy_spelling(bits, fp_type)
+
+    return _NEW_FP_LITERAL.sub(convert, text)
+
+
+# ------------------------------------------------------------ intrinsics
 
 def hide_intrinsics(text: str, prefix: str) -> str:
     """Renames every intrinsic Triton declares to `prefix + name`, so that our

@@ -116,11 +116,19 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     if MARKER_PREFIX not in llvm_ir:
         return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()
-    hidden = bridge.hide_intrinsics(llvm_ir, _C.HIDDEN_INTRINSIC_PREFIX)
+    try:
+        readable = bridge.legacy_float_literals(llvm_ir)
+    except bridge.LiteralError as error:
+        raise InstrumentationError(f"{error} ({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION})") from None
+    hidden = bridge.hide_intrinsics(readable, _C.HIDDEN_INTRINSIC_PREFIX)
     try:
         text, metadata_json, warnings = _C.instrument(hidden, options.to_pass_options())
     except _C.CompilerError as error:
-        raise InstrumentationError(str(error).strip()) from None
+        message = str(error).strip()
+        if message.startswith("LLVM IR parse error"):
+            # Syntax of a newer LLVM that ours cannot read.
+            message += f" ({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION} cannot read this LLVM IR)"
+        raise InstrumentationError(message) from None
     metadata = json.loads(metadata_json)
     if not metadata.get("instrumented"):
         return InstrumentedKernel(llvm_ir, metadata, warnings)

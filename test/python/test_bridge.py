@@ -171,3 +171,46 @@ def test_restore_renumbers_nothing_it_does_not_own():
 def test_bridge_error_lists_a_bounded_number_of_problems():
     message = compiler._bridge_error("k", [f"problem {i}" for i in range(30)])
     assert "problem 7" in message and "problem 8" not in message and "and 22 more" in message
+
+
+@pytest.mark.parametrize("new,legacy", [
+    # LLVM 24 (Triton 3.9) prints float bits as f0x...; LLVM 22 reads a float
+    # as the bits of the same value as a double.
+    ("fmul <8 x float> %0, splat (float f0x3FB8AA3B)", "fmul <8 x float> %0, splat (float 0x3FF7154760000000)"),
+    ("fadd float %a, f0x3F800000", "fadd float %a, 0x3FF0000000000000"),
+    ("fadd double %a, f0x3FF0000000000000", "fadd double %a, 0x3FF0000000000000"),
+    ("fadd half %a, f0x3C00", "fadd half %a, 0xH3C00"),
+    ("select i1 %c, bfloat %a, bfloat f0x3F80", "select i1 %c, bfloat %a, bfloat 0xR3F80"),
+    ("fcmp olt double %x, -inf", "fcmp olt double %x, 0xFFF0000000000000"),
+    ("fcmp olt float %x, +inf", "fcmp olt float %x, 0x7FF0000000000000"),
+    ("store half +qnan, ptr %p", "store half 0xH7E00, ptr %p"),
+    ("fadd float %x, +nan(0x1)", "fadd float %x, 0x7FF8000020000000"),
+    ("fadd float %x, -snan(0x5)", "fadd float %x, 0xFFF00000A0000000"),
+    ("fmul float %x, 0x1.8p3", "fmul float %x, 0x4028000000000000"),
+    ("fmul half %x, -0x1p-2", "fmul half %x, 0xHB400"),
+    # Untouched: legacy literals, decimals, strings, names.
+    ("fadd float %x, 0x3FF0000000000000", "fadd float %x, 0x3FF0000000000000"),
+    ("fmul float %x, 1.000000e+00", "fmul float %x, 1.000000e+00"),
+    ('call void asm "add.f32 $0, +inf; f0x12", ""()', 'call void asm "add.f32 $0, +inf; f0x12", ""()'),
+    ("br label %bb.inf", "br label %bb.inf"),
+])
+def test_newer_float_literals_are_spelled_for_our_llvm(new, legacy):
+    assert bridge.legacy_float_literals(new) == legacy
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("store i32 f0x3F800000, ptr %p", "cannot tell the type"),
+    ("fadd half %x, f0x3F800000", "does not fit a half"),
+    ("fmul float %x, 0x1.0000000001p0", "not exactly a float"),
+])
+def test_untranslatable_float_literals_are_refused(text, problem):
+    with pytest.raises(bridge.LiteralError, match=problem):
+        bridge.legacy_float_literals(text)
+
+
+def test_llvm24_module_is_instrumented_and_keeps_triton_text():
+    text = EXP_KERNEL.replace("%f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %e)",
+                              "%s = fmul float %e, f0x3FB8AA3B\n  %f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %s)")
+    kernel = instrument_llvm_ir(text, OPTIONS)
+    assert "fmul float %" in kernel.llvm_ir and "0x3FF7154760000000" in kernel.llvm_ir
+    assert bridge.check(text, kernel.llvm_ir, "k") == []
