@@ -31,6 +31,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
 
 import proton.language as pl
 
+# Triton 3.8 added tma.async_load / tma.async_store; 3.9 made the old names
+# (async_copy_global_to_shared / async_copy_shared_to_global) raise. Use the
+# new names where they exist.
+tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+
 #: Default tile: 128 x 128 outputs per CTA, 64-deep K steps.
 BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 64
 NUM_WARPS = 4
@@ -65,8 +71,8 @@ def matmul_kernel(a_desc, b_desc, c_desc, K):
         for k in range(0, K, BK):
             with pl.scope("tma_load"):
                 mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-                tma.async_copy_global_to_shared(a_desc, [off_m, k], bar, a_smem)
-                tma.async_copy_global_to_shared(b_desc, [k, off_n], bar, b_smem)
+                tma_load(a_desc, [off_m, k], bar, a_smem)
+                tma_load(b_desc, [k, off_n], bar, b_smem)
                 mbarrier.wait(bar, phase)
             phase ^= 1
             with pl.scope("wgmma"):
@@ -80,7 +86,7 @@ def matmul_kernel(a_desc, b_desc, c_desc, K):
             c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
             c_smem.store(acc.to(c_desc.dtype))
             fence_async_shared()
-            tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+            tma_store(c_desc, [off_m, off_n], c_smem)
             tma.store_wait(0)
 
 

@@ -182,7 +182,8 @@ _FP_TYPE = re.compile(r"\b(half|bfloat|float|double|fp128|x86_fp80|ppc_fp128)\b"
 _NEW_FP_LITERAL = re.compile(
     r'(?P<string>c?"(?:[^"\\]|\\.)*")|'
     r"(?<![\w.$%@!#-])(?:(?P<bits>f0x[0-9A-Fa-f]+)|(?P<special>[-+](?:inf|qnan|s?nan\(0x[0-9A-Fa-f]+\)))|"
-    r"(?P<hexfloat>[-+]?0x(?:[0-9A-Fa-f]*\.[0-9A-Fa-f]*(?:p[-+]?\d+)?|[0-9A-Fa-f]+p[-+]?\d+)))(?![\w.$])")
+    r"(?P<hexfloat>[-+]?0x(?:[0-9A-Fa-f]*\.[0-9A-Fa-f]*(?:p[-+]?\d+)?|[0-9A-Fa-f]+p[-+]?\d+))|"
+    r"(?P<decimal>[-+]?\d+\.\d*(?:[eE][-+]?\d+)?))(?![\w.$])")
 
 
 class LiteralError(ValueError):
@@ -226,6 +227,19 @@ def _value_bits(value: float, fp_type: str, text: str) -> int:
     return bits
 
 
+def _nearest_bits(value: float, fp_type: str) -> int:
+    """The bits of the `fp_type` value nearest to `value` (ties to even)."""
+    import struct
+    if fp_type == "half":
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if fp_type == "bfloat":
+        if (bits >> 23) & 0xFF == 0xFF:  # inf and NaN: keep the high half
+            return bits >> 16 | (0x40 if bits & 0x7FFFFF and not bits & 0x7F0000 else 0)
+        return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return bits
+
+
 def _legacy_spelling(bits: int, fp_type: str) -> str:
     """LLVM 22's hexadecimal spelling of a value of `fp_type` with `bits`:
     half 0xH, bfloat 0xR, double its bits, float the bits of the same value
@@ -266,6 +280,12 @@ def legacy_float_literals(text: str) -> str:
                 raise LiteralError(f"{literal!r} does not fit a {fp_type}")
         elif match.group("special"):
             bits = _special_bits(literal, exp_bits, man_bits)
+        elif match.group("decimal"):
+            # LLVM 23+ prints the shortest decimal that reads back as the
+            # same value; LLVM 22 wants a float's decimal to be exact.
+            if fp_type == "double":
+                return literal
+            bits = _nearest_bits(float(literal), fp_type)
         else:
             bits = _value_bits(float.fromhex(literal), fp_type, literal)
         return _legacy_spelling(bits, fp_type)
@@ -364,10 +384,37 @@ def restore(original: str, instrumented: str, kernel: str) -> str:
     # that had none; the nodes they name stay, unreferenced and harmless.
     for name in ours.named_md.keys() - theirs.named_md.keys():
         lines[ours.named_md_lines[name]] = ""
+    # ... and drops named metadata it does not model (`!nvvmir.version` from
+    # libdevice in Triton 3.9): copy it back with the nodes it names.
+    node_base = max((int(n) for n in ours.md_nodes), default=-1) + 1
+    for name in sorted(theirs.named_md.keys() - ours.named_md.keys()):
+        copied_nodes = _copy_metadata(theirs, theirs.named_md[name], node_base)
+        if copied_nodes is not None:
+            body, nodes = copied_nodes
+            lines += [f"!{name} = {body}", *nodes]
+            node_base += len(nodes)
     text = "\n".join(lines).rstrip("\n")
     extra = [f"attributes #{ours_number} = {theirs.groups[group]}" for group, ours_number in copied.items()
              if group in theirs.groups]
     return text + "\n" + "\n".join(extra) + "\n" if extra else text + "\n"
+
+
+def _copy_metadata(surface: Surface, body: str, base: int) -> tuple[str, list[str]] | None:
+    """`body` and the numbered nodes it reaches, renumbered from `base`; None
+    if any is `distinct` (its identity, e.g. debug info, cannot be copied)."""
+    order, seen, stack = [], set(), _MD_REF.findall(body)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        if node not in surface.md_nodes or surface.md_nodes[node].startswith("distinct"):
+            return None
+        seen.add(node)
+        order.append(node)
+        stack.extend(_MD_REF.findall(surface.md_nodes[node]))
+    numbers = {node: str(base + i) for i, node in enumerate(order)}
+    renumber = lambda text: _MD_REF.sub(lambda m: "!" + numbers[m.group(1)], text)  # noqa: E731
+    return renumber(body), [f"!{numbers[node]} = {renumber(surface.md_nodes[node])}" for node in order]
 
 
 def check(original: str, final: str, kernel: str) -> list[str]:

@@ -189,7 +189,9 @@ class InstrumentationHook:
                 **self.options.__dict__,
                 "target": target,
                 "arch": arch,
-                "num_warps": num_warps,
+                # make_llir sets the total of a warp-specialized kernel's
+                # partitions; options.num_warps counts the default one only.
+                "num_warps": int(metadata.get("num_warps") or num_warps),
                 "shared_offset": int(metadata.get("shared", 0) or 0),
             })
             pipeline = PipelineOptions(**{**pipeline.__dict__,

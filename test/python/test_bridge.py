@@ -188,9 +188,8 @@ def test_bridge_error_lists_a_bounded_number_of_problems():
     ("fadd float %x, -snan(0x5)", "fadd float %x, 0xFFF00000A0000000"),
     ("fmul float %x, 0x1.8p3", "fmul float %x, 0x4028000000000000"),
     ("fmul half %x, -0x1p-2", "fmul half %x, 0xHB400"),
-    # Untouched: legacy literals, decimals, strings, names.
+    # Untouched: legacy literals, strings, names.
     ("fadd float %x, 0x3FF0000000000000", "fadd float %x, 0x3FF0000000000000"),
-    ("fmul float %x, 1.000000e+00", "fmul float %x, 1.000000e+00"),
     ('call void asm "add.f32 $0, +inf; f0x12", ""()', 'call void asm "add.f32 $0, +inf; f0x12", ""()'),
     ("br label %bb.inf", "br label %bb.inf"),
 ])
@@ -213,4 +212,32 @@ def test_llvm24_module_is_instrumented_and_keeps_triton_text():
                               "%s = fmul float %e, f0x3FB8AA3B\n  %f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %s)")
     kernel = instrument_llvm_ir(text, OPTIONS)
     assert "fmul float %" in kernel.llvm_ir and "0x3FF7154760000000" in kernel.llvm_ir
+    assert bridge.check(text, kernel.llvm_ir, "k") == []
+
+
+@pytest.mark.parametrize("new,legacy", [
+    # LLVM 23+ prints the shortest decimal that reads back as the same float;
+    # LLVM 22 wants a float's decimal to be exact, so it gets the bits.
+    ("fmul float %x, 1.442695e+00", "fmul float %x, 0x3FF7154760000000"),
+    ("fmul float %x, 1.000000e+00", "fmul float %x, 0x3FF0000000000000"),
+    ("fmul float %x, -3.140000e+00", "fmul float %x, 0xC0091EB860000000"),
+    ("fmul half %x, 1.000000e-01", "fmul half %x, 0xH2E66"),
+    ("fmul bfloat %x, 1.000000e-01", "fmul bfloat %x, 0xR3DCD"),
+    ("fmul double %x, 1.000000e-01", "fmul double %x, 1.000000e-01"),
+    ("%r = fadd <2 x float> %v, <float 5.000000e-01, float 2.500000e-01>",
+     "%r = fadd <2 x float> %v, <float 0x3FE0000000000000, float 0x3FD0000000000000>"),
+])
+def test_shortest_decimal_floats_become_exact(new, legacy):
+    assert bridge.legacy_float_literals(new) == legacy
+
+
+def test_named_metadata_our_llvm_drops_is_copied_back():
+    # Triton 3.9 links libdevice, which brings !nvvmir.version; MLIR's LLVM IR
+    # export does not keep it.
+    text = EXP_KERNEL.replace("!llvm.module.flags = !{!0}", "!llvm.module.flags = !{!0}\n!nvvmir.version = !{!1}")
+    text += "!1 = !{i32 2, i32 0}\n"
+    kernel = instrument_llvm_ir(text, OPTIONS)
+    assert re.search(r"^!nvvmir\.version = !\{!(\d+)\}$", kernel.llvm_ir, re.M)
+    number = re.search(r"^!nvvmir\.version = !\{!(\d+)\}$", kernel.llvm_ir, re.M).group(1)
+    assert f"!{number} = !{{i32 2, i32 0}}" in kernel.llvm_ir
     assert bridge.check(text, kernel.llvm_ir, "k") == []

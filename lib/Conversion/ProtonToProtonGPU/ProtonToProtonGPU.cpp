@@ -60,6 +60,13 @@ std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
   return records;
 }
 
+/// Triton's kernels: NVIDIA's and AMD's kernel calling conventions.
+bool isKernel(LLVM::LLVMFuncOp func) {
+  LLVM::cconv::CConv cc = func.getCConv();
+  return cc == LLVM::cconv::CConv::PTX_Kernel ||
+         cc == LLVM::cconv::CConv::AMDGPU_KERNEL;
+}
+
 struct ProtonToProtonGPUPass
     : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<ProtonToProtonGPUPass> {
   using Base::Base;
@@ -67,11 +74,28 @@ struct ProtonToProtonGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     bool failed = false;
+    bool moduleHasKernel = false;
+    module.walk([&](LLVM::LLVMFuncOp func) { moduleHasKernel |= isKernel(func); });
     module.walk([&](LLVM::LLVMFuncOp func) {
-      bool hasRecords =
-          func->walk([](RecordOp) { return WalkResult::interrupt(); })
-              .wasInterrupted();
-      if (hasRecords && ::mlir::failed(convertKernel(func)))
+      RecordOp first;
+      func->walk([&](RecordOp record) {
+        first = record;
+        return WalkResult::interrupt();
+      });
+      if (!first)
+        return;
+      // Only the kernel has Triton's profile_scratch and the warp's buffer;
+      // a function Triton did not inline (noinline=True) has neither.
+      if (moduleHasKernel && !isKernel(func)) {
+        first.emitError("scope '")
+            << first.getName() << "' is inside @" << func.getName()
+            << ", a function Triton did not inline (noinline=True); Proton "
+               "records in the kernel itself only: put the scope around the "
+               "call in the kernel";
+        failed = true;
+        return;
+      }
+      if (::mlir::failed(convertKernel(func)))
         failed = true;
     });
     if (failed)

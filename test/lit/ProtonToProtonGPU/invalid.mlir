@@ -68,3 +68,19 @@ llvm.func ptx_kernelcc @closed_on_one_path(%c: i1, %arg0: !llvm.ptr<1>) attribut
   proton.record end "a"
   llvm.return
 }
+
+// -----
+
+// A function Triton did not inline (noinline=True) has no profile_scratch
+// and no buffer of its own: scopes belong around its call in the kernel.
+llvm.func @helper(%x: i32) -> i32 {
+  // expected-error @+1 {{scope 'inner' is inside @helper, a function Triton did not inline (noinline=True); Proton records in the kernel itself only: put the scope around the call in the kernel}}
+  proton.record start "inner"
+  proton.record end "inner"
+  llvm.return %x : i32
+}
+llvm.func ptx_kernelcc @calls_helper(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
+  %c = llvm.mlir.constant(1 : i32) : i32
+  %r = llvm.call @helper(%c) : (i32) -> i32
+  llvm.return
+}

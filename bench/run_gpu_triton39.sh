@@ -1,0 +1,24 @@
+#!/bin/bash
+# Issue 15's GPU evidence on Triton 3.9.0, which the GPU image does not have.
+# Triton 3.9's wheel (272 MiB) is too large for one call, so a slimmed copy
+# (no AMD libraries, no CUPTI, no Blackwell ptxas) travels as xz parts in
+# .t39/ over consecutive calls of a warm machine:
+#   run_gpu_triton39.sh stash      copy the parts carried in this call to /tmp/t39parts
+#   run_gpu_triton39.sh run        join and check them, unpack to /tmp/t39, run the tests
+# Needs the cp312 wheel in wheelhouse/ (installed to /tmp/site); results to $OUT.
+set -u
+OUT=${OUT:-bench/results/run}
+mkdir -p "$OUT" /tmp/t39parts
+cp .t39/t39.part* /tmp/t39parts/ 2>/dev/null
+[ -f .t39/sha ] && cp .t39/sha /tmp/t39parts/
+ls -la /tmp/t39parts
+[ "${1:-stash}" = run ] || exit 0
+cat /tmp/t39parts/t39.part* > /tmp/t39.tar.xz
+echo "$(cat /tmp/t39parts/sha)  /tmp/t39.tar.xz" | sha256sum -c - || exit 1
+rm -rf /tmp/t39 && mkdir -p /tmp/t39 && tar -C /tmp/t39 -xJf /tmp/t39.tar.xz || exit 1
+python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
+export PYTHONPATH=/tmp/t39:/tmp/site PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+python3 -c 'import triton, torch; print("triton", triton.__version__, triton.__file__, "torch", torch.__version__)' > "$OUT/gpu_triton39.txt" 2>&1
+(cd test/python && timeout 420 python3 -m pytest -q -rs test_gpu_corpus.py test_gpu_session.py) > "$OUT/pytest_gpu_triton39.log" 2>&1
+echo "pytest exit $?" >> "$OUT/pytest_gpu_triton39.log"
+cat "$OUT/gpu_triton39.txt"; tail -5 "$OUT/pytest_gpu_triton39.log"
