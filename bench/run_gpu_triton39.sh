@@ -17,7 +17,10 @@ cat /tmp/t39parts/t39.part* > /tmp/t39.tar.xz
 echo "$(cat /tmp/t39parts/sha)  /tmp/t39.tar.xz" | sha256sum -c - || exit 1
 rm -rf /tmp/t39 && mkdir -p /tmp/t39 && tar -C /tmp/t39 -xJf /tmp/t39.tar.xz || exit 1
 python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
-export PYTHONPATH=/tmp/t39:/tmp/site PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+# 3.9 assembles sm_90 with its newer "ptxas-blackwell", left out of the slim
+# copy: its older bundled ptxas stands in.
+export PYTHONPATH=/tmp/t39:/tmp/site PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1 \
+  TRITON_PTXAS_BLACKWELL_PATH=/tmp/t39/triton/backends/nvidia/bin/ptxas
 python3 -c 'import triton, torch; print("triton", triton.__version__, triton.__file__, "torch", torch.__version__)' > "$OUT/gpu_triton39.txt" 2>&1
 (cd test/python && timeout 420 python3 -m pytest -q -rs test_gpu_corpus.py test_gpu_session.py) > "$OUT/pytest_gpu_triton39.log" 2>&1
 echo "pytest exit $?" >> "$OUT/pytest_gpu_triton39.log"

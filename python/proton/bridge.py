@@ -39,6 +39,7 @@ _GROUP_REF = re.compile(r"#(\d+)\b")
 _MD_NODE = re.compile(r"^!(\d+) = (.*)$")
 _NAMED_MD = re.compile(r"^!([-a-zA-Z$._][-a-zA-Z$._0-9]*) = (.*)$")
 _MD_REF = re.compile(r"!(\d+)\b")
+_MD_REF_OR_STRING = re.compile(r'(c?"(?:[^"\\]|\\.)*")|!(\d+)\b')
 _MD_ATTACHMENT = re.compile(r"\s*!([-a-zA-Z$._][-a-zA-Z$._0-9]*) !(\d+)")
 _STRING = re.compile(r'c?"(?:[^"\\]|\\.)*"')
 _CALLEE = re.compile(rf"@({_NAME})\(")
@@ -71,7 +72,7 @@ class Header:
         """The header with attribute groups spelled out and metadata and value
         names left out, to compare across numberings."""
         params = [_value_name(p)[0] for i, p in enumerate(self.params) if i != skip_param]
-        text = f"{self.prefix}{', '.join(params)}){self.suffix}"
+        text = _without_metadata_refs(f"{self.prefix}{', '.join(params)}){self.suffix}")
         return _GROUP_REF.sub(lambda m: "{" + groups.get(m.group(1), "?") + "}", text)
 
 
@@ -375,11 +376,17 @@ def restore(original: str, instrumented: str, kernel: str) -> str:
         if name == kernel and header.kind == "define" and params:
             params[-1] = header.params[-1]
         text = f"{original_header.prefix}{', '.join(params)}){original_header.suffix}"
+        mine = f"{header.prefix}{', '.join(header.params)}){header.suffix}"
+        text = _adopt_metadata_refs(text, mine)  # e.g. `declare !dbg !6 i32 @vprintf`
+        if text is None:
+            continue  # left for `check` to report
         line = remap_groups(text) + header.attachments
         lines[index] = line + " {" if header.kind == "define" else line
     for name, index in ours.globals.items():
         if name in theirs.globals:
-            lines[index] = theirs.lines[theirs.globals[name]]
+            text = _adopt_metadata_refs(theirs.lines[theirs.globals[name]], lines[index])
+            if text is not None:
+                lines[index] = text
     # MLIR's export adds module flags (the debug-info version) to a module
     # that had none; the nodes they name stay, unreferenced and harmless.
     for name in ours.named_md.keys() - theirs.named_md.keys():
@@ -397,6 +404,33 @@ def restore(original: str, instrumented: str, kernel: str) -> str:
     extra = [f"attributes #{ours_number} = {theirs.groups[group]}" for group, ours_number in copied.items()
              if group in theirs.groups]
     return text + "\n" + "\n".join(extra) + "\n" if extra else text + "\n"
+
+
+def _adopt_metadata_refs(theirs: str, ours: str) -> str | None:
+    """Triton's text with the metadata references (`!dbg !6`) of ours, which
+    name our module's numbered nodes; None if the two do not have the same
+    number of references."""
+    refs = [m.group(2) for m in _MD_REF_OR_STRING.finditer(ours) if m.group(2)]
+    if len(refs) != sum(1 for m in _MD_REF_OR_STRING.finditer(theirs) if m.group(2)):
+        return None
+    numbers = iter(refs)
+    return _MD_REF_OR_STRING.sub(lambda m: m.group(1) or "!" + next(numbers), theirs)
+
+
+def _md_kinds(surface: Surface, line: str) -> list[str]:
+    """What the metadata references of a line name (`DISubprogram`, `tuple`),
+    in order: a reference to the wrong kind of node crashes Triton's LLVM."""
+    kinds = []
+    for match in _MD_REF_OR_STRING.finditer(line):
+        if match.group(2):
+            body = surface.md_nodes.get(match.group(2), "?")
+            kind = re.match(r"(?:distinct )?!(\w*)", body)
+            kinds.append(kind.group(1) or "tuple" if kind else "?")
+    return kinds
+
+
+def _without_metadata_refs(text: str) -> str:
+    return _MD_REF_OR_STRING.sub(lambda m: m.group(1) or "!?", text)
 
 
 def _copy_metadata(surface: Surface, body: str, base: int) -> tuple[str, list[str]] | None:
@@ -438,11 +472,17 @@ def check(original: str, final: str, kernel: str) -> list[str]:
         elif skip is not None and not _only_drops_attributes(header.params[-1], mine.params[-1]):
             problems.append(f"the profile_scratch parameter of @{name} changed from '{header.params[-1]}' "
                             f"to '{mine.params[-1]}'")
+    for name in theirs.headers.keys() & ours.headers.keys():
+        before = _md_kinds(theirs, theirs.lines[theirs.headers[name][0]])
+        after = _md_kinds(ours, ours.lines[ours.headers[name][0]])
+        if before != after:
+            problems.append(f"the metadata of @{name} changed from {before} to {after}")
     for name, (_, header) in ours.headers.items():
         if name not in theirs.headers and not (header.kind == "declare" and _OWN_INTRINSICS.match(name)):
             problems.append(f"{header.kind} of @{name} was added")
     for name, index in theirs.globals.items():
-        if ours.line(ours.globals.get(name)) != theirs.lines[index]:
+        mine = ours.line(ours.globals.get(name))
+        if mine is None or _without_metadata_refs(mine) != _without_metadata_refs(theirs.lines[index]):
             problems.append(f"global @{name} changed or was removed")
     for name in ours.globals.keys() - theirs.globals.keys() - _OWN_GLOBALS:
         problems.append(f"global @{name} was added")

@@ -30,6 +30,7 @@ define ptx_kernel void @k(ptr addrspace(1) %out, float %x, ptr addrspace(1) read
 }
 
 declare noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x() #1
+declare !dbg !1 i32 @vprintf(ptr, ptr) local_unnamed_addr
 declare float @llvm.nvvm.ex2.approx.f(float) #2
 declare float @llvm.nvvm.ex2.approx.ftz.f(float) #2
 declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 immarg) #3
@@ -42,6 +43,8 @@ attributes #4 = { nounwind }
 
 !llvm.module.flags = !{!0}
 !0 = !{i32 2, !"Debug Info Version", i32 3}
+!1 = !DISubprogram(name: "vprintf", linkageName: "vprintf", scope: !2, file: !2, spFlags: DISPFlagOptimized)
+!2 = !DIFile(filename: "printf.h", directory: "")
 """
 
 OPTIONS = PipelineOptions(arch="sm_90", num_warps=4)
@@ -83,6 +86,10 @@ def test_triton_declarations_come_back_exactly():
     assert header.startswith("define ptx_kernel void @k(ptr addrspace(1) %0, float %1, ptr addrspace(1) %2) "
                              "local_unnamed_addr #")
     assert bridge.check(EXP_KERNEL, out, "k") == []
+    # A declaration's debug info (Triton 3.9's vprintf) names our node.
+    vprintf = next(line for line in out.splitlines() if "@vprintf(" in line)
+    node = re.match(r"declare !dbg !(\d+) i32 @vprintf\(ptr, ptr\) local_unnamed_addr$", vprintf).group(1)
+    assert re.search(rf"^!{node} = !DISubprogram\(name: \"vprintf\"", out, re.M)
 
 
 def test_a_renamed_intrinsic_is_refused_with_a_clear_error(monkeypatch):
@@ -234,10 +241,18 @@ def test_shortest_decimal_floats_become_exact(new, legacy):
 def test_named_metadata_our_llvm_drops_is_copied_back():
     # Triton 3.9 links libdevice, which brings !nvvmir.version; MLIR's LLVM IR
     # export does not keep it.
-    text = EXP_KERNEL.replace("!llvm.module.flags = !{!0}", "!llvm.module.flags = !{!0}\n!nvvmir.version = !{!1}")
-    text += "!1 = !{i32 2, i32 0}\n"
+    text = EXP_KERNEL.replace("!llvm.module.flags = !{!0}", "!llvm.module.flags = !{!0}\n!nvvmir.version = !{!9}")
+    text += "!9 = !{i32 2, i32 0}\n"
     kernel = instrument_llvm_ir(text, OPTIONS)
     assert re.search(r"^!nvvmir\.version = !\{!(\d+)\}$", kernel.llvm_ir, re.M)
     number = re.search(r"^!nvvmir\.version = !\{!(\d+)\}$", kernel.llvm_ir, re.M).group(1)
     assert f"!{number} = !{{i32 2, i32 0}}" in kernel.llvm_ir
     assert bridge.check(text, kernel.llvm_ir, "k") == []
+
+
+def test_check_catches_metadata_pointing_at_the_wrong_node():
+    # Triton's LLVM asserts (cast<DISubprogram>) on a declaration whose !dbg
+    # names another kind of node.
+    wrong = EXP_KERNEL.replace("declare !dbg !1 i32 @vprintf", "declare !dbg !2 i32 @vprintf")
+    problems = bridge.check(EXP_KERNEL, wrong, "k")
+    assert any("the metadata of @vprintf changed from ['DISubprogram'] to ['DIFile']" in p for p in problems)

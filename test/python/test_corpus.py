@@ -39,8 +39,9 @@ def _skip_unsupported_version(case):
 
 
 def _declarations(llvm_ir):
-    """`declare` lines without their attribute-group number."""
-    return {re.sub(r"\s*#\d+$", "", line) for line in llvm_ir.splitlines() if line.startswith("declare")}
+    """`declare` lines without their attribute-group and metadata numbers."""
+    return {re.sub(r"!\d+", "!N", re.sub(r"\s*#\d+$", "", line)) for line in llvm_ir.splitlines()
+            if line.startswith("declare")}
 
 
 def _final_asm(kernel, target):

@@ -61,6 +61,8 @@ def test_profiled_launch_is_bit_identical_and_counts_events(case, tmp_path):
     assert len(profiled) == len(plain)
     for i, (a, b) in enumerate(zip(plain, profiled)):
         assert a.dtype == b.dtype and a.shape == b.shape
+        if i in case.unstable_outputs:
+            continue  # the plain build itself does not reproduce it (see the case)
         if case.exact:
             assert torch.equal(_bits(a), _bits(b)), f"output {i} differs between plain and profiled runs"
         else:

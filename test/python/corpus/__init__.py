@@ -59,6 +59,7 @@ class Case:
     launch: object = None               # GPU: launch(case, device) -> list of output tensors
     events: object = None               # GPU: events() -> {scope: count} for one launch
     exact: bool = True                  # GPU: plain and profiled outputs bit-identical
+    unstable_outputs: tuple = ()        # GPU: outputs Triton's plain build itself does not reproduce
     launch_targets: tuple = CUDA        # GPU: where `launch` may run
     min_capability: tuple = (8, 0)      # GPU: the CUDA compute capability `launch` needs
 
@@ -576,7 +577,13 @@ CASES = [
     Case("fp8_convert_ocp", tk.fp8_convert,
          {"x_ptr": "*fp32", "out16_ptr": "*fp16", "outbf_ptr": "*bf16", "out32_ptr": "*fp32", "n": "i32"},
          {"F8A": tl.float8e4nv, "F8B": tl.float8e5, "BLOCK": 512}, ("to_fp8", "from_fp8"),
-         launch=_launch_fp8_convert, min_capability=(9, 0), events=lambda: _per_scope(16, "to_fp8", "from_fp8")),
+         launch=_launch_fp8_convert, min_capability=(9, 0), events=lambda: _per_scope(16, "to_fp8", "from_fp8"),
+         # On an H100 with Triton 3.6 the fp16 output (e4m3 + e5m2 in fp16)
+         # of the plain build differed between two plain runs of the same
+         # inputs in 494 of 2048 elements (bench/results/h100_session8/
+         # probe_fp8.log): Triton's own code does not reproduce it, so it
+         # cannot be compared; the bf16 and fp32 outputs are.
+         unstable_outputs=(0, )),
     # fnuz fp8 (e4m3fnuz / e5m2fnuz): gfx942 only (NVIDIA has no such type;
     # gfx950's conversion lowering fails).
     Case("fp8_convert_fnuz", tk.fp8_convert,
