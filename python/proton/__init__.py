@@ -12,13 +12,18 @@ profiler of kernel launches.
     proton.finalize()   # app.hatchet (view with proton-view app.hatchet)
 """
 
-from . import mode
+import os as _os
+
+from . import hook as _hook, mode
 from .api import activate, deactivate, finalize, profile, sessions, start
 from .compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .errors import PipeliningWarning, ProfilerError
 from .host.scope import enter_scope, exit_scope, scope, state
 from .mode import ModeError
 from .runtime import SessionReport
+
+if _os.environ.get(_hook.DUMP_ENV) == "1":  # proton-dump-ttgir's run: see hook.install_dump_keying_hook
+    _hook.install_dump_keying_hook()
 
 __all__ = [
     "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "PipeliningWarning", "ProfilerError",

@@ -24,6 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from .hook import DUMP_ENV
+
 DEFAULT_OUT = "./ttgir_dump"
 
 
@@ -34,7 +36,10 @@ def dump(command: Sequence[str], out: str | os.PathLike = DEFAULT_OUT) -> tuple[
     tmp = Path(tempfile.mkdtemp(prefix="proton-ttgir-dump-"))
     try:
         env = dict(os.environ)
-        env.update(TRITON_KERNEL_DUMP="1", TRITON_DUMP_DIR=str(tmp), TRITON_ALWAYS_COMPILE="1")
+        # DUMP_ENV: a program that imports proton keys its dump as the
+        # profiled rerun will look it up (hook.install_dump_keying_hook).
+        env.update({"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": str(tmp), "TRITON_ALWAYS_COMPILE": "1",
+                    DUMP_ENV: "1"})
         try:
             rc = subprocess.call(list(command), env=env)
         except OSError as e:

@@ -66,6 +66,28 @@ METADATA_KEY = "proton"
 KERNELS: dict[int, dict] = {}
 
 
+#: Set by proton-dump-ttgir for the command it runs (see install_dump_keying_hook).
+DUMP_ENV = "PROTON_TTGIR_DUMP"
+
+
+def _dump_keying_hook(backend=None, stages=None, options=None, language=None, capability=None):
+    """A stage inspection hook that changes nothing."""
+    return ("", "") if stages is None else None
+
+
+def install_dump_keying_hook() -> bool:
+    """For proton-dump-ttgir's run of the user's program (Triton 3.7+). Triton
+    keys TRITON_KERNEL_OVERRIDE files by the kernel's specialization, and a
+    launch made while any stage inspection hook is installed is specialized
+    with one more entry; the profiled rerun has Proton's hook, so the dump
+    run needs a hook too, or the rerun looks for the files under another
+    hash and silently compiles the kernel without them."""
+    if not HOOK_GIVES_CACHE_KEY or triton.knobs.runtime.add_stages_inspection_hook is not None:
+        return False
+    triton.knobs.runtime.add_stages_inspection_hook = _dump_keying_hook
+    return True
+
+
 def kernel_id_of(llvm_ir: str, mode_key: str) -> int:
     """A stable 31-bit id for a kernel build: the same source and mode give
     the same id in every process, so kernels loaded from Triton's disk cache

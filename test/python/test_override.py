@@ -13,6 +13,7 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
+from proton import hook as hook_mod
 from proton.compiler import PipelineOptions
 from proton.hook import InstrumentationHook
 from proton.override import OverrideError, translate
@@ -160,3 +161,18 @@ def test_malformed_override_file_fails_at_install(tmp_path):
         with pytest.raises(OverrideError, match=re.escape(str(bad)) + ":3:"):
             hook.install()
         assert triton.knobs.runtime.add_stages_inspection_hook is not hook
+
+
+def test_dump_run_installs_a_keying_hook_from_triton_37():
+    # Triton 3.7+ specializes a launch made under any stage inspection hook
+    # with one more entry, which changes the hash TRITON_KERNEL_OVERRIDE
+    # files are looked up by: the dump run gets a hook that changes nothing.
+    code = ("import proton, triton; h = triton.knobs.runtime.add_stages_inspection_hook; "
+            "print(h is not None, h() if h else None, h(None, {'llir': 1}, None, None, None) if h else None)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, hook_mod.DUMP_ENV: "1"})
+    assert done.returncode == 0, done.stderr
+    expected = "True ('', '') None" if hook_mod.HOOK_GIVES_CACHE_KEY else "False None None"
+    assert done.stdout.strip() == expected
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert plain.stdout.strip() == "False None None"
