@@ -233,3 +233,18 @@ def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, bui
     session = runtime.Session("nogpu", proton.mode.Default(), quiet=True)
     with pytest.raises(proton.ProfilerError, match=f"PyTorch sees no GPU: this PyTorch is built for {built_for}"):
         session._allocate(1024, 16, None)
+
+
+@pytest.mark.parametrize("version", ["3.5.1", "3.4.0", "2.3.1"])
+def test_triton_without_the_stage_hook_is_a_clear_error(monkeypatch, tmp_path, version):
+    monkeypatch.setattr(triton, "__version__", version)
+    with pytest.raises(proton.ProfilerError, match=rf"needs Triton 3\.6 to 3\.9; the installed Triton {version} has no "
+                                            "stage inspection hook"):
+        proton.start(str(tmp_path / "old"), backend="instrumentation", quiet=True)
+    assert runtime._session is None and triton.knobs.runtime.add_stages_inspection_hook is None
+
+
+def test_newer_triton_gets_a_warning(monkeypatch):
+    monkeypatch.setattr(triton, "__version__", "3.10.0")
+    with pytest.warns(UserWarning, match="tested with Triton 3.6 to 3.9, not 3.10.0"):
+        hook_mod.check_triton_version()
