@@ -291,7 +291,13 @@ def legacy_float_literals(text: str) -> str:
             bits = _value_bits(float.fromhex(literal), fp_type, literal)
         return _legacy_spelling(bits, fp_type)
 
-    return _NEW_FP_LITERAL.sub(convert, text)
+    def checked(match: re.Match) -> str:
+        try:
+            return convert(match)
+        except OverflowError as error:
+            raise LiteralError(f"{match.group(0)!r} is out of range: {error}") from None
+
+    return _NEW_FP_LITERAL.sub(checked, text)
 
 
 # ------------------------------------------------------------ intrinsics

@@ -118,9 +118,9 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     options = options or PipelineOptions()
     try:
         readable = bridge.legacy_float_literals(llvm_ir)
-    except bridge.LiteralError as error:
+        hidden = bridge.hide_intrinsics(readable, _C.HIDDEN_INTRINSIC_PREFIX)
+    except ValueError as error:  # LiteralError, or text the bridge cannot split
         raise InstrumentationError(f"{error} ({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION})") from None
-    hidden = bridge.hide_intrinsics(readable, _C.HIDDEN_INTRINSIC_PREFIX)
     try:
         text, metadata_json, warnings = _C.instrument(hidden, options.to_pass_options())
     except _C.CompilerError as error:
@@ -132,8 +132,11 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     metadata = json.loads(metadata_json)
     if not metadata.get("instrumented"):
         return InstrumentedKernel(llvm_ir, metadata, warnings)
-    text = bridge.restore(llvm_ir, text, metadata["kernel"])
-    problems = bridge.check(llvm_ir, text, metadata["kernel"])
+    try:
+        text = bridge.restore(llvm_ir, text, metadata["kernel"])
+        problems = bridge.check(llvm_ir, text, metadata["kernel"])
+    except ValueError as error:
+        problems = [f"the bridge could not read the module: {error}"]
     if problems:
         raise InstrumentationError(_bridge_error(metadata["kernel"], problems))
     return InstrumentedKernel(text, metadata, warnings)

@@ -3,6 +3,7 @@ instrument: what our LLVM would rename or rewrite is hidden from it or
 restored, and any other difference refuses the kernel with a clear error."""
 
 import re
+from collections import Counter
 
 import pytest
 
@@ -208,6 +209,9 @@ def test_newer_float_literals_are_spelled_for_our_llvm(new, legacy):
     ("store i32 f0x3F800000, ptr %p", "cannot tell the type"),
     ("fadd half %x, f0x3F800000", "does not fit a half"),
     ("fmul float %x, 0x1.0000000001p0", "not exactly a float"),
+    ("fmul float %x, 1.0e+39", "out of range"),
+    ("fmul double %x, 0x1p99999", "out of range"),
+    ("fmul half %x, 1.0e+06", "out of range"),
 ])
 def test_untranslatable_float_literals_are_refused(text, problem):
     with pytest.raises(bridge.LiteralError, match=problem):
@@ -256,3 +260,57 @@ def test_check_catches_metadata_pointing_at_the_wrong_node():
     wrong = EXP_KERNEL.replace("declare !dbg !1 i32 @vprintf", "declare !dbg !2 i32 @vprintf")
     problems = bridge.check(EXP_KERNEL, wrong, "k")
     assert any("the metadata of @vprintf changed from ['DISubprogram'] to ['DIFile']" in p for p in problems)
+
+
+def _mutations(text, count, seed=0):
+    """Line deletions, duplications and swaps, and character edits, of a module."""
+    import random
+    rng = random.Random(seed)
+    lines = text.splitlines()
+    pieces = ["(", ")", ",", "#", "!", "@", '"', "f0x", "+inf", "0x1.8p3", "1.5e+00", "declare ", "immarg",
+              "!dbg !7", "#9", "float ", "half ", "llvm.", "{", "}"]
+    for _ in range(count):
+        mutated = list(lines)
+        i = rng.randrange(len(mutated))
+        kind = rng.randrange(4)
+        if kind == 0:
+            del mutated[i]
+        elif kind == 1:
+            mutated.insert(i, mutated[rng.randrange(len(mutated))])
+        elif kind == 2:
+            j = rng.randrange(len(mutated))
+            mutated[i], mutated[j] = mutated[j], mutated[i]
+        else:
+            line = mutated[i]
+            at = rng.randrange(len(line) + 1)
+            mutated[i] = line[:at] + rng.choice(pieces) + line[at + rng.randrange(3):]
+        yield "\n".join(mutated) + "\n"
+
+
+def test_bridge_text_functions_fail_only_with_value_errors():
+    # The bridge reads whatever Triton (or a user's override) produced: a
+    # malformed module is a ValueError the compiler turns into an
+    # InstrumentationError, never another exception.
+    instrumented = instrument_llvm_ir(EXP_KERNEL, OPTIONS).llvm_ir
+    for text in _mutations(EXP_KERNEL, 400):
+        for step in (lambda: bridge.legacy_float_literals(text), lambda: bridge.hide_intrinsics(text, "__h."),
+                     lambda: bridge.restore(text, instrumented, "k"), lambda: bridge.check(text, instrumented, "k"),
+                     lambda: bridge.restore(EXP_KERNEL, text, "k"), lambda: bridge.check(EXP_KERNEL, text, "k")):
+            try:
+                step()
+            except ValueError:
+                pass
+
+
+def test_mutated_modules_come_back_or_are_refused():
+    # End to end (without the C++ parser's aborts on broken debug info, issue
+    # 17): every mutation compiles or raises InstrumentationError.
+    outcomes = Counter()
+    base = "\n".join(line for line in EXP_KERNEL.splitlines() if not line.startswith(("!", "declare !dbg")))
+    for text in _mutations(base, 150, seed=1):
+        try:
+            instrument_llvm_ir(text, OPTIONS)
+            outcomes["compiled"] += 1
+        except InstrumentationError:
+            outcomes["refused"] += 1
+    assert outcomes["compiled"] and outcomes["refused"]
