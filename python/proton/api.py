@@ -1,16 +1,19 @@
-"""The session API shared by both profilers:
+"""The session API, as Triton's Proton has it (a script switches by changing
+`import triton.profiler as proton` to `import proton`):
 
-    proton.start(name, backend=..., ...)  -> a session (several may be open)
-    proton.activate([session]) / proton.deactivate([session])
-    proton.finalize([session])            -> its report (a list for several)
-    with proton.profile(name, ...):  /  @proton.profile(name, ...)
+    session = proton.start(name, backend=..., mode=..., data=..., hook=...)   # an int: 0, 1, 2, ...
+    proton.activate([session]) / proton.deactivate([session])                 # None: every session
+    proton.finalize([session], [output_format])                               # None: every session
+    @proton.profile / @proton.profile(name=...)                               # start at the call, stays open
 
-backend="instrumentation" (the default) profiles inside kernels;
-backend="cupti" (NVIDIA), "roctracer" (AMD) or "host" (the one for this
-GPU) profiles every launch on the host side. Without a backend, arguments
-only host backends take (context="python", data="trace", hook="triton",
-mode="pcsampling") select "host". With PROTON_DISABLE=1, everything here does nothing, so that other
-profilers can run.
+Without a backend a session profiles kernel launches on the host (CUPTI on
+NVIDIA, ROCTracer on AMD); backend="instrumentation", or an instrumentation
+mode ("default", "op_measure", proton.mode.Default(...)), profiles inside
+kernels. What Proton adds: finalize returns the session's report (a list
+for several), the session id also reads as the session (`session.name`),
+and `with proton.profile(name, ...):` finalizes at the end of the block.
+PROTON_DISABLE=1, TRITON_PROTON_DISABLE=1 or triton.knobs.proton.disable
+make all of it do nothing.
 """
 
 from __future__ import annotations
@@ -19,89 +22,141 @@ import functools
 import itertools
 
 from . import runtime
+from .disable import profiling_disabled
 from .errors import ProfilerError
+from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
-from .host.scope import disabled
-from .mode import PCSampling, is_host_mode, parse_any
+from .mode import MMA, Default, ModeError, PCSampling, parse_any
 
+#: The session name when start gets none, as in Triton's Proton.
+DEFAULT_PROFILE_NAME = "proton"
 BACKENDS = ("instrumentation", "cupti", "roctracer", "host")
+#: finalize's output_format: Triton's names for the outputs.
+OUTPUT_FORMATS = {"hatchet": "tree", "chrome_trace": "chrome_trace"}
 
 _next_id = itertools.count()
 _open: dict[int, object] = {}   # session id -> open session
 
 
-class DisabledSession:
-    """What start returns under PROTON_DISABLE=1."""
+class SessionId(int):
+    """What start returns: the session id (an int, as in Triton's Proton)
+    that also reads as the session: `session.name`, `session.active`."""
 
-    def __init__(self, name: str):
-        self.name, self.id, self.active = name, -1, False
+    def __new__(cls, value: int, session):
+        self = super().__new__(cls, value)
+        self.__dict__["session"] = session
+        return self
 
-    def activate(self):
-        pass
+    def __getattr__(self, attribute):
+        return getattr(self.__dict__["session"], attribute)
 
-    def deactivate(self):
-        pass
+    def __setattr__(self, attribute, value):
+        if attribute == "session":
+            self.__dict__["session"] = value
+        else:
+            setattr(self.__dict__["session"], attribute, value)
 
 
-def start(name: str = "proton", *, backend: str | None = None, context: str = "shadow", data: str = "tree",
-          hook: str | None = None, mode=None, max_launches_per_kernel: int = 1, max_buffer_bytes: int = 2 << 30,
-          outputs=None, quiet: bool = False):
-    """Opens a profiling session and activates it; returns the session."""
-    if disabled():
-        return DisabledSession(name)
+def start(name: str | None = None, *, context: str = "shadow", data: str | None = None, backend: str | None = None,
+          mode=None, hook: str | None = None, max_launches_per_kernel: int = 1, max_buffer_bytes: int = 2 << 30,
+          outputs=None, quiet: bool = False) -> SessionId | None:
+    """Opens a profiling session, active; returns its id (None when
+    profiling is disabled). `name` is the output files' path without
+    extension (default "proton"); data="tree" writes <name>.hatchet,
+    data="trace" <name>.chrome_trace (instrumentation: also <name>.pftrace);
+    without data, instrumentation writes all three and host sessions the tree."""
+    if profiling_disabled():
+        return None
+    name = DEFAULT_PROFILE_NAME if name is None else name
+    if not isinstance(name, str) or not name:
+        raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
+    if data not in (None, "tree", "trace"):
+        raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
+    if hook not in (None, "triton"):
+        raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
+    parsed = parse_any(mode) if mode is not None and mode != "" else None
     if backend is None:
-        # Arguments only host backends take select one, as in Triton's profiler.
-        host_only = is_host_mode(mode) or context != "shadow" or data != "tree" or hook is not None
-        backend = "host" if host_only else "instrumentation"
+        backend = "instrumentation" if isinstance(parsed, Default) else "host"
     if backend not in BACKENDS:
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "instrumentation":
-        host_only = {k: v for k, v in (("context", context), ("hook", hook)) if v not in ("shadow", None)}
-        if data == "trace":
-            host_only["data"] = data
-        if host_only:
-            raise ProfilerError(f"{', '.join(f'{k}={v!r}' for k, v in host_only.items())} applies to host "
-                                "backends (cupti, roctracer, host), not to backend='instrumentation'")
-        session = runtime.start_instrumentation(name, mode=mode, max_launches_per_kernel=max_launches_per_kernel,
+        if context != "shadow":
+            raise ProfilerError(f"context={context!r} applies to host backends (cupti, roctracer, host); "
+                                "instrumented kernels are attributed to their scopes")
+        if isinstance(parsed, PCSampling):
+            raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
+        if isinstance(parsed, MMA):
+            raise ProfilerError("mode 'mma' of Triton's Proton is not supported by this Proton yet; use 'default'")
+        if outputs is None and data is not None:
+            outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
+        session = runtime.start_instrumentation(name, mode=parsed, max_launches_per_kernel=max_launches_per_kernel,
                                                 max_buffer_bytes=max_buffer_bytes, outputs=outputs, quiet=quiet)
+        hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
         if outputs is not None or max_launches_per_kernel != 1:
             raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
-        parsed = parse_any(mode) if mode is not None else None
         if parsed is not None and not isinstance(parsed, PCSampling):
             raise ProfilerError(f"mode {str(parsed)!r} is an instrumentation mode; host backends take "
                                 "mode=None or 'pcsampling'")
         if backend == "host":
             backend = _host_backend()
-        session = host_session.HostSession(name, backend, context, data, hook, pc_sampling=parsed, quiet=quiet)
+        session = host_session.HostSession(name, backend, context, data or "tree", hook, pc_sampling=parsed,
+                                           quiet=quiet)
         session.start()
+        hooks = []
+    if hook == "triton":
+        hooks.append(LaunchHook())
     session.id = next(_next_id)
     _open[session.id] = session
-    return session
+    for h in hooks:
+        HookManager.register(h, session.id)
+    return SessionId(session.id, session)
 
 
-def activate(session=None) -> None:
+def activate(session: int | None = None) -> None:
+    """Records again in `session` (None: every open session)."""
     for s in _select(session):
+        HookManager.activate(s.id)
         s.activate()
 
 
-def deactivate(session=None) -> None:
+def deactivate(session: int | None = None) -> None:
+    """Stops recording in `session` (None: every open session); its data
+    stays until finalize. Deactivating twice is no error."""
     for s in _select(session):
         s.deactivate()
+        HookManager.deactivate(s.id)
 
 
-def finalize(session=None):
-    """Finalizes one session (or all); returns its report, or a list of
-    reports when several were open."""
-    if disabled() and not _open:
+def finalize(session: int | None = None, output_format: str | None = ""):
+    """Writes and closes `session` (None: every open session). Returns the
+    report, a list of them when several were open, None when none was.
+    output_format "hatchet" or "chrome_trace" writes that output instead of
+    the session's own choice."""
+    if output_format and output_format not in OUTPUT_FORMATS:
+        raise ProfilerError(f"unknown output_format {output_format!r}; valid: {', '.join(OUTPUT_FORMATS)}")
+    if session is None and not _open:
         return None
+    selected = _select(session)
+    if output_format:  # before anything closes: a refused format loses nothing
+        for s in selected:
+            _choose_output(s, OUTPUT_FORMATS[output_format])
     reports = []
-    for s in _select(session):
+    for s in selected:
         del _open[s.id]
+        HookManager.unregister(s.id)
         if s is runtime._session:
             runtime.close_instrumentation()
         reports.append(s.finalize())
     return reports[0] if len(reports) == 1 else reports
+
+
+def _choose_output(session, kind: str) -> None:
+    if isinstance(session, runtime.Session):
+        session.outputs = (kind,)
+    elif kind == "chrome_trace" and session.data != "trace":
+        raise ProfilerError(f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
+                            "data='trace' at start (the session is still open)")
 
 
 def sessions() -> list:
@@ -111,12 +166,10 @@ def sessions() -> list:
 
 def _select(session) -> list:
     if session is None:
-        if not _open:
-            raise ProfilerError("no open Proton session: call proton.start() first")
         return list(_open.values())
-    key = session if isinstance(session, int) else getattr(session, "id", None)
+    key = getattr(session, "id", session) if not isinstance(session, int) else int(session)
     if key not in _open:
-        raise ProfilerError(f"session {session!r} is not open")
+        raise ProfilerError(f"Session has not been initialized: {key}")
     return [_open[key]]
 
 
@@ -131,12 +184,13 @@ def _host_backend() -> str:
     return "roctracer" if getattr(torch.version, "hip", None) else "cupti"
 
 
-class profile:
-    """`with proton.profile("name", **start_kwargs) as p:` opens a session and
-    finalizes it on exit (`p.report`); `@proton.profile("name")` profiles each
-    call of the function."""
+class _Profiling:
+    """`with proton.profile(name, ...):` starts a session and finalizes it at
+    the end of the block (`.report`); used as a decorator, each call starts a
+    session that stays open (deactivated after the call) until finalize, as
+    in Triton's Proton."""
 
-    def __init__(self, name: str = "proton", **kwargs):
+    def __init__(self, name: str | None, kwargs: dict):
         self.name, self.kwargs, self.report, self.session = name, kwargs, None, None
 
     def __enter__(self):
@@ -144,13 +198,31 @@ class profile:
         return self
 
     def __exit__(self, *exc):
-        if not isinstance(self.session, DisabledSession):
+        if self.session is not None:
             self.report = finalize(self.session)
         return False
 
     def __call__(self, function):
         @functools.wraps(function)
         def wrapped(*args, **kwargs):
-            with profile(self.name, **self.kwargs):
+            session = start(self.name, **self.kwargs)
+            try:
                 return function(*args, **kwargs)
+            finally:
+                if session is not None and int(session) in _open:
+                    deactivate(session)
         return wrapped
+
+
+def profile(func=None, *, name: str | None = None, **kwargs):
+    """`@proton.profile`, `@proton.profile(name=..., backend=..., ...)`, or
+    `with proton.profile("name", ...):` (the name may also come first)."""
+    if callable(func):
+        return _Profiling(name, kwargs)(func)
+    if isinstance(func, str):
+        if name is not None:
+            raise ProfilerError("profile: the name is given twice")
+        name = func
+    elif func is not None:
+        raise ProfilerError(f"profile takes a function or a session name, got {type(func).__name__}")
+    return _Profiling(name, kwargs)

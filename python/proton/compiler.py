@@ -45,6 +45,10 @@ class PipelineOptions:
     sched_stores: bool = False
     sched_barriers: bool = True
     kernel_id: int = 0
+    #: Granularities warp_N / warp_group_N of Triton's Proton: one unit (warp
+    #: or warp group) of every `unit_stride` records. Resolved per kernel,
+    #: once its warp count is known (`for_warps`); not a pass option.
+    unit_stride: int = 1
 
     def __post_init__(self):
         _check_choice("target", self.target, TARGETS)
@@ -58,8 +62,23 @@ class PipelineOptions:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if self.kernel_id >= 1 << 32:
             raise ValueError(f"kernel_id must fit in 32 bits, got {self.kernel_id}")
+        if self.unit_stride not in (1, 2, 4, 8):
+            raise ValueError(f"unit_stride must be 1, 2, 4 or 8, got {self.unit_stride!r}")
         if any(not isinstance(w, int) or w < 0 for w in self.sampling_options):
             raise ValueError(f"sampling_options must be non-negative warp ids, got {self.sampling_options!r}")
+
+    def for_warps(self, num_warps: int) -> "PipelineOptions":
+        """These options for a kernel of `num_warps` warps: a unit stride
+        becomes selective sampling of units 0, N, 2N, ... (within the units
+        the sampling options name, if any)."""
+        if self.unit_stride == 1:
+            return self
+        unit = 4 if self.granularity == "warp_group" else 1
+        units = [u for u in range(0, max(num_warps // unit, 1), self.unit_stride)]
+        if self.sampling_strategy == "selective":
+            units = [u for u in units if u in self.sampling_options]
+        return PipelineOptions(**{**self.__dict__, "unit_stride": 1, "sampling_strategy": "selective",
+                                  "sampling_options": tuple(units)})
 
     def to_pass_options(self) -> str:
         """The option string of --proton-pipeline{...}."""

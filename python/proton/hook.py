@@ -207,13 +207,14 @@ class InstrumentationHook:
         def instrumented_llir(src, metadata):
             ttgir = str(src)  # before make_llir lowers the module in place
             llvm_ir = make_llir(src, metadata)
+            # make_llir sets the total of a warp-specialized kernel's
+            # partitions; options.num_warps counts the default one only.
+            warps = int(metadata.get("num_warps") or num_warps)
             pipeline = PipelineOptions(**{
-                **self.options.__dict__,
+                **self.options.for_warps(warps).__dict__,
                 "target": target,
                 "arch": arch,
-                # make_llir sets the total of a warp-specialized kernel's
-                # partitions; options.num_warps counts the default one only.
-                "num_warps": int(metadata.get("num_warps") or num_warps),
+                "num_warps": warps,
                 "shared_offset": int(metadata.get("shared", 0) or 0),
             })
             pipeline = PipelineOptions(**{**pipeline.__dict__,

@@ -40,10 +40,41 @@ def _scope_name(name) -> str:
     return name
 
 
+#: The kernel languages whose markers emit records. Triton's Proton enables
+#: only Gluon by default and asks for enable_semantic("triton"); here both are
+#: on (Proton warns at compile time where pipelining moves a scope's work
+#: instead), and disable_semantic turns one off as upstream does.
+_SEMANTICS = {"triton", "gluon"}
+
+
+def _semantic_name(semantic) -> str:
+    return "gluon" if "gluon" in type(semantic).__module__.lower() else "triton"
+
+
+def enable_semantic(semantic_name: str) -> None:
+    """Lets markers record in kernels of this language ("triton" or "gluon")."""
+    _SEMANTICS.add(_check_semantic(semantic_name))
+
+
+def disable_semantic(semantic_name: str) -> None:
+    """Makes markers in kernels of this language an error, as in Triton's Proton."""
+    _SEMANTICS.discard(_check_semantic(semantic_name))
+
+
+def _check_semantic(semantic_name: str) -> str:
+    if semantic_name not in ("triton", "gluon"):
+        raise ValueError(f"unknown semantic {semantic_name!r}; valid: 'triton', 'gluon'")
+    return semantic_name
+
+
 def _emit(kind: str, name, semantic) -> None:
     name = _scope_name(name)
     if not state.instrumentation_active():
         return
+    language = _semantic_name(semantic)
+    if language not in _SEMANTICS:
+        raise TypeError(f"proton markers are disabled for {language} kernels (proton.language.disable_semantic); "
+                        f"call proton.language.enable_semantic({language!r})")
     # A scalar argument yields exactly one carrier per thread.
     carrier_arg = semantic.to_tensor(0)
     tl.core.inline_asm_elementwise(f"{MARKER_PREFIX} {kind} {name}", "=r,r", [carrier_arg], dtype=tl.int32,

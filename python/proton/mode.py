@@ -11,6 +11,7 @@ Unknown names, keys or values raise ModeError listing the valid ones.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Union
 
@@ -28,6 +29,22 @@ class ModeError(ValueError):
     """A mode string or object with an unknown or invalid field."""
 
 
+#: Triton's Proton's names: metric types and buffer strategies it has; its
+#: buffer types (plus "shared_mem", the spelling of its tutorial's table);
+#: granularities where one warp (or warp group) of every N records.
+METRIC_TYPES = ("cycle",)
+BUFFER_STRATEGIES = ("circular",)
+BUFFER_TYPE_ALIASES = {"shared_mem": "shared", "global_mem": "global"}
+STRIDED_GRANULARITIES = {f"{base}_{n}": (base, n) for base in ("warp", "warp_group") for n in (2, 4, 8)}
+
+
+def _name(value) -> str:
+    """An option value as text: Triton's Proton passes enum members too."""
+    text = getattr(value, "value", value)
+    text = getattr(text, "name", text) if not isinstance(text, (str, int)) else text
+    return str(text).lower() if not isinstance(text, str) else text
+
+
 @dataclass(frozen=True)
 class Default:
     """Every recording warp's scopes as a timeline (trace outputs and tree)."""
@@ -38,6 +55,8 @@ class Default:
     granularity: str = "warp"
     buffer_type: str = "auto"
     buffer_size: int = 0
+    metric_type: str = "cycle"
+    buffer_strategy: str = "circular"
 
     name = "default"
 
@@ -46,13 +65,21 @@ class Default:
             object.__setattr__(self, "optimizations", _split(self.optimizations))
         if isinstance(self.sampling_options, str):
             object.__setattr__(self, "sampling_options", _ints("sampling_options", self.sampling_options))
-        object.__setattr__(self, "optimizations", tuple(self.optimizations))
+        object.__setattr__(self, "optimizations", tuple(_name(o) for o in self.optimizations))
         object.__setattr__(self, "sampling_options", tuple(self.sampling_options))
+        for key in ("sampling_strategy", "granularity", "buffer_type", "metric_type", "buffer_strategy"):
+            object.__setattr__(self, key, _name(getattr(self, key)))
+        object.__setattr__(self, "buffer_type", BUFFER_TYPE_ALIASES.get(self.buffer_type, self.buffer_type))
         for opt in self.optimizations:
             _check("optimizations", opt, OPTIMIZATIONS)
         _check("sampling_strategy", self.sampling_strategy, SAMPLING_STRATEGIES)
-        _check("granularity", self.granularity, GRANULARITIES)
+        _check("granularity", self.granularity, (*GRANULARITIES, *STRIDED_GRANULARITIES))
         _check("buffer_type", self.buffer_type, BUFFER_TYPES)
+        _check("metric_type", self.metric_type, METRIC_TYPES)
+        if self.buffer_strategy == "flush":
+            raise ModeError("buffer_strategy=flush is not supported: records go to a circular buffer per warp "
+                            "(buffer_strategy=circular, the default), and full buffers are counted in the report")
+        _check("buffer_strategy", self.buffer_strategy, BUFFER_STRATEGIES)
         if not isinstance(self.buffer_size, int) or self.buffer_size < 0:
             raise ModeError(f"buffer_size must be a non-negative number of bytes, got {self.buffer_size!r}")
         if self.sampling_strategy == "selective" and not self.sampling_options:
@@ -66,10 +93,12 @@ class Default:
 
     def pipeline_options(self) -> PipelineOptions:
         """The compiler options of this mode (target-independent part)."""
+        granularity, stride = STRIDED_GRANULARITIES.get(self.granularity, (self.granularity, 1))
         return PipelineOptions(
             buffer_type=self.buffer_type,
             buffer_size=self.buffer_size,
-            granularity=self.granularity,
+            granularity=granularity,
+            unit_stride=stride,
             sampling_strategy=self.sampling_strategy,
             sampling_options=self.sampling_options,
             clock_bits=32 if "clock32" in self.optimizations else 64,
@@ -98,27 +127,45 @@ class OpMeasure(Default):
 
 
 @dataclass(frozen=True)
+class MMA(Default):
+    """Triton's Proton's MMA mode; not implemented here yet: starting a
+    session with it raises a ProfilerError (the object itself is accepted,
+    with every field of Default)."""
+
+    name = "mma"
+
+
+@dataclass(frozen=True)
 class PCSampling:
     """Host backend (CUPTI): PC sampling of every kernel launched while
     active; samples per source line and stall reason under each kernel.
-    interval: one sample every 2**interval cycles per SM (5..31); 0 keeps
-    CUPTI's default."""
+    interval: the sampling period. 5..31 is CUPTI's exponent (one sample
+    every 2**interval cycles per SM); larger values are a period in cycles,
+    as Triton's Proton takes it (rounded to the nearest power of two within
+    CUPTI's range); 0 keeps CUPTI's default."""
 
     interval: int = 0
 
     name = "pcsampling"
 
     def __post_init__(self):
-        if not isinstance(self.interval, int) or not (self.interval == 0 or 5 <= self.interval <= 31):
-            raise ModeError(f"pcsampling interval is a period exponent in 5..31 (or 0 for CUPTI's default), "
-                            f"got {self.interval!r}")
+        if not isinstance(self.interval, int) or self.interval < 0 or 0 < self.interval < 5:
+            raise ModeError(f"pcsampling interval is a period exponent in 5..31, a period in cycles (32 or more), "
+                            f"or 0 for CUPTI's default; got {self.interval!r}")
+
+    @property
+    def exponent(self) -> int:
+        """CUPTI's sampling-period exponent (0: CUPTI's default)."""
+        if self.interval <= 31:
+            return self.interval
+        return min(31, max(5, round(math.log2(self.interval))))
 
     def __str__(self) -> str:
         return self.name + (f":interval={self.interval}" if self.interval else "")
 
 
-MODES = {"default": Default, "op_measure": OpMeasure, "op-measure": OpMeasure, "pcsampling": PCSampling}
-Mode = Union[Default, OpMeasure, PCSampling]
+MODES = {"default": Default, "op_measure": OpMeasure, "op-measure": OpMeasure, "mma": MMA, "pcsampling": PCSampling}
+Mode = Union[Default, OpMeasure, MMA, PCSampling]
 INTEGER_KEYS = ("buffer_size", "interval")
 
 

@@ -202,8 +202,9 @@ class Session:
             report.warnings.append(f"{report.unmatched_records} records had no partner (a scope cut by a full "
                                    "buffer, or a warp that returned inside a scope)")
         self.kept_per_kernel.clear()
-        if launches:
-            report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch))
+        # A session that recorded nothing still writes its (empty) outputs,
+        # as in Triton's Proton: a script can always find its files.
+        report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch))
         return report
 
 

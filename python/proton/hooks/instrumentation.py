@@ -1,0 +1,26 @@
+"""backend="instrumentation": Proton's stage hook (proton.hook), which
+compiles kernels with their markers instrumented while it is active."""
+
+from __future__ import annotations
+
+from .hook import Hook
+
+
+class InstrumentationHook(Hook):
+    """`InstrumentationHook(mode)` with a mode as Triton's Proton takes it
+    (None, "", a mode string or a proton.mode object), or wrapping the stage
+    hook of an instrumentation session (`stage_hook=`)."""
+
+    priority = 0
+
+    def __init__(self, mode=None, *, stage_hook=None):
+        from .. import hook as stage
+        from ..mode import parse
+        self.mode = parse(mode or None)
+        self.stage_hook = stage_hook or stage.InstrumentationHook(self.mode.pipeline_options(), label=str(self.mode))
+
+    def activate(self) -> None:
+        self.stage_hook.install()
+
+    def deactivate(self) -> None:
+        self.stage_hook.uninstall()

@@ -1,0 +1,259 @@
+"""Triton's Proton's API, as its users call it (issue 16, items 1, 2, 4, 5):
+the default backend, int session ids, activate/deactivate/finalize with and
+without ids, the decorator, the disable switches, the hook registry, mode
+keywords and strings, and the markers' semantic switch. Host sessions run
+over the fake libcupti (no GPU)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+
+import proton
+import proton.language as pl
+from proton import api, runtime
+from proton.hooks import HookManager, InstrumentationHook, LaunchHook
+from proton.mode import MMA, Default, ModeError, PCSampling, parse_any
+
+from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
+
+SM90 = GPUTarget("cuda", 90, 32)
+
+
+@pytest.fixture
+def host(fake, fake_path, monkeypatch):
+    """Host sessions over the fake libcupti."""
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    return fake
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_open():
+    yield
+    leftover = proton.sessions()
+    proton.finalize()
+    HookManager.unregister()
+    assert not leftover, "a test left a session open"
+
+
+def test_default_backend_is_the_host_profiler(host, tmp_path):
+    session = proton.start(str(tmp_path / "host"), quiet=True)
+    assert session.backend == "cupti"
+    instrumented = proton.start(str(tmp_path / "intra"), mode="default", quiet=True)
+    assert instrumented.session is runtime._session  # an instrumentation mode selects instrumentation
+    proton.finalize()
+
+
+def test_session_ids_count_up_and_name_the_session(host, tmp_path):
+    first = proton.start(str(tmp_path / "a"), quiet=True)
+    second = proton.start(str(tmp_path / "b"), quiet=True)
+    assert isinstance(first, int) and second == first + 1
+    assert first.name == str(tmp_path / "a") and second.active
+    proton.finalize(second)
+    third = proton.start(str(tmp_path / "c"), quiet=True)
+    assert third == second + 1
+    reports = proton.finalize()  # every open session
+    assert [r.name for r in reports] == [str(tmp_path / "a"), str(tmp_path / "c")]
+    assert all(os.path.exists(str(tmp_path / n) + ".hatchet") for n in "abc")
+
+
+def test_unknown_session_ids_and_repeated_calls(host, tmp_path):
+    session = proton.start(str(tmp_path / "x"), quiet=True)
+    for call in (proton.activate, proton.deactivate, proton.finalize):
+        with pytest.raises(proton.ProfilerError, match=f"Session has not been initialized: {session + 1}"):
+            call(session + 1)
+    proton.deactivate(session)
+    proton.deactivate(session)  # twice is fine
+    assert not session.active
+    proton.activate()
+    assert session.active
+    proton.finalize()
+    assert proton.finalize() is None and proton.activate() is None  # nothing open: nothing to do
+
+
+def test_empty_sessions_still_write_their_files(host, tmp_path):
+    proton.start(str(tmp_path / "host"), quiet=True)
+    proton.start(str(tmp_path / "intra"), backend="instrumentation", data="tree", quiet=True)
+    proton.finalize()
+    assert json.load(open(tmp_path / "host.hatchet")) is not None
+    assert (tmp_path / "intra.hatchet").exists()
+    assert not (tmp_path / "intra.chrome_trace").exists()  # data="tree": the tree only
+
+
+def test_instrumentation_data_and_output_format(tmp_path):
+    proton.start(str(tmp_path / "trace"), backend="instrumentation", data="trace", quiet=True)
+    report = proton.finalize()
+    assert sorted(report.files) == ["chrome_trace", "pftrace"]
+    proton.start(str(tmp_path / "fmt"), backend="instrumentation", quiet=True)
+    report = proton.finalize(None, "chrome_trace")
+    assert sorted(report.files) == ["chrome_trace"]
+    with pytest.raises(proton.ProfilerError, match="unknown output_format 'svg'"):
+        proton.finalize(None, "svg")
+
+
+def test_output_format_needs_the_data_recorded(host, tmp_path):
+    session = proton.start(str(tmp_path / "tree"), quiet=True)
+    with pytest.raises(proton.ProfilerError, match="output_format='chrome_trace' needs data='trace'"):
+        proton.finalize(session, "chrome_trace")
+    proton.finalize(session, "hatchet")
+
+
+def test_profile_decorator_keeps_the_session_open_until_finalize(host, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    @proton.profile(name=str(tmp_path / "named"), quiet=True)
+    def add(a, b):
+        return a + b
+
+    assert add(1, 2) == 3
+    (session, ) = proton.sessions()
+    assert not session.active  # deactivated after the call, open until finalize
+    proton.finalize()
+    assert (tmp_path / "named.hatchet").exists()
+
+    @proton.profile
+    def sub(a, b):
+        return a - b
+
+    assert sub(3, 2) == 1
+    proton.finalize()
+    assert (tmp_path / (proton.DEFAULT_PROFILE_NAME + ".hatchet")).exists()
+
+    with proton.profile(str(tmp_path / "block"), quiet=True) as block:  # Proton's form: finalized at the end
+        pass
+    assert block.report.files["tree"].endswith("block.hatchet") and proton.sessions() == []
+
+
+@pytest.mark.parametrize("switch", ["TRITON_PROTON_DISABLE", "PROTON_DISABLE", "knob"])
+def test_disable_switches(switch, tmp_path, monkeypatch):
+    if switch == "knob":
+        monkeypatch.setattr(triton.knobs.proton, "disable", True)
+    else:
+        monkeypatch.setenv(switch, "1")
+    assert proton.start(str(tmp_path / "off")) is None
+    proton.finalize()
+    assert not any(tmp_path.iterdir())
+
+
+def test_hook_manager_registry():
+    assert LaunchHook() is LaunchHook()  # one per process
+    HookManager.register(LaunchHook(), 0)
+    HookManager.register(LaunchHook(), 0)
+    assert HookManager.active_hooks == [LaunchHook()] and HookManager.session_hooks[0][LaunchHook()] is True
+    HookManager.register(LaunchHook(), 1)
+    HookManager.unregister(0)
+    assert HookManager.active_hooks == [LaunchHook()]  # session 1 still wants it
+    HookManager.unregister(1)
+    assert HookManager.active_hooks == []
+    instrumentation = InstrumentationHook("")
+    HookManager.register(instrumentation, 2)
+    HookManager.register(LaunchHook(), 2)
+    assert HookManager.active_hooks == [LaunchHook(), instrumentation]  # launch hooks first
+    assert triton.knobs.runtime.add_stages_inspection_hook is instrumentation.stage_hook
+    HookManager.deactivate(2)
+    assert HookManager.active_hooks == [] and triton.knobs.runtime.add_stages_inspection_hook is None
+    assert HookManager.session_hooks[2] == {instrumentation: False, LaunchHook(): False}
+    HookManager.activate(2)
+    assert len(HookManager.active_hooks) == 2
+    HookManager.unregister()
+    assert HookManager.active_hooks == [] and not HookManager.session_hooks
+    assert triton.knobs.runtime.add_stages_inspection_hook is None
+
+
+def test_sessions_register_their_hooks(tmp_path):
+    session = proton.start(str(tmp_path / "x"), backend="instrumentation", hook="triton", quiet=True)
+    hooks = HookManager.session_hooks[session]
+    assert sorted(type(h).__name__ for h in hooks) == ["InstrumentationHook", "LaunchHook"]
+    proton.deactivate(session)
+    assert not any(hooks.values()) and HookManager.active_hooks == []
+    assert "%clock" not in compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=256).asm["ptx"]
+    proton.activate(session)
+    assert all(hooks.values())
+    assert "%clock" in compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=256).asm["ptx"]
+    proton.finalize(session)
+    assert session not in HookManager.session_hooks
+
+
+def test_mode_keywords_as_triton_writes_them():
+    mode = Default(metric_type="cycle", buffer_strategy="circular", buffer_type="shared_mem", buffer_size=4096,
+                   granularity="warp_2", sampling_strategy="selective", sampling_options="0, 2",
+                   optimizations="clock32,time_shift")
+    assert mode.buffer_type == "shared" and mode.sampling_options == (0, 2)
+    assert mode.optimizations == ("clock32", "time_shift")
+    options = mode.pipeline_options()
+    assert options.granularity == "warp" and options.unit_stride == 2 and options.clock_bits == 32
+    # warp_2 on 8 warps with units 0 and 2 selected: warps 0 and 4... of the strided units 0, 2, 4, 6.
+    assert options.for_warps(8).sampling_options == (0, 2)
+    assert Default(granularity="warp_4").pipeline_options().for_warps(8).sampling_options == (0, 4)
+    assert Default(granularity="warp_group_2").pipeline_options().for_warps(16).sampling_options == (0, 2)
+    parsed = parse_any("default:metric_type=cycle:buffer_type=shared_mem:granularity=warp_group_2:"
+                       "sampling_strategy=selective:sampling_options=0, 2:buffer_strategy=circular")
+    assert parsed.granularity == "warp_group_2" and parsed.buffer_type == "shared"
+    with pytest.raises(ModeError, match="buffer_strategy=flush is not supported"):
+        Default(buffer_strategy="flush")
+    with pytest.raises(ModeError, match="invalid granularity value 'warp_3'"):
+        Default(granularity="warp_3")
+    with pytest.raises(ModeError, match="invalid metric_type value 'time'"):
+        Default(metric_type="time")
+
+
+def test_strided_granularity_compiles_to_every_other_warp():
+    from proton.hook import InstrumentationHook as StageHook
+    with StageHook(Default(granularity="warp_2").pipeline_options(), "warp2"):
+        kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=1024)
+    assert json.loads(kernel.metadata.proton)["layout"]["warps"] == [0, 2]
+
+
+def test_mma_mode_is_refused_clearly_and_pcsampling_takes_cycles(tmp_path):
+    assert MMA(granularity="warp").name == "mma"
+    with pytest.raises(proton.ProfilerError, match="mode 'mma' of Triton's Proton is not supported"):
+        proton.start(str(tmp_path / "m"), backend="instrumentation", mode=MMA())
+    assert PCSampling(interval=1000).exponent == 10  # a period in cycles, as Triton's Proton takes it
+    assert PCSampling(interval=12).exponent == 12 and PCSampling().exponent == 0
+    with pytest.raises(ModeError, match="period exponent in 5..31, a period in cycles"):
+        PCSampling(interval=3)
+
+
+@triton.jit
+def _marked(out):
+    with pl.scope("work"):
+        tl.store(out, 1)
+
+
+def test_enable_and_disable_semantic():
+    pl.enable_semantic("triton")  # accepted: Triton kernels record by default here
+    from proton.hook import InstrumentationHook as StageHook
+    try:
+        pl.disable_semantic("triton")
+        with StageHook(Default().pipeline_options(), "semantic"), pytest.raises(Exception) as error:
+            compile_kernel(_marked, {"out": "*i32"}, SM90)
+        assert "proton markers are disabled for triton kernels" in str(error.value)
+    finally:
+        pl.enable_semantic("triton")
+    with pytest.raises(ValueError, match="unknown semantic 'cuda'"):
+        pl.enable_semantic("cuda")
+
+
+def test_triton_tutorial_flow_runs_with_one_import_changed(tmp_path):
+    # The intra-kernel tutorial's calls, in a fresh process, without a GPU:
+    # start with data="trace" and a mode object, enable_semantic, finalize.
+    code = f"""
+import proton, proton.language as pl
+from proton.mode import Default
+pl.enable_semantic("triton")
+sid = proton.start({str(tmp_path / 'tut')!r}, data="trace", backend="instrumentation",
+                   mode=Default(optimizations="clock32", sampling_strategy="selective", sampling_options="0, 2"))
+assert sid == 0
+proton.deactivate(sid)
+proton.activate(sid)
+proton.finalize(sid, "chrome_trace")
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "tut.chrome_trace").exists()
