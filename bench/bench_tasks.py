@@ -57,7 +57,7 @@ def measure(kernel, enable, n, launches, session=False):
         return kernel[(ctas, )](x, y, out, 2.0, n, buffer, BLOCK=1024, ENABLE_PROFILING=enable)
 
     if session:
-        proton.start(os.path.join(tempfile.mkdtemp(), "bench_tasks"), quiet=True)
+        proton.start(os.path.join(tempfile.mkdtemp(), "bench_tasks"), backend="instrumentation", quiet=True)
     try:
         _, durations = cupti_launch_durations_us(launch, launches)
     finally:

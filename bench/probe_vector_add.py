@@ -45,7 +45,7 @@ def measure(variant, mode, log2n, launches):
 
     if variant == "proton":
         import proton
-        proton.start(os.path.join(tempfile.mkdtemp(), "probe"), mode=None if mode == "default" else mode)
+        proton.start(os.path.join(tempfile.mkdtemp(), "probe"), backend="instrumentation", mode=mode)
     elif variant == "reference":
         import triton.profiler as tp
         tp.start(os.path.join(tempfile.mkdtemp(), "probe"), backend="instrumentation", data="tree")

@@ -65,7 +65,7 @@ def print_layout(meta):
 
 def run_on_cpu(mode):
     print("No GPU found: compiling the instrumented kernels for sm_90 instead (nothing runs).")
-    proton.start("example", mode=mode, quiet=True)
+    proton.start("example", backend="instrumentation", mode=mode, quiet=True)
     source = triton.compiler.ASTSource(fn=vector_add, signature={"x": "*fp32", "y": "*fp32", "out": "*fp32",
                                                                  "n": "i32"}, constexprs={"BLOCK": 1024})
     kernels = [triton.compile(source, target=GPUTarget("cuda", 90, 32),
@@ -91,7 +91,7 @@ def run_on_gpu(mode, n):
         b = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
         plain_mm = gluon_matmul.run_matmul(1024, 1024, 1024, a=a, b=b)
 
-    proton.start("example", mode=mode)
+    proton.start("example", backend="instrumentation", mode=mode)
     out = torch.empty_like(x)
     vector_add[grid](x, y, out, n, BLOCK=1024)
     if hopper:

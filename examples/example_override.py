@@ -99,7 +99,7 @@ def main() -> int:
         print("axpy: ran without a profiler (set TRITON_KERNEL_OVERRIDE=1 to profile the override)")
         return 0
     mode = "default:optimizations=clock32,time_shift" if args.increase_accuracy else None
-    with proton.profile(args.name, mode=mode) as session:
+    with proton.profile(args.name, backend="instrumentation", mode=mode) as session:
         run_kernel()
     for kind, path in session.report.files.items():
         print(f"{kind}: {path}")

@@ -146,7 +146,7 @@ def test_time_shift_is_calibrated(tmp_path, monkeypatch):
 
 
 def test_launch_cap_and_deactivate(tmp_path):
-    proton.start(str(tmp_path / "cap"), max_launches_per_kernel=2, outputs=["tree"], quiet=True)
+    proton.start(str(tmp_path / "cap"), backend="instrumentation", max_launches_per_kernel=2, outputs=["tree"], quiet=True)
     for _ in range(5):
         run_vector_add(n=4096)
     proton.deactivate()
@@ -178,7 +178,7 @@ def test_save_fixtures(tmp_path, mode):
     directory = os.environ.get("PROTON_SAVE_FIXTURES")
     if not directory:
         pytest.skip("PROTON_SAVE_FIXTURES not set")
-    proton.start(str(tmp_path / "fixture"), mode=mode, outputs=[], quiet=True)
+    proton.start(str(tmp_path / "fixture"), backend="instrumentation", mode=mode, outputs=[], quiet=True)
     run_vector_add(n=8 * 1024)
     session = proton.runtime._session
     torch.cuda.synchronize()
