@@ -191,23 +191,31 @@ NB_MODULE(_host, m) {
       rows.push_back({node.parent, node.name, uint32_t(node.kind)});
     return packed(rows);
   });
-  m.def("enter_scope", [](const std::string &name) {
+  m.def("enter_scope", [](const std::string &name) { return enterScope(name, false); });
+  // Closes the innermost scope (which must be `name` when one is given) and
+  // returns its node; an NVTX range still open inside it is closed with it.
+  m.def("exit_scope", [](std::optional<std::string> name) {
     ThreadContext &thread = threadContext();
-    uint32_t node = callPaths().child(thread.scopes.back(), callPaths().intern(name), NodeKind::Scope);
-    thread.scopes.push_back(node);
-    return node;
-  });
-  m.def("exit_scope", [](const std::string &name) {
-    ThreadContext &thread = threadContext();
+    while (thread.scopes.size() > 1 && thread.nvtx.back() && !(name && callPaths().name(
+               callPaths().node(thread.scopes.back()).name) == *name))
+      popNvtxRange();
+    std::string what = name ? "'" + *name + "'" : std::string("(innermost)");
     if (thread.scopes.size() == 1)
-      throw nb::value_error(("exit of scope '" + name + "' with no scope open on this thread").c_str());
-    uint32_t open = callPaths().node(thread.scopes.back()).name;
-    std::string openName = callPaths().name(open);
-    if (openName != name)
-      throw nb::value_error(("exit of scope '" + name + "' while scope '" + openName +
+      throw nb::value_error(("exit of scope " + what + " with no scope open on this thread").c_str());
+    uint32_t node = thread.scopes.back();
+    std::string openName = callPaths().name(callPaths().node(node).name);
+    if (name && openName != *name)
+      throw nb::value_error(("exit of scope " + what + " while scope '" + openName +
                              "' is the innermost open one").c_str());
     thread.scopes.pop_back();
-  });
+    thread.nvtx.pop_back();
+    return node;
+  }, nb::arg("name").none() = nb::none());
+  m.def("scope_depth", []() { return threadContext().scopes.size() - 1; });
+  m.def("nvtx_push", [](const std::string &name) { return enterScope(name, true); });
+  m.def("nvtx_pop", &popNvtxRange);
+  m.def("set_nvtx", &setNvtxEnabled);
+  m.def("nvtx_enabled", &nvtxEnabled);
   m.def("scope_stack", []() {
     std::vector<std::string> names;
     for (size_t i = 1; i < threadContext().scopes.size(); ++i)

@@ -438,12 +438,14 @@ def test_session_end_to_end(roctracer_fake, roctracer_fake_path, api, tmp_path, 
     assert not h.roctracer_tracing()  # the last session stopped tracing
     assert (report.kernels, report.activities, report.warnings) == (3, 5, [])
     tree = json.load(open(report.files["tree"]))
-    assert len(tree) == 1  # no device-info object: none for AMD yet
-    root = tree[0]
+    assert tree[1] == {}  # an empty device-info object: none for AMD yet
+    from proton.host.profile_tree import inclusive
+    assert tree[0]["metrics"] == {"count": 0, "time (ns)": 0}  # exclusive, as upstream
+    root = inclusive(tree[0])
     assert root["metrics"]["count"] == 5 and root["metrics"]["time (ns)"] == 200 + 600 + 50 + 4 + 100
     outer = _find(root, "outer")
     assert outer["metrics"]["tokens"] == 3 and outer["metrics"]["time (ns)"] == 854
-    assert _find(outer, "k1")["metrics"] == {"time (ns)": 200.0, "count": 1, "device_id": "0"}
+    assert _find(outer, "k1")["metrics"] == {"time (ns)": 200, "count": 1, "device_id": "0", "device_type": "HIP"}
     assert _find(outer, "k1")["frame"]["type"] == "kernel"
     assert _find(outer, "fwd")["frame"]["type"] == "state"
     assert _find(outer, "fwd", "k2")["metrics"]["time (ns)"] == 600

@@ -451,12 +451,12 @@ def test_graph_capture_then_replay(fake):
     h.exit_scope("g_replay")
     h.flush_cupti()
     rows = by_path(take(replay)[0])
-    assert set(rows) == {("g_capture", "g_k1"), ("g_capture", "g_k2")}
-    k1 = rows[("g_capture", "g_k1")]
+    assert set(rows) == {("g_replay", "<captured_at>", "g_capture", "g_k1"), ("g_replay", "<captured_at>", "g_capture", "g_k2")}
+    k1 = rows[("g_replay", "<captured_at>", "g_capture", "g_k1")]
     assert (k1["count"], k1["total"], k1["min"], k1["max"]) == (2, 40, 10, 30)
     # The captured launch's metrics go with its node, on every replay.
     assert list(k1["flops"]) == [0, 0, 20.0, 0] and k1["bytes"] == 200.0
-    assert list(rows[("g_capture", "g_k2")]["flops"]) == [0, 0, 0, 0]
+    assert list(rows[("g_replay", "<captured_at>", "g_capture", "g_k2")]["flops"]) == [0, 0, 0, 0]
 
     # Instantiation clones the nodes; the originals then go away.
     clones = [fake.fake_clone_node(node) for node in captured]
@@ -472,8 +472,8 @@ def test_graph_capture_then_replay(fake):
     h.exit_scope("g_replay")
     h.flush_cupti()
     rows = by_path(take(again)[0])
-    assert set(rows) == {("g_capture", "g_k1"), ("g_capture", "g_k2")}
-    assert rows[("g_capture", "g_k2")]["total"] == 5
+    assert set(rows) == {("g_replay", "<captured_at>", "g_capture", "g_k1"), ("g_replay", "<captured_at>", "g_capture", "g_k2")}
+    assert rows[("g_replay", "<captured_at>", "g_capture", "g_k2")]["total"] == 5
     for node in clones:
         fake.fake_destroy_node(node)
     assert h.counters()["graph_nodes_kept"] == baseline
@@ -510,7 +510,8 @@ def test_graph_sessions_come_from_the_graph_launch(fake):
     graph_launch(fake, [quiet, loud, built], start=0, duration=10)
     h.flush_cupti()
     rows = by_path(take(replay)[0])
-    assert set(rows) == {("gs_capture", "gs_quiet"), ("gs_capture", "gs_loud"), ("gs_api", "gs_built")}
+    assert set(rows) == {("<captured_at>", "gs_capture", "gs_quiet"), ("<captured_at>", "gs_capture", "gs_loud"),
+                         ("<captured_at>", "gs_api", "gs_built")}
     for node in (quiet, loud, built):
         fake.fake_destroy_node(node)
     assert h.counters()["graph_nodes_kept"] == baseline
@@ -535,7 +536,7 @@ def test_graph_launches_do_not_leak(fake):
             rss = rss_bytes()
     assert rss_bytes() - rss < 4 << 20
     rows = by_path(take(slot)[0])
-    assert set(rows) == {("leak_capture", f"leak_k{i}") for i in range(3)}
+    assert set(rows) == {("<captured_at>", "leak_capture", f"leak_k{i}") for i in range(3)}
     for row in rows.values():
         assert (row["count"], row["total"], row["min"], row["max"]) == (10_000, 70_000, 7, 7)
     for node in nodes:

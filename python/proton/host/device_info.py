@@ -1,13 +1,15 @@
 """Device properties for the profile's device-info object (the viewer's
 `util` metric needs SM count, clocks and memory bus width), read from the
-CUDA driver with ctypes. Empty where no driver is loaded."""
+CUDA driver with ctypes. Empty where no driver is loaded. Keys as Triton's
+Proton writes them: arch (str), num_sms, clock_rate and memory_clock_rate
+(kHz), bus_width (bits); plus our `name`."""
 
 from __future__ import annotations
 
 import ctypes
 
 # CUdevice_attribute values (cuda.h).
-_ATTRIBUTES = {"num_sms": 16, "clock_rate_khz": 13, "memory_clock_rate_khz": 36, "bus_width_bits": 37,
+_ATTRIBUTES = {"num_sms": 16, "clock_rate": 13, "memory_clock_rate": 36, "bus_width": 37,
                "major": 75, "minor": 76}
 
 

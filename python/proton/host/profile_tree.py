@@ -1,7 +1,8 @@
-"""The host profile as a tree in Hatchet's literal format
-(docs/profile-tree-format.md): calling-context nodes from the runtime, one
-leaf per kernel / copy / set name under each context, source-line children
-of kernels in PC sampling mode, inclusive metrics."""
+"""The host profile as a tree in Hatchet's literal format, laid out as
+Triton's Proton writes it (docs/profile-tree-format.md): [ROOT, device info].
+Calling-context nodes from the runtime, one leaf per kernel / copy / set name
+under each context, source-line children of kernels in PC sampling mode.
+Metrics are each node's own (exclusive): the viewers add them up."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from .records import ACTIVITY_KINDS, FLOPS_METRICS, NODE_KINDS
 
 SUMMED = ("time (ns)", "count", *FLOPS_METRICS, "bytes")
+LABELS = ("device_id", "device_type")   # strings on activity leaves, never summed
 # CUPTI's stall reason names, e.g. smsp__pcsamp_warps_issue_stalled_long_scoreboard
 STALL_PREFIXES = ("smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_")
 # A reason's "_not_issued" twin counts the subset of its samples in which no
@@ -30,10 +32,10 @@ def stall_metric(reason: str) -> str:
 
 
 def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metrics: dict,
-          devices: dict, pc_samples=()) -> list:
+          devices: dict, pc_samples=(), device_type: str = "CUDA") -> list:
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
     samples) rows (proton._host.take_pc_samples)."""
-    tree = {0: _node("ROOT", "function")}
+    tree = {0: _context("ROOT", "function")}
 
     def context_node(node_id: int) -> dict:
         # Creates the context's ancestors on demand: only contexts with
@@ -42,7 +44,7 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
             return tree[node_id]
         row = nodes[node_id]
         parent = context_node(int(row["parent"]))
-        node = _node(names[row["name"]], NODE_KINDS.get(int(row["kind"]), "scope"))
+        node = _context(names[row["name"]], NODE_KINDS.get(int(row["kind"]), "scope"))
         parent["children"].append(node)
         tree[node_id] = node
         return node
@@ -55,9 +57,10 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
         if leaf is None:
             leaf = leaves[key] = _node(names[row["name"]], ACTIVITY_KINDS.get(int(row["kind"]), "kernel"))
             leaf["metrics"]["device_id"] = str(int(row["device"]))
+            leaf["metrics"]["device_type"] = device_type
             context["children"].append(leaf)
         metrics = leaf["metrics"]
-        metrics["time (ns)"] += float(row["total_ns"])
+        metrics["time (ns)"] += int(row["total_ns"])
         metrics["count"] += int(row["count"])
         for i, key_name in enumerate(FLOPS_METRICS):
             if row["flops"][i]:
@@ -89,11 +92,23 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
         leaf["children"].sort(key=lambda c: -c["metrics"].get("num_samples", 0))
 
     root = tree[0]
-    _sum_inclusive(root)
-    out = [root]
-    if devices:
-        out.append({"devices": devices})
-    return out
+    if leaves:  # as upstream: the root carries zeros of the activity metrics
+        root["metrics"] = {"count": 0, "time (ns)": 0, **root["metrics"]}
+    _integral_times(root)
+    return [root, dict(devices or {})]
+
+
+def inclusive(node: dict) -> dict:
+    """A copy of `node` whose numeric metrics are summed over its subtree
+    (what the viewers show as "<metric> (inc)"); labels and strings not."""
+    children = [inclusive(child) for child in node.get("children", [])]
+    metrics = dict(node.get("metrics", {}))
+    for child in children:
+        for key, value in child["metrics"].items():
+            if key not in LABELS and isinstance(value, (int, float)) and not isinstance(value, bool):
+                if isinstance(metrics.get(key, 0), (int, float)):
+                    metrics[key] = metrics.get(key, 0) + value
+    return {**node, "metrics": metrics, "children": children}
 
 
 def write(path: str, tree: list) -> str:
@@ -103,14 +118,19 @@ def write(path: str, tree: list) -> str:
 
 
 def _node(name: str, kind: str) -> dict:
-    return {"frame": {"name": name, "type": kind}, "metrics": {"time (ns)": 0.0, "count": 0}, "children": []}
+    """An activity leaf (kernel, memcpy, memset)."""
+    return {"frame": {"name": name, "type": kind}, "metrics": {"time (ns)": 0, "count": 0}, "children": []}
 
 
-def _sum_inclusive(node: dict) -> None:
-    """Adds every child's (inclusive) metrics into its parent; user metrics
-    too, labels (device_id) not."""
+def _context(name: str, kind: str) -> dict:
+    """A calling-context node: no metrics of its own unless user metrics."""
+    return {"frame": {"name": name, "type": kind}, "metrics": {}, "children": []}
+
+
+def _integral_times(node: dict) -> None:
+    # Device times are whole nanoseconds, written as integers as upstream does.
+    value = node["metrics"].get("time (ns)")
+    if isinstance(value, float) and value.is_integer():
+        node["metrics"]["time (ns)"] = int(value)
     for child in node["children"]:
-        _sum_inclusive(child)
-        for key, value in child["metrics"].items():
-            if isinstance(value, (int, float)) and key != "device_id":
-                node["metrics"][key] = node["metrics"].get(key, 0) + value
+        _integral_times(child)

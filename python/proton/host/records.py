@@ -11,7 +11,7 @@ TRACE = np.dtype([("node", "<u4"), ("name", "<u4"), ("device", "<u4"), ("stream"
 NODE = np.dtype([("parent", "<u4"), ("name", "<u4"), ("kind", "<u4")])
 
 # Kinds of calling-context nodes and of activities, as numbered in C++.
-NODE_KINDS = {0: "root", 1: "scope", 2: "frame", 3: "state"}
+NODE_KINDS = {0: "root", 1: "scope", 2: "frame", 3: "state", 4: "captured_at", 5: "nvtx"}
 ACTIVITY_KINDS = {0: "kernel", 1: "memcpy", 2: "memset"}
 FLOPS_METRICS = ("flops8", "flops16", "flops32", "flops64")
 

@@ -1,55 +1,81 @@
-"""Host-side scopes and state tags: `with proton.scope("name", metrics={...}):`,
-`proton.enter_scope` / `proton.exit_scope`, and `with proton.state("tag"):`.
+"""Host-side scopes and states, with the semantics of Triton's own Proton:
+`with proton.scope("name", metrics={...}):` (or `@proton.scope("name")`),
+`proton.enter_scope` / `proton.exit_scope`, `proton.cpu_timed_scope`, and
+`with proton.state("tag"):` / `proton.enter_state` / `proton.exit_state`.
 
 Scopes nest on a per-thread stack kept in C++, where the launch callback
-reads it. User metrics are summed on the scope's node in every host session
-that is active when the scope is entered. With PROTON_DISABLE=1 all of this
-does nothing.
+reads it. User metrics are added to the scope's node in every host session
+that is active at the time. Metric names may end in "(exc)" (summed on the
+node, not meant to add up into its ancestors) or "(pty)" (a property: the
+last value is kept; strings are allowed only here); the suffix is not part
+of the name written to the tree. With PROTON_DISABLE=1 all of this does
+nothing.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import time
 
+from ..disable import profiling_disabled
 from ..errors import ProfilerError
 from . import session as session_mod
 
+CPU_TIME = "cpu_time"   # reserved: cpu_timed_scope's metric "cpu_time (ns)"
+
 
 def disabled() -> bool:
-    return os.environ.get("PROTON_DISABLE", "0") not in ("", "0")
+    return profiling_disabled()
 
 
 def _host():
     return session_mod._host()
 
 
-def enter_scope(name: str, metrics: dict | None = None) -> int:
-    """Opens scope `name` on this thread; returns its node id (-1 when disabled)."""
+def _add_metrics(node: int, name: str, metrics: dict) -> None:
+    sessions = session_mod.active_sessions()
+    for session in sessions:   # all checked before any is added
+        session.check_metrics(name, metrics)
+    for session in sessions:
+        session.add_metrics(node, name, metrics)
+
+
+def enter_scope(name: str, *, metrics: dict | None = None, triton_op: bool = False) -> int | None:
+    """Opens scope `name` on this thread; returns its id (None when disabled).
+    `triton_op` is accepted for compatibility and has no effect."""
     if disabled():
-        return -1
+        return None
     if not isinstance(name, str) or not name:
         raise ProfilerError(f"a scope name must be a non-empty string, got {name!r}")
     host = _host()
     node = host.enter_scope(name)
     if metrics:
         try:
-            for session in session_mod.active_sessions():
-                session.add_metrics(node, name, metrics)
+            _add_metrics(node, name, metrics)
         except ProfilerError:
             host.exit_scope(name)  # a rejected scope is not left open
             raise
     return node
 
 
-def exit_scope(name: str) -> None:
-    """Closes scope `name`, which must be this thread's innermost open scope."""
+def exit_scope(name: str | None = None, *, metrics: dict | None = None) -> int | None:
+    """Closes this thread's innermost scope (which must be `name` when one is
+    given) and returns its id; `metrics` are added to that scope."""
     if disabled():
-        return
+        return None
+    host = _host()
+    label = name
+    if metrics and label is None:
+        stack = host.scope_stack()
+        label = stack[-1] if stack else ""
     try:
-        _host().exit_scope(name)
+        node = host.exit_scope(name)
     except ValueError as error:
         raise ProfilerError(str(error)) from None
+    if metrics:
+        _add_metrics(node, label, metrics)
+    return node
 
 
 class scope:
@@ -57,47 +83,107 @@ class scope:
 
     def __init__(self, name: str, metrics: dict | None = None):
         self.name, self.metrics = name, metrics
+        self.id = None
+
+    def _enter(self):
+        self.id = enter_scope(self.name, metrics=self.metrics)
+
+    def _exit(self):
+        exit_scope(self.name)
 
     def __enter__(self):
-        enter_scope(self.name, self.metrics)
+        self._enter()
         return self
 
     def __exit__(self, *exc):
-        exit_scope(self.name)
+        self._exit()
         return False
 
     def __call__(self, function):
         @functools.wraps(function)
         def wrapped(*args, **kwargs):
-            with scope(self.name, self.metrics):
+            self._enter()
+            try:
                 return function(*args, **kwargs)
+            finally:
+                self._exit()
         return wrapped
 
 
+class cpu_timed_scope(scope):
+    """A scope that also records its wall-clock CPU time, in nanoseconds, as
+    the exclusive metric "cpu_time (ns)" on its node."""
+
+    def __init__(self, name: str, metrics: dict | None = None):
+        if metrics and any(_base(key) == CPU_TIME for key in metrics):
+            raise ProfilerError(f"the metric name {CPU_TIME!r} is reserved by cpu_timed_scope")
+        super().__init__(name, metrics)
+        self._start = None
+
+    def _enter(self):
+        self._start = time.time_ns()
+        super()._enter()
+
+    def _exit(self):
+        elapsed = time.time_ns() - self._start
+        exit_scope(self.name, metrics=None if disabled() else {"cpu_time (ns)(exc)": elapsed})
+
+
+def _base(key: str) -> str:
+    return key.split("(")[0].strip()
+
+
+# -- states -----------------------------------------------------------------
+_state_stack: dict[int, list] = {}   # thread id -> previous states, for enter_state/exit_state
+
+
+def enter_state(name: str) -> None:
+    """Launches from now on (this thread) go below a node `name` under their
+    calling context, until exit_state(). An inner state replaces the outer
+    one (it does not nest)."""
+    if not isinstance(name, str) or not name:
+        raise ProfilerError(f"a state name must be a non-empty string, got {name!r}")
+    if disabled():
+        return
+    import threading
+    previous = _host().set_state(name)
+    _state_stack.setdefault(threading.get_ident(), []).append(previous)
+
+
+def exit_state() -> None:
+    """Ends the state entered last on this thread (restoring the one before)."""
+    if disabled():
+        return
+    import threading
+    stack = _state_stack.get(threading.get_ident())
+    _host().set_state(stack.pop() if stack else None)
+
+
 class state:
-    """`with proton.state("tag"):` launches inside go below a node `tag` under
-    their calling context. An inner state replaces the outer one (it does not
-    nest); the outer one is restored on exit."""
+    """`with proton.state("tag"):` or `@proton.state("tag")`: launches inside
+    go below a node `tag` under their calling context. An inner state
+    replaces the outer one (it does not nest); the outer one is restored on
+    exit."""
 
     def __init__(self, name: str):
         if not isinstance(name, str) or not name:
             raise ProfilerError(f"a state name must be a non-empty string, got {name!r}")
         self.name = name
-        self._previous = None
 
     def __enter__(self):
-        if not disabled():
-            self._previous = _host().set_state(self.name)
+        enter_state(self.name)
         return self
 
     def __exit__(self, *exc):
-        if not disabled():
-            _host().set_state(self._previous)
+        exit_state()
         return False
 
     def __call__(self, function):
         @functools.wraps(function)
         def wrapped(*args, **kwargs):
-            with state(self.name):
+            enter_state(self.name)
+            try:
                 return function(*args, **kwargs)
+            finally:
+                exit_state()
         return wrapped

@@ -74,7 +74,7 @@ class HostSession:
         self.slot = -1
         self.active = False
         self.user_metrics: dict[int, dict[str, float]] = {}   # scope node -> metric -> sum
-        self.metric_types: dict[str, type] = {}
+        self.metric_types: dict[str, tuple] = {}   # name -> (type, "inc" | "exc" | "pty")
         self._launch_hook = None
 
     # -- lifecycle -----------------------------------------------------------
@@ -158,7 +158,7 @@ class HostSession:
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
         tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
-                                  pc_samples=pc_samples)
+                                  pc_samples=pc_samples, device_type=self.tracer.device_type)
         report.files["tree"] = profile_tree.write(self.name + ".hatchet", tree)
         if self.data == "trace":
             report.files["chrome_trace"] = trace.write_chrome(self.name + ".chrome_trace", trace_rows, nodes, names)
@@ -167,19 +167,47 @@ class HostSession:
         return report
 
     # -- user metrics (proton.scope(..., metrics=...)) -----------------------
+    # As Triton's Proton: "name" and "name(exc)" are int or float, summed on
+    # the scope's node; "name(pty)" is a property (int, float or str), the
+    # last value kept. The suffix is not part of the name in the tree. A
+    # metric keeps its type (and kind) for the whole session.
+    def check_metrics(self, scope_name: str, metrics: dict) -> None:
+        for key, value in metrics.items():
+            name, kind = split_metric(key)
+            allowed = (int, float, str) if kind == "pty" else (int, float)
+            if isinstance(value, bool) or not isinstance(value, allowed):
+                raise ProfilerError(f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; metrics "
+                                    "must be int or float" + (" (str only for a '(pty)' property)"
+                                                              if isinstance(value, str) else ""))
+            vtype = int if isinstance(value, int) else float if isinstance(value, float) else str
+            previous = self.metric_types.get(name, (vtype, kind))
+            if previous != (vtype, kind):
+                raise ProfilerError(f"metric {name!r} of scope {scope_name!r} changed type from "
+                                    f"{_describe(*previous)} to {_describe(vtype, kind)} in session {self.name!r}")
+
     def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
-        for key, value in metrics.items():  # all checked before any is added
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ProfilerError(f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; "
-                                    "metrics must be int or float")
-            kind = int if isinstance(value, int) else float
-            previous = self.metric_types.setdefault(key, kind)
-            if previous is not kind:
-                raise ProfilerError(f"metric {key!r} of scope {scope_name!r} changed type from "
-                                    f"{previous.__name__} to {kind.__name__} in session {self.name!r}")
+        self.check_metrics(scope_name, metrics)  # all checked before any is added
         sums = self.user_metrics.setdefault(node, {})
         for key, value in metrics.items():
-            sums[key] = sums.get(key, 0) + value
+            name, kind = split_metric(key)
+            self.metric_types[name] = (int if isinstance(value, int) else float if isinstance(value, float)
+                                       else str, kind)
+            sums[name] = value if kind == "pty" else sums.get(name, 0) + value
+
+
+def split_metric(key: str) -> tuple[str, str]:
+    """("cpu_time (ns)", "exc") for "cpu_time (ns)(exc)"; kind "inc" without a suffix."""
+    if not isinstance(key, str) or not key:
+        raise ProfilerError(f"a metric name must be a non-empty string, got {key!r}")
+    stripped = key.rstrip()
+    for kind in ("exc", "pty"):
+        if stripped.endswith(f"({kind})"):
+            return stripped[:-len(kind) - 2].strip(), kind
+    return key, "inc"
+
+
+def _describe(vtype: type, kind: str) -> str:
+    return vtype.__name__ + (f" ({kind})" if kind != "inc" else "")
 
 
 _sessions: dict[int, HostSession] = {}   # slot -> open session
@@ -198,6 +226,7 @@ class _Cupti:
     """backend="cupti" (NVIDIA): libcupti, optionally with PC sampling."""
 
     name = "CUPTI"
+    device_type = "CUDA"
 
     def start(self, host, session: HostSession) -> None:
         if session.pc_sampling is not None:
@@ -205,10 +234,16 @@ class _Cupti:
         if host.cupti_tracing():
             return
         path = libraries.find_cupti()
+        nvtx = nvtx_enabled()
+        host.set_nvtx(nvtx)
+        if nvtx:
+            # NVTX calls reach CUPTI's NVTX callbacks through NVTX's injection
+            # library, read when NVTX first initializes in this process.
+            os.environ.setdefault("NVTX_INJECTION64_PATH", path)
         try:
             host.load_cupti(path)
             if session.pc_sampling is not None:  # before tracing starts: it then keeps the cubins
-                host.set_pc_sampling(True, session.pc_sampling.interval)
+                host.set_pc_sampling(True, session.pc_sampling.exponent)
             host.start_cupti()
         except RuntimeError as error:
             host.set_pc_sampling(False, 0)
@@ -234,6 +269,7 @@ class _Roctracer:
     fake library only; see python/src/host/roctracer_tracer.cpp."""
 
     name = "ROCTracer"
+    device_type = "HIP"
 
     def start(self, host, session: HostSession) -> None:
         if session.pc_sampling is not None:
@@ -259,6 +295,16 @@ class _Roctracer:
 
 
 TRACERS = {"cupti": _Cupti(), "roctracer": _Roctracer()}
+
+
+def nvtx_enabled() -> bool:
+    """NVTX ranges become tree nodes unless triton.knobs.proton.enable_nvtx
+    (TRITON_ENABLE_NVTX) is off, as in Triton's Proton."""
+    try:
+        import triton.knobs
+        return bool(triton.knobs.proton.enable_nvtx)
+    except (ImportError, AttributeError):
+        return os.environ.get("TRITON_ENABLE_NVTX", "1").lower() not in ("0", "false", "off", "no")
 
 
 def _check_pc_sampling(host, session: HostSession) -> None:

@@ -68,7 +68,10 @@ void ActivityStore::add(const Activity &activity) {
       const LaunchContext &slot = ring_[activity.correlation % kRingSize];
       if (slot.correlation == activity.correlation && slot.sessions) {
         if (found) {
+          // Below the graph launch's context, as upstream Proton shows it:
+          // <launch context>/<captured_at>/<capture context>/kernel.
           context.sessions = slot.sessions;
+          context.node = graftCaptured(slot.node, context.node);
         } else {
           context = slot;
           found = true;

@@ -75,6 +75,48 @@ ThreadContext &threadContext() {
   return context;
 }
 
+uint32_t enterScope(std::string_view name, bool nvtx) {
+  ThreadContext &thread = threadContext();
+  CallPathTree &tree = callPaths();
+  uint32_t node = tree.child(thread.scopes.back(), tree.intern(name), nvtx ? NodeKind::Nvtx : NodeKind::Scope);
+  thread.scopes.push_back(node);
+  thread.nvtx.push_back(nvtx ? 1 : 0);
+  return node;
+}
+
+void popNvtxRange() {
+  ThreadContext &thread = threadContext();
+  if (thread.scopes.size() > 1 && thread.nvtx.back()) {
+    thread.scopes.pop_back();
+    thread.nvtx.pop_back();
+  }
+}
+
+uint32_t graftCaptured(uint32_t launch, uint32_t capture) {
+  static std::mutex mutex;
+  static std::unordered_map<uint64_t, uint32_t> cache;
+  uint64_t key = (uint64_t(launch) << 32) | capture;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = cache.find(key);
+    if (found != cache.end())
+      return found->second;
+  }
+  CallPathTree &tree = callPaths();
+  std::vector<CallPathNode> path; // capture's ancestors below the root, innermost first
+  for (uint32_t id = capture; id != kRootNode;) {
+    CallPathNode node = tree.node(id);
+    path.push_back(node);
+    id = node.parent;
+  }
+  uint32_t node = tree.child(launch, tree.intern("<captured_at>"), NodeKind::Captured);
+  for (auto it = path.rbegin(); it != path.rend(); ++it)
+    node = tree.child(node, it->name, it->kind);
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = node;
+  return node;
+}
+
 static std::atomic<ContextCapture> contextCapture{nullptr};
 
 void setContextCapture(ContextCapture capture) { contextCapture.store(capture); }

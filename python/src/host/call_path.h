@@ -12,7 +12,7 @@
 
 namespace proton::host {
 
-enum class NodeKind : uint8_t { Root = 0, Scope = 1, Frame = 2, State = 3 };
+enum class NodeKind : uint8_t { Root = 0, Scope = 1, Frame = 2, State = 3, Captured = 4, Nvtx = 5 };
 
 constexpr uint32_t kRootNode = 0;
 constexpr uint32_t kNoName = UINT32_MAX;
@@ -56,11 +56,21 @@ struct LaunchMetrics {
 
 struct ThreadContext {
   std::vector<uint32_t> scopes{kRootNode}; // the shadow stack, root first
+  std::vector<uint8_t> nvtx{0};            // per entry of scopes: pushed by an NVTX range
   uint32_t state = kNoName;                // proton.state tag, kNoName if none
   LaunchMetrics pendingMetrics;
 };
 
 ThreadContext &threadContext();
+
+// Opens a scope (or an NVTX range) on this thread's stack; returns its node.
+uint32_t enterScope(std::string_view name, bool nvtx);
+// Closes this thread's innermost NVTX range, if the innermost entry is one.
+void popNvtxRange();
+
+// The node `capture` (a graph's capture context) grafted below `launch`
+// (where the graph was launched): launch / "<captured_at>" / capture's path.
+uint32_t graftCaptured(uint32_t launch, uint32_t capture);
 
 // Returns the calling-context node of a launch made now on this thread,
 // below `base`; installed for context="python" (walks the Python stack).

@@ -5,6 +5,7 @@
 #include "cupti_api.h"
 #include "pc_sampling.h"
 
+
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -84,6 +85,36 @@ void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
   inFlight.context = context;
 }
 
+std::atomic<bool> nvtxOn{true};
+
+// The NVTX v2 ABI for the two fields read here (nvToolsExt.h's
+// nvtxEventAttributes_t), so that no NVTX header is needed.
+struct NvtxAttributes {
+  uint16_t version, size;
+  uint32_t category;
+  int32_t colorType;
+  uint32_t color;
+  int32_t payloadType, reserved0;
+  uint64_t payload;
+  int32_t messageType; // 1: ASCII
+  const char *message;
+};
+
+void onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *data) {
+  if (!data || !data->functionParams)
+    return;
+  if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA) {
+    const char *message = *static_cast<const char *const *>(data->functionParams);
+    enterScope(message ? message : "<nvtx>", true);
+  } else if (cbid == CUPTI_CBID_NVTX_nvtxRangePushEx) {
+    auto *attributes = *static_cast<const NvtxAttributes *const *>(data->functionParams);
+    const char *message = attributes && attributes->messageType == 1 ? attributes->message : nullptr;
+    enterScope(message ? message : "<nvtx>", true);
+  } else if (cbid == CUPTI_CBID_NVTX_nvtxRangePop) {
+    popNvtxRange();
+  }
+}
+
 void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData *data) {
   if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
     if (auto *module = static_cast<const CUpti_ModuleResourceData *>(data->resourceDescriptor))
@@ -124,6 +155,8 @@ void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId c
     onDriverApi(cbid, static_cast<const CUpti_CallbackData *>(data));
   else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
     onResource(cbid, static_cast<const CUpti_ResourceData *>(data));
+  else if (domain == CUPTI_CB_DOMAIN_NVTX)
+    onNvtx(cbid, static_cast<const CUpti_NvtxData *>(data));
 }
 
 void CUPTIAPI onBufferRequested(uint8_t **buffer, size_t *size, size_t *maxNumRecords) {
@@ -252,6 +285,10 @@ std::string startCuptiTracing() {
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING})
     api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  if (withCallbacks && nvtxOn.load())
+    for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
+                                  CUPTI_CBID_NVTX_nvtxRangePop})
+      api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
   if (pcSampler().enabled())
     enablePcSamplingCallbacks(true);
   // Every start registers: the stop before it detached CUPTI, which drops them.
@@ -314,6 +351,10 @@ void setPcSampling(bool enabled, uint32_t interval) {
   if (subscriber)
     enablePcSamplingCallbacks(enabled);
 }
+
+void setNvtxEnabled(bool enabled) { nvtxOn.store(enabled); }
+
+bool nvtxEnabled() { return nvtxOn.load(); }
 
 TracerCounters tracerCounters() {
   return {launchesRecorded(), activityCount.load(), droppedCount.load()};

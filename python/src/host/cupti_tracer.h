@@ -25,6 +25,11 @@ struct TracerCounters {
 };
 TracerCounters tracerCounters();
 
+// NVTX ranges (nvtxRangePushA/PushEx ... nvtxRangePop) as scope nodes:
+// read at each start (triton.knobs.proton.enable_nvtx, TRITON_ENABLE_NVTX).
+void setNvtxEnabled(bool enabled);
+bool nvtxEnabled();
+
 // Processes one completed activity buffer (also used by tests that feed
 // recorded buffers).
 void processActivityBuffer(uint8_t *buffer, size_t validSize);

@@ -860,3 +860,49 @@ FAKE_EXPORT int fake_pc_has_buffer(void) { return pcConfiguredBuffer != NULL; }
 FAKE_EXPORT uint64_t fake_pc_get_data_calls(void) { return pcGetDataCalls; }
 FAKE_EXPORT uint64_t fake_pc_pending(void) { return pendingPcCount; }
 FAKE_EXPORT void fake_pc_set_chunk(uint64_t chunk) { pcChunk = chunk; }
+
+/* NVTX ranges as an NVTX-injected CUPTI sees them: the NVTX domain's
+ * callbacks with nvtxRangePushA / nvtxRangePushEx / nvtxRangePop params. */
+struct fake_nvtx_attributes {
+  uint16_t version, size;
+  uint32_t category;
+  int32_t colorType;
+  uint32_t color;
+  int32_t payloadType, reserved0;
+  uint64_t payload;
+  int32_t messageType;
+  const char *message;
+};
+
+static int nvtxCallback(uint32_t cbid, const char *name, const void *params) {
+  if (!enabled(CUPTI_CB_DOMAIN_NVTX, cbid))
+    return 0;
+  CUpti_NvtxData data;
+  memset(&data, 0, sizeof data);
+  data.functionName = name;
+  data.functionParams = params;
+  ++callbackCount;
+  subscriberCallback(subscriberUserdata, CUPTI_CB_DOMAIN_NVTX, cbid, &data);
+  return 1;
+}
+
+FAKE_EXPORT int fake_nvtx_push(const char *message) {
+  const char *params = message;
+  return nvtxCallback(CUPTI_CBID_NVTX_nvtxRangePushA, "nvtxRangePushA", &params);
+}
+
+FAKE_EXPORT int fake_nvtx_push_ex(const char *message) {
+  struct fake_nvtx_attributes attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.version = 2;
+  attributes.size = sizeof attributes;
+  attributes.messageType = 1;
+  attributes.message = message;
+  const struct fake_nvtx_attributes *params = &attributes;
+  return nvtxCallback(CUPTI_CBID_NVTX_nvtxRangePushEx, "nvtxRangePushEx", &params);
+}
+
+FAKE_EXPORT int fake_nvtx_pop(void) {
+  int unused = 0;
+  return nvtxCallback(CUPTI_CBID_NVTX_nvtxRangePop, "nvtxRangePop", &unused);
+}
