@@ -1,7 +1,7 @@
 """`proton-profile [options] TARGET...`: runs a Python program under the profiler.
 
     proton-profile [options] script.py args...     runs the script as __main__
-    proton-profile [options] -m module args...     runs the module as __main__ (like python -m)
+    proton-profile [options] --module mod args...  runs the module as __main__ (like python -m)
     proton-profile [options] pytest args...        runs pytest.main(args) in this process
 
 The profiler is started with proton.start(NAME, **options) before the target
@@ -12,6 +12,9 @@ exception prints its traceback and gives 1); the profiler's errors print one
 line `proton-profile: <message>` and give 2.
 
 Options go before the target; everything after it is the target's own.
+They are those of Triton's `proton` command (-n/--name, -b/--backend,
+-c/--context, -d/--data, -k/--hook, -m/--mode): as there, `-m` is the mode,
+so a module is run with `--module`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import traceback
 from pathlib import Path
 
 PROG = "proton-profile"
-VALUE_OPTIONS = {"--name", "--backend", "--context", "--data", "--hook", "--mode"}
+VALUE_OPTIONS = {"--name", "--backend", "--context", "--data", "--hook", "--mode",
+                 "-n", "-b", "-c", "-d", "-k", "-m"}
 START_OPTIONS = ("backend", "context", "data", "hook", "mode")
 
 
@@ -35,18 +39,20 @@ class UsageError(Exception):
 
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, usage=f"{PROG} [options] (script.py | -m module | pytest) [args...]",
-        description="Run a Python script, module or pytest under the Proton profiler.")
-    p.add_argument("--name", help="session name, the outputs' file stem (default: the script's stem, "
-                                  "the module's last component, or 'pytest')")
-    p.add_argument("--backend", choices=["instrumentation", "cupti", "roctracer", "host"],
+        prog=PROG, usage=f"{PROG} [options] (script.py | --module module | pytest) [args...]",
+        description="Run a Python script, module or pytest under the Proton profiler "
+                    "(the options of Triton's `proton` command).")
+    p.add_argument("-n", "--name", help="session name, the outputs' file stem (default: the script's stem, "
+                                        "the module's last component, or 'pytest')")
+    p.add_argument("-b", "--backend", choices=["instrumentation", "cupti", "roctracer", "host"],
                    help="profiling backend (default: the library's)")
-    p.add_argument("--context", choices=["shadow", "python"], help="calling context of kernels: proton.scope "
-                                                                   "nesting (shadow) or Python frames (python)")
-    p.add_argument("--data", choices=["tree", "trace"], help="what the session records")
-    p.add_argument("--hook", choices=["triton"], help="read flops/bytes from Triton kernels' launch_metadata")
-    p.add_argument("--mode", help="backend mode string, e.g. pcsampling or default:optimizations=clock32")
-    p.add_argument("-m", dest="module", metavar="MODULE", help="run a module as __main__, like python -m")
+    p.add_argument("-c", "--context", choices=["shadow", "python"],
+                   help="calling context of kernels: proton.scope nesting (shadow) or Python frames (python)")
+    p.add_argument("-d", "--data", choices=["tree", "trace"], help="what the session records")
+    p.add_argument("-k", "--hook", choices=["triton"], help="read flops/bytes from Triton kernels' launch_metadata")
+    p.add_argument("-m", "--mode", help="backend mode string, e.g. pcsampling or default:optimizations=clock32")
+    p.add_argument("--module", metavar="MODULE", help="run a module as __main__, like python -m (the words after "
+                                                      "it are its arguments)")
     p.add_argument("target", nargs=argparse.REMAINDER, help="script.py args... | pytest args...")
     return p
 
@@ -60,11 +66,11 @@ def split_argv(argv: list[str]) -> tuple[list[str], str, str, list[str]]:
         if word == "--":
             i += 1
             break
-        if word == "-m" or (word.startswith("-m") and not word.startswith("--")):
-            module = word[2:] or (argv[i + 1] if i + 1 < len(argv) else "")
+        if word == "--module" or word.startswith("--module="):
+            module = word[9:] if "=" in word else (argv[i + 1] if i + 1 < len(argv) else "")
             if not module:
-                raise UsageError("-m needs a module name")
-            return own, "module", module, argv[i + (1 if word[2:] else 2):]
+                raise UsageError("--module needs a module name")
+            return own, "module", module, argv[i + (1 if "=" in word else 2):]
         if word.split("=", 1)[0] in VALUE_OPTIONS and "=" not in word:
             own += argv[i:i + 2]
             i += 2
@@ -77,9 +83,9 @@ def split_argv(argv: list[str]) -> tuple[list[str], str, str, list[str]]:
     if i >= len(argv):
         if any(w in ("-h", "--help") for w in own):
             return own, "", "", []
-        raise UsageError("no target: give script.py, -m module or pytest, then its arguments")
+        raise UsageError("no target: give script.py, --module module or pytest, then its arguments")
     target = argv[i]
-    return own, ("pytest" if target == "pytest" else "script"), target, argv[i + 1:]
+    return own, ("pytest" if os.path.basename(target) == "pytest" else "script"), target, argv[i + 1:]
 
 
 def default_name(kind: str, target: str) -> str:

@@ -1,8 +1,15 @@
 """`proton-view [options] PROFILE.hatchet`: prints a profile tree in the terminal.
 
-Reads the `.hatchet` files Proton writes (docs/profile-tree-format.md): host
-profiles (one root `ROOT`, kernels below their calling context, a trailing
-device-info object) and intra-kernel trees (one root per kernel, regions below).
+A drop-in for Triton's `proton-viewer`: the same options (-l, -m, -i, -e, -t,
+-d, -f, --print-sorted, --diff-profile/-diff) and metric names, with the same
+meaning, plus a few of its own (-s/--sorted, --format short, --color).
+
+Reads both layouts of `.hatchet` files:
+- Proton's own (docs/profile-tree-format.md): inclusive metrics; host profiles
+  end with a `{"devices": {...}}` object, intra-kernel trees have none;
+- Triton's Proton: `[ROOT, {"CUDA"|"HIP": {index: device}}]` with each node's
+  own (exclusive) metrics, summed here into inclusive values as Triton's
+  viewer does (frames `__proton_launch_metadata` and empty leaves dropped).
 
 Each line shows the chosen metrics of one node, then the node's name, indented
 as a tree:
@@ -15,23 +22,31 @@ as a tree:
      2.0000   20.00%  │  └─ add_kernel
 
 Metrics (`-m`, comma separated; `--list` prints those a file has):
-  time/s, time/ms, time/us, time/ns     from `time (ns)`
-  avg_time/s ... avg_time/ns            time / count
-  flop/s, gflop/s, tflop/s              all flopsN / time; flop16/s, tflop8/s ... one precision
+  time/s, time/ms, time/us, time/ns     from `time (ns)` (cpu_time/... from `cpu_time (ns)`)
+  avg_time/s ... avg_time/ns            time / count (avg_cpu_time/... likewise)
+  flop/s, gflop/s, tflop/s              `flops` / time (without `flops`: all flopsN summed)
+  flop8/s, gflop16/s, tflop32/s ...     one precision
   byte/s, gbyte/s, tbyte/s              bytes / time
-  util                                  max over precisions of flop rate / peak, and of
-                                        byte rate / peak bandwidth (peaks known for sm90)
-  any metric stored in the file         count, cycles, normalized_cycles, num_samples, user metrics
+  util                                  max(sum over N of flopsN / peak flopsN, bytes / peak bandwidth) / time,
+                                        peaks as in Triton's specs (CUDA sm80/89/90/100, HIP gfx90a/942/950)
+  any metric stored in the file         case-insensitive, with or without its unit (`time` = `time (ns)`):
+                                        count, cycles, normalized_cycles, num_samples, user metrics
   METRIC/%                              percentage of the root's value (per root)
 
-Values are the file's (inclusive); filters hide nodes but do not recompute
-their parents. With `--diff-profile OTHER` each value is this file's minus
-OTHER's for the node with the same path of names (a node missing on one side
-counts as zero there), and METRIC/% is that difference as a percentage of
-OTHER's root.
+Filters follow Triton's viewer: -i/-e match a regular expression at the start
+of a node's full name (Python's re.match), -t keeps nodes whose first metric
+is >= the threshold (and their ancestors), -d N shows N levels. Values are not
+recomputed after filtering. With `--diff-profile OTHER` each value is this
+file's minus OTHER's for the node with the same path of names (METRIC/% is
+the difference of the two shares); a node in one file only shows `-`.
 
 Errors (unreadable file, bad structure, unknown metric, a metric the file has
 no data for) print one line to stderr and return exit code 2.
+
+The module also has the Python functions of Triton's viewer (get_raw_metrics,
+read, parse, derive_metrics, format_frames, filter_frames, get_min_time_flops,
+get_min_time_bytes, apply_diff_profile, print_tree, show_metrics, ...), working
+on hatchet GraphFrames (they need llnl-hatchet and pandas; the command does not).
 """
 
 from __future__ import annotations
@@ -42,6 +57,7 @@ import math
 import os
 import re
 import sys
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -50,16 +66,16 @@ PROG = "proton-view"
 TIME_UNITS = {"s": 1e-9, "ms": 1e-6, "us": 1e-3, "ns": 1.0}
 RATE_PREFIXES = {"": 1.0, "g": 1e-9, "t": 1e-12}
 TIME_METRIC = "time (ns)"
-LABELS = {"device_id"}  # per-kernel labels stored with the metrics, not metrics
+CPU_TIME_METRIC = "cpu_time (ns)"
+LABELS = {"device_id", "device_type"}  # per-kernel labels stored with the metrics, not metrics
+FLOP_WIDTHS = (8, 16, 32, 64)
+METADATA_FRAME = "__proton_launch_metadata"  # Triton's launch-metadata scope, never shown
 
-# Dense tensor-core flops per clock per SM, by compute capability and precision bits.
-FLOPS_PER_CLOCK_PER_SM = {90: {8: 8192, 16: 4096, 32: 2048, 64: 128}}
-
-_TIME = re.compile(r"(avg_)?time/(s|ms|us|ns)")
-_FLOP = re.compile(r"([gt]?)flop(\d*)/s")
+_TIME = re.compile(r"(avg_)?(cpu_)?time/(s|ms|us|ns)")
+_FLOP = re.compile(r"([gt]?)flop(8|16|32|64)?/s")
 _BYTE = re.compile(r"([gt]?)byte/s")
 _FLOPS_FIELD = re.compile(r"flops(\d+)")
-_ARCH = re.compile(r"(?:sm_?)?(\d+)[a-z]?")
+_PY_FRAME = re.compile(r"[^@]*:\d+@[^@]*")   # file:line@function
 
 RESET = "\x1b[0m"
 BOLD, DIM, RED, GREEN, YELLOW, CYAN = "1", "2", "31", "32", "33", "36"
@@ -76,13 +92,14 @@ class ViewerError(Exception):
 class Profile:
     path: str
     roots: list
-    devices: dict                       # device index (str) -> (type, info dict)
+    devices: dict                       # device index (str) -> (type, info in Triton's keys)
     metric_names: set = field(default_factory=set)
+    upstream: bool = False              # read from Triton's layout (exclusive metrics)
     _devices_under: dict = field(default_factory=dict)
 
     @property
     def is_host(self) -> bool:
-        return bool(self.devices) or any(r["frame"].get("type") != "function" for r in self.roots)
+        return bool(self.devices) or self.upstream or any(r["frame"].get("type") != "function" for r in self.roots)
 
 
 def load(path: str) -> Profile:
@@ -97,29 +114,38 @@ def load(path: str) -> Profile:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ViewerError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-    return parse(path, data)
+    return parse_tree(path, data)
 
 
-def parse(path: str, data) -> Profile:
+def parse_tree(path: str, data) -> Profile:
+    """A Profile from a file's JSON (either layout); metrics made inclusive."""
     def bad(reason):
         return ViewerError(f"{path}: not a profile tree: {reason}")
 
     if not isinstance(data, list):
         raise bad(f"the top level is a JSON {type(data).__name__}, expected a list of root nodes")
-    devices = {}
+    devices, upstream = {}, False
     if data and isinstance(data[-1], dict) and "frame" not in data[-1] and (len(data) > 1 or "devices" in data[-1]):
-        devices = _parse_devices(data[-1], bad)
+        if "devices" in data[-1]:
+            devices = _parse_devices(data[-1].get("devices"), bad)
+        else:
+            devices, upstream = _parse_devices(data[-1], bad), True
         data = data[:-1]
     if not data:
         raise bad("no root nodes")
     names: set = set()
     for i, root in enumerate(data):
         _check_node(root, f"root {i}", bad, names)
-    return Profile(path, data, devices, names - LABELS)
+    if upstream:
+        data = [r for r in (_drop_frames(r) for r in data) if r is not None]
+        if not data:
+            raise bad("no nodes with metrics")
+        for root in data:
+            _make_inclusive(root)
+    return Profile(path, data, devices, names - LABELS, upstream)
 
 
-def _parse_devices(obj: dict, bad) -> dict:
-    by_type = obj.get("devices")
+def _parse_devices(by_type, bad) -> dict:
     if not isinstance(by_type, dict):
         raise bad("the last element has no 'frame' and no 'devices' object")
     devices = {}
@@ -129,8 +155,18 @@ def _parse_devices(obj: dict, bad) -> dict:
         for index, info in by_index.items():
             if not isinstance(info, dict):
                 raise bad(f"devices[{kind!r}][{index!r}] is not an object")
-            devices.setdefault(str(index), (kind, info))
+            devices.setdefault(str(index), (kind, _device_keys(info)))
     return devices
+
+
+def _device_keys(info: dict) -> dict:
+    """Device info in Triton's keys (arch, num_sms, clock_rate, memory_clock_rate in kHz, bus_width in bits)."""
+    out = dict(info)
+    for ours, theirs in (("clock_rate_khz", "clock_rate"), ("memory_clock_rate_khz", "memory_clock_rate"),
+                         ("bus_width_bits", "bus_width")):
+        if ours in out:
+            out.setdefault(theirs, out.pop(ours))
+    return out
 
 
 def _check_node(node, where: str, bad, names: set) -> None:
@@ -144,8 +180,10 @@ def _check_node(node, where: str, bad, names: set) -> None:
     if not isinstance(metrics, dict):
         raise bad(f"{where}: 'metrics' is not an object")
     for key, value in metrics.items():
-        if key in LABELS and str(value).isdigit():
-            continue  # device_id: an index, written as a number or a string
+        if key == "device_id" and str(value).isdigit():
+            continue  # an index, written as a number or a string
+        if key == "device_type" and isinstance(value, str):
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad(f"{where}: metric {key!r} is not a number")
     names.update(metrics)
@@ -156,22 +194,85 @@ def _check_node(node, where: str, bad, names: set) -> None:
         _check_node(child, f"a child of {where}", bad, names)
 
 
-# -- devices and peaks -----------------------------------------------------------
+def _drop_frames(node: dict):
+    """node without Triton's metadata frames and empty leaves (None when nothing is left), as Triton's viewer."""
+    if node["frame"]["name"] == METADATA_FRAME:
+        return None
+    if not node["metrics"] and not node["children"]:
+        return None
+    if not node["children"]:
+        return node
+    kept = [c for c in (_drop_frames(c) for c in node["children"]) if c is not None]
+    if not kept:
+        return None
+    node["children"] = kept
+    return node
 
 
-def peaks(info: dict):
-    """(flops per second by precision bits, bytes per second), or None when unknown."""
-    match = _ARCH.fullmatch(str(info.get("arch", "")))
-    table = FLOPS_PER_CLOCK_PER_SM.get(int(match.group(1))) if match else None
+def _make_inclusive(node: dict) -> dict:
+    """Adds each child's (inclusive) metrics into node's own; returns node's metrics."""
+    totals = {k: v for k, v in node["metrics"].items() if k not in LABELS}
+    for child in node["children"]:
+        for key, value in _make_inclusive(child).items():
+            totals[key] = totals.get(key, 0) + value
+    node["metrics"] = {**node["metrics"], **totals}
+    return totals
+
+
+# -- devices and peaks (Triton's specs: the same numbers) -----------------------------------
+
+# Dense peak of 8-bit flops per second; halved for each doubling of the width.
+_CUDA_FP8_PEAK = {
+    "80": lambda sms, khz: 624e12,
+    "89": lambda sms, khz: 330.3e12,
+    "90": lambda sms, khz: 1513e12 * (sms / 114) * (khz / 1755e3),
+    "100": lambda sms, khz: 16384 * sms * khz * 1e3,
+}
+_HIP_FP8_PER_CLOCK_PER_CU = {"gfx90a": 1024, "gfx942": 4096, "gfx950": 8192}
+_HIP_BANDWIDTH = {"gfx90a": 3.2e12, "gfx942": 5.3e12, "gfx950": 8.0e12}
+
+
+def _arch(kind: str, arch) -> str:
+    arch = str(arch).split(":")[0]
+    if kind != "HIP":
+        arch = re.sub(r"^sm_?", "", arch).rstrip("af")
+    return arch
+
+
+def max_flops(device_type: str, arch, width: int, num_sms, clock_rate) -> float:
+    """Peak flops/s of width-bit operations (clock_rate in kHz); ValueError when unknown."""
+    arch = _arch(device_type, arch)
+    if device_type == "HIP":
+        if arch not in _HIP_FP8_PER_CLOCK_PER_CU:
+            raise ValueError(f"Unsupported architecture: {arch}")
+        fp8 = _HIP_FP8_PER_CLOCK_PER_CU[arch] * float(num_sms) * float(clock_rate) * 1e3
+    elif device_type == "CUDA":
+        if arch not in _CUDA_FP8_PEAK:
+            raise ValueError(f"Unsupported architecture: {arch}")
+        fp8 = _CUDA_FP8_PEAK[arch](float(num_sms), float(clock_rate))
+    else:
+        raise ValueError(f"Unsupported device type: {device_type}")
+    return fp8 * 8 / width
+
+
+def max_bps(device_type: str, arch, bus_width, memory_clock_rate) -> float:
+    """Peak memory bytes/s (memory_clock_rate in kHz, bus_width in bits); ValueError when unknown."""
+    if device_type == "CUDA":
+        return 2 * float(bus_width) * float(memory_clock_rate) * 1e3 / 8
+    arch = _arch(device_type, arch)
+    if device_type == "HIP" and arch in _HIP_BANDWIDTH:
+        return _HIP_BANDWIDTH[arch]
+    raise ValueError(f"Unsupported architecture: {arch}")
+
+
+def peaks(kind: str, info: dict):
+    """({width: peak flops/s}, peak bytes/s) of a device, or None when unknown."""
     try:
-        clock_hz = float(info["clock_rate_khz"]) * 1e3
-        sms = int(info["num_sms"])
-        bandwidth = 2 * float(info["memory_clock_rate_khz"]) * 1e3 * float(info["bus_width_bits"]) / 8
-    except (KeyError, TypeError, ValueError):
+        flops = {w: max_flops(kind, info.get("arch"), w, info.get("num_sms"), info.get("clock_rate"))
+                 for w in FLOP_WIDTHS}
+        return flops, max_bps(kind, info.get("arch"), info.get("bus_width"), info.get("memory_clock_rate"))
+    except (ValueError, TypeError):
         return None
-    if table is None:
-        return None
-    return {bits: per_clock * sms * clock_hz for bits, per_clock in table.items()}, bandwidth
 
 
 def _devices_under(profile: Profile, node: dict) -> frozenset:
@@ -189,7 +290,7 @@ def _devices_under(profile: Profile, node: dict) -> frozenset:
 def _node_peaks(profile: Profile, node: dict):
     """The peaks of the device(s) of the kernels below node; None when unknown or when they differ."""
     ids = _devices_under(profile, node) or set(profile.devices)
-    found = [peaks(profile.devices[i][1]) if i in profile.devices else None for i in sorted(ids)]
+    found = [peaks(*profile.devices[i]) if i in profile.devices else None for i in sorted(ids)]
     if not found or found[0] is None or any(f != found[0] for f in found):
         return None
     return found[0]
@@ -210,10 +311,8 @@ def parse_metrics(text: str) -> list[Metric]:
     for name in (part.strip() for part in text.split(",")):
         if not name:
             continue
-        base = name[:-2] if name.endswith("/%") else name
-        if base in ("time", "avg_time"):  # a percentage needs no unit
-            base += "/s"
-        metrics.append(Metric(name, base, name.endswith("/%")))
+        percent = name.endswith("/%")
+        metrics.append(Metric(name, name[:-2] if percent else name, percent))
     if not metrics:
         raise ViewerError("no metrics given to -m/--metrics")
     return metrics
@@ -227,15 +326,32 @@ def _flops_fields(profile: Profile) -> list[str]:
     return sorted((n for n in profile.metric_names if _FLOPS_FIELD.fullmatch(n)), key=lambda n: int(n[5:]))
 
 
+def raw_metric(base: str, profile: Profile):
+    """The stored metric a name means: exact, else case-insensitive with or without its unit ("time")."""
+    if base in profile.metric_names:
+        return base
+    wanted = base.lower()
+    for name in sorted(profile.metric_names):
+        if wanted in (name.lower(), name.split("(")[0].strip().lower()):
+            return name
+    return None
+
+
 def resolve(base: str, profile: Profile) -> Callable:
     """The function (profile, node) -> value for a metric name, or a ViewerError."""
-    if base in profile.metric_names:
-        return lambda p, n: _value(n, base)
+    if (raw := raw_metric(base, profile)) is not None:
+        return lambda p, n: _value(n, raw)
     if m := _TIME.fullmatch(base):
-        return _time_metric(base, profile, bool(m.group(1)), TIME_UNITS[m.group(2)])
+        stored = CPU_TIME_METRIC if m.group(2) else TIME_METRIC
+        return _time_metric(base, profile, stored, bool(m.group(1)), TIME_UNITS[m.group(3)])
     if m := _FLOP.fullmatch(base):
-        fields = [f"flops{m.group(2)}"] if m.group(2) else _flops_fields(profile)
-        needed = f"'{fields[0]}'" if m.group(2) else "a 'flops<N>' metric (flops8, flops16, flops32, flops64)"
+        if m.group(2):
+            fields, needed = [f"flops{m.group(2)}"], f"'flops{m.group(2)}'"
+        elif "flops" in profile.metric_names:
+            fields, needed = ["flops"], "'flops'"
+        else:
+            fields = [f for f in _flops_fields(profile) if int(f[5:]) in FLOP_WIDTHS]
+            needed = "'flops' or a 'flops<N>' metric (flops8, flops16, flops32, flops64)"
         _need(profile, base, fields, needed)
         return _rate_metric(base, profile, fields, RATE_PREFIXES[m.group(1)])
     if m := _BYTE.fullmatch(base):
@@ -254,15 +370,15 @@ def _need(profile: Profile, metric: str, fields: list, what: str) -> None:
         raise ViewerError(f"metric {metric!r} needs {what}, which {profile.path} does not have (it has: {has})")
 
 
-def _time_metric(base: str, profile: Profile, average: bool, scale: float) -> Callable:
-    _need(profile, base, [TIME_METRIC], f"'{TIME_METRIC}'")
+def _time_metric(base: str, profile: Profile, stored: str, average: bool, scale: float) -> Callable:
+    _need(profile, base, [stored], f"'{stored}'")
     if not average:
-        return lambda p, n: _value(n, TIME_METRIC) * scale
+        return lambda p, n: _value(n, stored) * scale
     _need(profile, base, ["count"], "'count'")
 
     def avg(p, n):
         count = _value(n, "count")
-        return _value(n, TIME_METRIC) * scale / count if count else None
+        return _value(n, stored) * scale / count if count else None
     return avg
 
 
@@ -277,16 +393,17 @@ def _rate_metric(base: str, profile: Profile, fields: list, scale: float) -> Cal
 
 def _util_metric(profile: Profile) -> Callable:
     _need(profile, "util", [TIME_METRIC], f"'{TIME_METRIC}'")
-    flops = _flops_fields(profile)
+    flops = [f for f in _flops_fields(profile) if int(f[5:]) in FLOP_WIDTHS]
     if not flops and "bytes" not in profile.metric_names:
         _need(profile, "util", [], "a 'flops<N>' or 'bytes' metric")
     if not profile.devices:
         raise ViewerError(f"metric 'util' is unavailable: {profile.path} has no device info "
-                          "(host profiles end with a {\"devices\": ...} object)")
-    if all(peaks(info) is None for _, info in profile.devices.values()):
+                          "(host profiles end with a device-info object)")
+    if all(peaks(*device) is None for device in profile.devices.values()):
         kind, info = next(iter(profile.devices.values()))
-        raise ViewerError(f"metric 'util' is unavailable for {profile.path}: peak rates are known only for "
-                          f"sm90, and its {kind} device has arch {str(info.get('arch'))!r}")
+        raise ViewerError(f"metric 'util' is unavailable for {profile.path}: peak rates are known for CUDA sm80, "
+                          f"sm89, sm90, sm100 and HIP gfx90a, gfx942, gfx950; its {kind} device has arch "
+                          f"{str(info.get('arch'))!r}")
 
     def util(p, n):
         node_peaks = _node_peaks(p, n)
@@ -294,10 +411,9 @@ def _util_metric(profile: Profile) -> Callable:
         if node_peaks is None or seconds <= 0:
             return None
         flop_peaks, bandwidth = node_peaks
-        ratios = [_value(n, f) / seconds / flop_peaks[int(f[5:])] for f in flops if int(f[5:]) in flop_peaks]
-        if "bytes" in p.metric_names:
-            ratios.append(_value(n, "bytes") / seconds / bandwidth)
-        return max(ratios) if ratios else None
+        min_flops = sum(_value(n, f) / flop_peaks[int(f[5:])] for f in flops)
+        min_bytes = _value(n, "bytes") / bandwidth
+        return max(min_flops, min_bytes) / seconds
     return util
 
 
@@ -309,19 +425,22 @@ def describe(profile: Profile) -> list[tuple[str, str]]:
     """(metric name, description) for each metric the file supports."""
     names = profile.metric_names
     out = []
+    for stored, prefix, what in ((TIME_METRIC, "", "device time"), (CPU_TIME_METRIC, "cpu_", "CPU time")):
+        if stored in names:
+            out += [(f"{prefix}time/{u}", f"{what} in {u}") for u in TIME_UNITS]
+            if "count" in names:
+                out += [(f"avg_{prefix}time/{u}", f"{what} / count, in {u}") for u in TIME_UNITS]
     if TIME_METRIC in names:
-        out += [(f"time/{u}", f"device time in {u}") for u in TIME_UNITS]
-        if "count" in names:
-            out += [(f"avg_time/{u}", f"time / count, in {u}") for u in TIME_UNITS]
-        flops = _flops_fields(profile)
-        if flops:
-            out += [(f"{p}flop/s", "flops of all precisions per second") for p in RATE_PREFIXES]
-            for f in flops:
-                out += [(f"{p}flop{f[5:]}/s", f"{f} per second") for p in RATE_PREFIXES]
+        flops = [f for f in _flops_fields(profile) if int(f[5:]) in FLOP_WIDTHS]
+        if flops or "flops" in names:
+            what = "flops" if "flops" in names else "flops of all precisions"
+            out += [(f"{p}flop/s", f"{what} per second") for p in RATE_PREFIXES]
+        for f in flops:
+            out += [(f"{p}flop{f[5:]}/s", f"{f} per second") for p in RATE_PREFIXES]
         if "bytes" in names:
             out += [(f"{p}byte/s", "bytes per second") for p in RATE_PREFIXES]
-        if (flops or "bytes" in names) and any(peaks(i) is not None for _, i in profile.devices.values()):
-            out.append(("util", "max of flop rate / peak flops and byte rate / peak bandwidth"))
+        if (flops or "bytes" in names) and any(peaks(*d) is not None for d in profile.devices.values()):
+            out.append(("util", "max(sum of flopsN / peak, bytes / peak bandwidth) / time"))
     out += [(name, "as stored in the file") for name in sorted(names)]
     return out
 
@@ -341,57 +460,81 @@ def default_metric(profile: Profile) -> str:
 
 # -- the displayed tree ---------------------------------------------------------------
 
+FORMATS = ("full", "file_function_line", "function_line", "file_function", "short")
+
 
 @dataclass
 class Row:
-    name: str
+    name: str               # as displayed
+    raw: str                # the file's name, what -i/-e match
     kind: str
     values: list
     children: list
-    base: list | None = None    # for a root: what METRIC/% divides by (None: its own values)
 
 
-def build_rows(profile: Profile, funcs: list, short: bool) -> list[Row]:
+def build_rows(profile: Profile, metrics: list, funcs: list, fmt: str) -> list[Row]:
     multi_device = len(profile.devices) > 1
 
     def row(node):
         values = [f(profile, node) for f in funcs]
-        return Row(_label(node, short, multi_device), node["frame"].get("type", ""), values,
+        return Row(_label(node, fmt, multi_device), node["frame"]["name"], node["frame"].get("type", ""), values,
                    [row(c) for c in node["children"]])
-    return [row(r) for r in profile.roots]
+    roots = [row(r) for r in profile.roots]
+    for root in roots:
+        apply_percent(root, [m.percent for m in metrics])
+    return roots
 
 
-def build_diff_rows(this: Profile, other: Profile, funcs: list, other_funcs: list, short: bool) -> list[Row]:
+def diff_rows(this: list, other: list, n: int) -> list[Row]:
+    """this minus other, node by node (matched by path of names); a node on one side only gets None values."""
     def row(a, b):
-        va = [f(this, a) for f in funcs] if a is not None else [0] * len(funcs)
-        vb = [f(other, b) for f in other_funcs] if b is not None else [0] * len(funcs)
-        values = [None if x is None or y is None else x - y for x, y in zip(va, vb)]
-        node = a if a is not None else b
-        children = [row(x, y) for x, y in _pair(a["children"] if a else [], b["children"] if b else [])]
-        return Row(_label(node, short, False), node["frame"].get("type", ""), values, children, vb)
-    return [row(a, b) for a, b in _pair(this.roots, other.roots)]
+        if a is not None and b is not None:
+            values = [None if x is None or y is None else x - y for x, y in zip(a.values, b.values)]
+            name = a.name
+        else:
+            values = [None] * n
+            name = (a or b).name + (" (only in this profile)" if b is None else " (only in the other profile)")
+        node = a or b
+        children = [row(x, y) for x, y in _pair(a.children if a else [], b.children if b else [])]
+        return Row(name, node.raw, node.kind, values, children)
+    return [row(a, b) for a, b in _pair(this, other)]
 
 
 def _pair(left: list, right: list) -> list[tuple]:
-    """Nodes matched by name (the k-th of a name with the k-th), this side's order first."""
-    def keyed(nodes):
+    """Rows matched by name (the k-th of a name with the k-th), this side's order first."""
+    def keyed(rows):
         seen: dict = {}
         out = {}
-        for n in nodes:
-            name = n["frame"]["name"]
-            out[(name, seen.get(name, 0))] = n
-            seen[name] = seen.get(name, 0) + 1
+        for r in rows:
+            out[(r.raw, seen.get(r.raw, 0))] = r
+            seen[r.raw] = seen.get(r.raw, 0) + 1
         return out
     a, b = keyed(left), keyed(right)
     return [(a[k], b.get(k)) for k in a] + [(None, b[k]) for k in b if k not in a]
 
 
-def _label(node: dict, short: bool, multi_device: bool) -> str:
+def format_name(name: str, fmt: str) -> str:
+    """A Python frame's name (file:line@function) in one of Triton's formats; other names unchanged."""
+    if fmt in ("full", "short") or not _PY_FRAME.fullmatch(name):
+        return name
+    if fmt == "file_function_line":
+        return name.rsplit("/", 1)[-1]
+    if fmt == "function_line":
+        return name.rsplit(":", 1)[-1]
+    location, function = name.rsplit("@", 1)        # file_function
+    return f"{location.rsplit('/', 1)[-1].split(':')[0]}@{function}"
+
+
+def _label(node: dict, fmt: str, multi_device: bool) -> str:
     name = node["frame"]["name"]
-    if short and node["frame"].get("type") in ("frame", "line"):
-        name = name.rsplit("/", 1)[-1]
-    elif short and node["frame"].get("type") == "kernel":
-        name = short_cxx_name(name)
+    if fmt == "short":
+        kind = node["frame"].get("type")
+        if kind in ("frame", "line") or _PY_FRAME.fullmatch(name):
+            name = name.rsplit("/", 1)[-1]
+        elif kind in ("kernel", "function"):
+            name = short_cxx_name(name)
+    else:
+        name = format_name(name, fmt)
     if multi_device and "device_id" in node["metrics"]:
         name += f" [device {int(node['metrics']['device_id'])}]"
     return name
@@ -417,8 +560,8 @@ def short_cxx_name(name: str) -> str:
 
 
 def apply_percent(root: Row, flags: list[bool]) -> None:
-    """METRIC/% as a percentage of the root's value (in a diff, of the other profile's root)."""
-    base = list(root.values if root.base is None else root.base)
+    """METRIC/% as a percentage of the root's value."""
+    base = list(root.values)
 
     def walk(row):
         for i, flag in enumerate(flags):
@@ -433,7 +576,7 @@ def apply_percent(root: Row, flags: list[bool]) -> None:
 def exclude(rows: list[Row], pattern) -> list[Row]:
     kept = []
     for row in rows:
-        if not pattern.search(row.name):
+        if not pattern.match(row.raw):
             row.children = exclude(row.children, pattern)
             kept.append(row)
     return kept
@@ -442,30 +585,49 @@ def exclude(rows: list[Row], pattern) -> list[Row]:
 def include(rows: list[Row], pattern, matched: bool = False) -> list[Row]:
     kept = []
     for row in rows:
-        hit = matched or bool(pattern.search(row.name))
+        hit = matched or bool(pattern.match(row.raw))
         row.children = include(row.children, pattern, hit)
         if hit or row.children:
             kept.append(row)
     return kept
 
 
-def threshold(root: Row, fraction: float) -> None:
-    """Drops nodes whose first value is below fraction x the root's (in magnitude, for diffs)."""
-    if root.values[0] is None:
-        return
-    limit = fraction * abs(root.values[0])
+def threshold(rows: list[Row], limit: float) -> list[Row]:
+    """Nodes whose first value is >= limit, with their ancestors (Triton's -t)."""
+    kept = []
+    for row in rows:
+        row.children = threshold(row.children, limit)
+        if row.children or (row.values[0] is not None and row.values[0] >= limit):
+            kept.append(row)
+    return kept
 
-    def walk(row):
-        row.children = [c for c in row.children if c.values[0] is None or abs(c.values[0]) >= limit]
-        for c in row.children:
-            walk(c)
-    walk(root)
+
+def _key(row: Row):
+    return -math.inf if row.values[0] is None else row.values[0]
 
 
 def sort_rows(row: Row) -> None:
-    row.children.sort(key=lambda c: -math.inf if c.values[0] is None else c.values[0], reverse=True)
+    row.children.sort(key=_key, reverse=True)
     for c in row.children:
         sort_rows(c)
+
+
+def sorted_lines(roots: list[Row], metric: str) -> list[str]:
+    """--print-sorted: every node below the roots, largest first metric first (as Triton's viewer)."""
+    rows = []
+
+    def walk(row):
+        for c in row.children:
+            rows.append(c)
+            walk(c)
+    for root in roots:
+        walk(root)
+    out = [f"Sorted kernels by metric {metric}"]
+    for row in sorted(rows, key=_key, reverse=True):
+        name = row.name[:100] + "..." if len(row.name) > 100 else row.name
+        value = "-" if row.values[0] is None else f"{float(row.values[0]):.4}"
+        out.append(f"{name:105} {value}")
+    return out
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -556,27 +718,47 @@ def _paint(text: str, code, enabled: bool) -> str:
 
 # -- command line ----------------------------------------------------------------------------
 
+METRICS_HELP = """comma-separated metrics (default: time/s for host profiles, cycles for
+intra-kernel trees). Names are Triton's viewer's:
+- time/s, time/ms, time/us, time/ns: time (cpu_time/... likewise)
+- avg_time/s, avg_time/ms, avg_time/us, avg_time/ns: time / count
+- flop[8|16|32|64]/s, gflop[...]/s, tflop[...]/s: flops / time
+- byte/s, gbyte/s, tbyte/s: bytes / time
+- util: max(sum(flops<width>) / peak flops<width>, bytes / peak bandwidth) / time
+- any metric in the file, case-insensitive, with or without its unit
+  (time = time (ns), count, cycles, normalized_cycles, ...)
+- <metric>/%%: the node's share of the root's value"""
+
 
 def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Print a Proton profile tree (.hatchet) in the terminal.",
-                                epilog="Metrics: time/s|ms|us|ns, avg_time/s|ms|us|ns, count, [g|t]flop[N]/s, "
-                                       "[g|t]byte/s, util, cycles, normalized_cycles, any metric in the file; "
-                                       "METRIC/% for the percentage of the root. --list shows a file's metrics.")
-    p.add_argument("profile", help="a .hatchet file written by Proton")
-    p.add_argument("-m", "--metrics", help="comma-separated metrics (default: time/s for host profiles, "
-                                           "cycles for intra-kernel trees)")
-    p.add_argument("-d", "--depth", type=int, help="show nodes down to this depth (roots are depth 0)")
-    p.add_argument("-i", "--include", metavar="REGEX", help="keep nodes whose name matches, with their "
-                                                            "ancestors and descendants")
-    p.add_argument("-e", "--exclude", metavar="REGEX", help="drop nodes whose name matches, with their subtrees")
-    p.add_argument("-t", "--threshold", type=float, metavar="F",
-                   help="drop nodes whose first metric is below F x the root's value")
-    p.add_argument("-s", "--sorted", action="store_true", help="sort children by the first metric, largest first")
-    p.add_argument("--diff-profile", metavar="OTHER", help="show this profile's values minus OTHER's")
+    p = argparse.ArgumentParser(prog=PROG, formatter_class=argparse.RawTextHelpFormatter,
+                                description="Print a Proton profile tree (.hatchet) in the terminal; "
+                                            "accepts Triton's proton-viewer options.")
+    p.add_argument("profile", help="a .hatchet file written by Proton or by Triton's Proton")
     p.add_argument("-l", "--list", action="store_true", help="print the metrics available in the file and exit")
-    p.add_argument("--format", choices=["full", "short"], default="short",
-                   help="labels: short (the default: Python frames and lines without directories, C++ kernel "
-                        "names without templates and parameters) or full names")
+    p.add_argument("-m", "--metrics", help=METRICS_HELP)
+    p.add_argument("-i", "--include", metavar="REGEX",
+                   help="keep the paths through nodes whose name matches (re.match: from the start\n"
+                        "of the full name), with the nodes' ancestors and descendants")
+    p.add_argument("-e", "--exclude", metavar="REGEX", help="drop nodes whose name matches (re.match), with their "
+                                                            "subtrees")
+    p.add_argument("-t", "--threshold", type=float, metavar="T",
+                   help="keep nodes whose first metric is >= T (in its unit), and their ancestors")
+    p.add_argument("-d", "--depth", type=int, metavar="N", help="show N levels of the tree (1: the roots only)")
+    p.add_argument("-f", "--format", choices=FORMATS, default="full",
+                   help="names of Python frames (file:line@function):\n"
+                        "- full (default): as recorded, with the path\n"
+                        "- file_function_line: file name, line and function\n"
+                        "- function_line: line@function\n"
+                        "- file_function: file@function\n"
+                        "- short: frames without directories, C++ kernel names without\n"
+                        "  templates and parameters")
+    p.add_argument("--print-sorted", action="store_true",
+                   help="after the tree, list the nodes sorted by the first metric, largest first")
+    p.add_argument("-s", "--sorted", action="store_true",
+                   help="sort each node's children by the first metric, largest first")
+    p.add_argument("--diff-profile", "-diff", metavar="OTHER",
+                   help="show this profile's values minus OTHER's, node by node")
     colors = p.add_mutually_exclusive_group()
     colors.add_argument("--color", dest="color", action="store_true", default=None, help="always use ANSI colours")
     colors.add_argument("--no-color", dest="color", action="store_false", help="never use ANSI colours")
@@ -596,45 +778,54 @@ def _use_color(choice) -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
+def print_list(profile: Profile) -> None:
+    raw = sorted({name.split("(")[0].strip().lower() for name in profile.metric_names})
+    print("Available inclusive metrics:")
+    for name in raw:
+        print(f"- {name}")
+    entries = [(n, t) for n, t in describe(profile) if n not in profile.metric_names]
+    print("Derived metrics (any metric also as METRIC/%, the share of the root):")
+    width = max([len(name) for name, _ in entries], default=0)
+    for name, text in entries:
+        print(f"- {name.ljust(width)}  {text}")
+
+
+def _rows_for(profile: Profile, metrics: list, fmt: str, limit) -> list[Row]:
+    roots = build_rows(profile, metrics, [resolve(m.base, profile) for m in metrics], fmt)
+    return roots if limit is None else threshold(roots, limit)
+
+
 def run(args) -> int:
     profile = load(args.profile)
     if args.list:
-        entries = describe(profile)
-        width = max(len(name) for name, _ in entries)
-        print(f"metrics in {profile.path} (any of them as METRIC/% for the percentage of the root):")
-        for name, text in entries:
-            print(f"  {name.ljust(width)}  {text}")
+        print_list(profile)
         return 0
     metrics = parse_metrics(args.metrics or default_metric(profile))
-    funcs = [resolve(m.base, profile) for m in metrics]
     include_re = _compile(args.include, "--include") if args.include else None
     exclude_re = _compile(args.exclude, "--exclude") if args.exclude else None
-    if args.depth is not None and args.depth < 0:
-        raise ViewerError(f"--depth must be >= 0, got {args.depth}")
-    short = args.format == "short"
+    if args.depth is not None and args.depth < 1:
+        raise ViewerError(f"--depth must be >= 1, got {args.depth}")
+    roots = _rows_for(profile, metrics, args.format, args.threshold)
     if args.diff_profile:
         other = load(args.diff_profile)
-        other_funcs = [resolve(m.base, other) for m in metrics]
-        roots = build_diff_rows(profile, other, funcs, other_funcs, short)
-    else:
-        roots = build_rows(profile, funcs, short)
-    for root in roots:
-        apply_percent(root, [m.percent for m in metrics])
+        roots = diff_rows(roots, _rows_for(other, metrics, args.format, args.threshold), len(metrics))
     if exclude_re:
         roots = exclude(roots, exclude_re)
     if include_re:
         roots = include(roots, include_re)
-    for root in roots:
-        if args.threshold is not None:
-            threshold(root, args.threshold)
-        if args.sorted:
+    if args.sorted:
+        for root in roots:
             sort_rows(root)
     if not roots:
-        print(f"{PROG}: no nodes left after --include/--exclude", file=sys.stderr)
+        print(f"{PROG}: no nodes left after --include/--exclude/--threshold", file=sys.stderr)
         return 0
     if args.diff_profile:
         print(f"# {profile.path} minus {args.diff_profile}")
-    print("\n".join(render(roots, metrics, args.depth, _use_color(args.color), bool(args.diff_profile))))
+    depth = None if args.depth is None else args.depth - 1
+    print("\n".join(render(roots, metrics, depth, _use_color(args.color), bool(args.diff_profile))))
+    if args.print_sorted:
+        print()
+        print("\n".join(sorted_lines(roots, metrics[0].name)))
     return 0
 
 
@@ -655,6 +846,277 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+
+
+# -- Triton's viewer functions, on hatchet GraphFrames ------------------------------------------
+#
+# Same names, arguments and results as triton.profiler.viewer (Triton 3.6), so code
+# written against it runs unchanged. They read both layouts: Proton's inclusive
+# files are turned into Triton's (each node's own values, device info keyed by type)
+# first. They need llnl-hatchet and pandas, imported on first use.
+
+
+def _hatchet():
+    try:
+        import hatchet
+        import pandas  # noqa: F401
+    except ImportError as e:
+        raise ImportError("proton.viewer's Triton-compatible functions need hatchet and pandas: "
+                          "`pip install llnl-hatchet`") from e
+    return hatchet
+
+
+FactorDict = namedtuple("FactorDict", ["name", "factor"])
+time_factor_dict = FactorDict("time", {f"time/{u}": s * 1e9 for u, s in TIME_UNITS.items()})
+avg_time_factor_dict = FactorDict("avg_time", {f"avg_{k}": v for k, v in time_factor_dict.factor.items()})
+cpu_time_factor_dict = FactorDict("cpu_time", {f"cpu_{k}": v for k, v in time_factor_dict.factor.items()})
+avg_cpu_time_factor_dict = FactorDict("avg_cpu_time", {f"avg_{k}": v for k, v in cpu_time_factor_dict.factor.items()})
+bytes_factor_dict = FactorDict("bytes", {f"{p}byte/s": 1 / s for p, s in RATE_PREFIXES.items()})
+derivable_metrics = {key: bytes_factor_dict for key in bytes_factor_dict.factor}
+derivable_metrics.update({f"{p}flop/s": FactorDict("flops", {f"{q}flop/s": 1 / s for q, s in RATE_PREFIXES.items()})
+                          for p in RATE_PREFIXES})
+for _w in FLOP_WIDTHS:
+    _factors = FactorDict(f"flops{_w}", {f"{p}flop{_w}/s": 1 / s for p, s in RATE_PREFIXES.items()})
+    derivable_metrics.update({key: _factors for key in _factors.factor})
+del _w, _factors
+
+
+def match_available_metrics(metrics, inclusive_metrics, exclusive_metrics):
+    """The dataframe columns of metric names (case-insensitive, unit optional; inclusive ones get " (inc)")."""
+    wanted = metrics if isinstance(metrics, list) else [metrics]
+    found = []
+    for metric in wanted:
+        key = metric.lower()
+        for raw in list(inclusive_metrics) + list(exclusive_metrics):
+            if key in (raw, raw.split("(")[0].strip().lower()):
+                found.append(raw + (" (inc)" if raw in inclusive_metrics else ""))
+                break
+    if not found:
+        raise RuntimeError(f"Metric {wanted[-1] if wanted else None} is not found. "
+                           "Use the --list flag to list available metrics")
+    return found
+
+
+def remove_frames(database):
+    """The nodes of a loaded file without Triton's launch-metadata frames and empty leaves."""
+    out = []
+    for node in database:
+        if not isinstance(node, dict) or "frame" not in node:
+            out.append(node)
+            continue
+        node.setdefault("metrics", {})
+        node.setdefault("children", [])
+        kept = _drop_frames(node)
+        if kept is not None:
+            out.append(kept)
+    return out
+
+
+def _to_triton_layout(database: list) -> list:
+    """Proton's layout (inclusive metrics, {"devices": ...}) as Triton's: own values, device info by type."""
+    if database and isinstance(database[-1], dict) and "frame" not in database[-1] and "devices" not in database[-1]:
+        return database   # already Triton's
+    info = {}
+    if database and isinstance(database[-1], dict) and "devices" in database[-1]:
+        info = {kind: {str(i): _device_keys(d) for i, d in by_index.items()}
+                for kind, by_index in database.pop()["devices"].items()}
+    for root in database:
+        _own_bottom_up(root)
+    for root in database:
+        for name in {k for n in _walk(root) for k in n["metrics"] if k not in LABELS}:
+            root["metrics"].setdefault(name, 0)   # hatchet takes the metric columns from the first node
+    return database + [info]
+
+
+def _walk(node):
+    yield node
+    for child in node.get("children", []):
+        yield from _walk(child)
+
+
+def _own_bottom_up(node: dict) -> None:
+    """Rewrites a subtree's inclusive metrics as each node's own (inclusive minus the children's)."""
+    inclusive = {k: v for k, v in node.get("metrics", {}).items() if k not in LABELS}
+    below: dict = {}
+    for child in node.get("children", []):
+        for k, v in child.get("metrics", {}).items():
+            if k not in LABELS:
+                below[k] = below.get(k, 0) + v
+    for child in node.get("children", []):
+        _own_bottom_up(child)
+    labels = {k: str(v) for k, v in node.get("metrics", {}).items() if k in LABELS}
+    node["metrics"] = {**labels, **{k: v - below.get(k, 0) for k, v in inclusive.items()}}
+
+
+def get_raw_metrics(file):
+    """(GraphFrame, inclusive metric names, other columns, device info) from an open .hatchet file."""
+    ht = _hatchet()
+    database = remove_frames(_to_triton_layout(json.load(file)))
+    device_info = {}
+    if database and isinstance(database[-1], dict) and "frame" not in database[-1]:
+        device_info = database.pop()
+    gf = ht.GraphFrame.from_literal(database)
+    inclusive_metrics = gf.show_metric_columns()
+    exclusive_metrics = [c for c in gf.dataframe.columns if c not in inclusive_metrics]
+    return gf, inclusive_metrics, exclusive_metrics, device_info
+
+
+def _devices(device_info):
+    for kind, by_index in device_info.items():
+        for index, info in by_index.items():
+            yield kind, str(index), _device_keys(info)
+
+
+def get_min_time_flops(df, device_info):
+    """Per row: the least time its flops<width> need at the device's peak (column "min_time")."""
+    import pandas as pd
+    out = pd.DataFrame(0.0, index=df.index, columns=["min_time"])
+    for kind, index, info in _devices(device_info):
+        rows = df["device_id"] == index
+        for width in FLOP_WIDTHS:
+            column = f"flops{width}"
+            if column in df.columns:
+                peak = max_flops(kind, info["arch"], width, info["num_sms"], info["clock_rate"])
+                out.loc[rows, "min_time"] += df.loc[rows, column].fillna(0) / peak
+    return out
+
+
+def get_min_time_bytes(df, device_info):
+    """Per row: the least time its bytes need at the device's peak bandwidth (column "min_time")."""
+    import pandas as pd
+    out = pd.DataFrame(0.0, index=df.index, columns=["min_time"])
+    for kind, index, info in _devices(device_info):
+        rows = df["device_id"] == index
+        bandwidth = max_bps(kind, info["arch"], info["bus_width"], info["memory_clock_rate"])
+        out.loc[rows, "min_time"] += df.loc[rows, "bytes"] / bandwidth
+    return out
+
+
+def derive_metrics(gf, metrics, inclusive_metrics, exclusive_metrics, device_info):
+    """Adds the derived metrics' columns to gf.dataframe; returns the column names, in order."""
+    import numpy as np
+    df = gf.dataframe
+    columns = []
+
+    def column(name):
+        return match_available_metrics(name, inclusive_metrics, exclusive_metrics)[0]
+
+    def seconds(stored):   # "time" or "cpu_time"; the column names its unit: "time (ns) (inc)"
+        name = column(stored)
+        return df[name] * _seconds_per(name.split("(")[1].split(")")[0])
+
+    for metric in metrics:
+        if metric == "util":
+            min_flops = get_min_time_flops(df, device_info)["min_time"]
+            min_bytes = get_min_time_bytes(df, device_info)["min_time"]
+            df["util"] = min_flops.combine(min_bytes, max) / seconds("time")
+            df.loc[df["device_id"].isna(), "util"] = np.nan
+            columns.append("util")
+        elif metric in derivable_metrics:
+            source = derivable_metrics[metric]
+            df[f"{metric} (inc)"] = df[column(source.name)] / seconds("time") / source.factor[metric]
+            columns.append(f"{metric} (inc)")
+        elif (m := _TIME.fullmatch(metric)) is not None:
+            value = seconds("cpu_time" if m.group(2) else "time") / _seconds_per(m.group(3))
+            if m.group(1):
+                value = value / df["count (inc)"]
+            df[f"{metric} (inc)"] = value
+            columns.append(f"{metric} (inc)")
+        elif "/" in metric:
+            name, unit = metric.split("/", 1)
+            if unit != "%":
+                raise ValueError(f"Unsupported unit {unit}")
+            source = column(name)
+            inclusive = source.endswith("(inc)")
+            total = df[source].iloc[0] if inclusive else df[source].sum()
+            df[metric + (" (inc)" if inclusive else "")] = df[source] / total * 100.0
+            columns.append(metric + (" (inc)" if inclusive else ""))
+        else:
+            columns.append(column(metric))
+    for name in columns:
+        (gf.inc_metrics if name.endswith("(inc)") else gf.exc_metrics).append(name)
+    return columns
+
+
+def _seconds_per(unit: str) -> float:
+    if unit not in TIME_UNITS:
+        raise ValueError(f"Unsupported time unit {unit}")
+    return 1e-9 / TIME_UNITS[unit]
+
+
+def format_frames(gf, format):
+    """Renames gf's Python frames (file:line@function) in one of Triton's formats; returns gf."""
+    if format and format != "full":
+        gf.dataframe["name"] = gf.dataframe["name"].apply(lambda name: format_name(name, format))
+    return gf
+
+
+def filter_frames(gf, include=None, exclude=None, threshold=None, metric=None):
+    """gf filtered as Triton's -i, -e and -t do (names matched with re.match)."""
+    _hatchet()
+    from hatchet.query import NegationQuery, ObjectQuery
+    if include:
+        gf = gf.filter(ObjectQuery(["*", {"name": f"(?:{include}).*"}, "*"]), squash=True)
+    if exclude:
+        gf = gf.filter(NegationQuery(ObjectQuery([{"name": f"(?:{exclude}).*"}, "*"])), squash=True)
+    if threshold:
+        gf = gf.filter(ObjectQuery(["*", {metric: f">= {threshold}"}]), squash=True)
+    return gf
+
+
+def emit_warnings(gf, metrics):
+    import numpy as np
+    if "bytes (inc)" in metrics and np.nanmin(gf.dataframe["bytes (inc)"].values) < 0:
+        print("Warning: Negative byte values detected, this is usually the result of a datatype overflow\n")
+
+
+def print_tree(gf, metrics, depth=100, format=None, print_sorted=False):
+    gf = format_frames(gf, format)
+    print(gf.tree(metric_column=metrics, expand_name=True, depth=depth, render_header=False))
+    if print_sorted:
+        print("Sorted kernels by metric " + metrics[0])
+        ranked = gf.dataframe.sort_values(by=[metrics[0]], ascending=False)
+        for i in range(1, len(ranked)):
+            name = ranked.iloc[i]["name"]
+            name = name[:100] + "..." if len(name) > 100 else name
+            print(f"{name:105} {ranked.iloc[i][metrics[0]]:.4}")
+    emit_warnings(gf, metrics)
+
+
+def read(filename):
+    """(GraphFrame with inclusive columns, inclusive metric names, other columns, device info)."""
+    with open(filename) as f:
+        gf, inclusive_metrics, exclusive_metrics, device_info = get_raw_metrics(f)
+    if not inclusive_metrics + exclusive_metrics:
+        raise AssertionError("No metrics found in the input file")
+    gf.update_inclusive_columns()
+    return gf, inclusive_metrics, exclusive_metrics, device_info
+
+
+def parse(metrics, filename, include=None, exclude=None, threshold=None):
+    """(filtered GraphFrame, metric columns) for a file and a list of metric names."""
+    gf, inclusive_metrics, exclusive_metrics, device_info = read(filename)
+    columns = derive_metrics(gf, metrics, inclusive_metrics, exclusive_metrics, device_info)
+    return filter_frames(gf, include, exclude, threshold, columns[0]), columns
+
+
+def apply_diff_profile(gf, derived_metrics, diff_file, metrics, include, exclude, threshold):
+    """gf minus the same metrics of diff_file (hatchet's GraphFrame.sub)."""
+    other, _ = parse(metrics, diff_file, include, exclude, threshold)
+    inc = [m for m in derived_metrics if m.endswith("(inc)")]
+    exc = [m for m in derived_metrics if not m.endswith("(inc)")]
+    for frame in (gf, other):
+        frame.inc_metrics, frame.exc_metrics = list(inc), list(exc)
+    return gf.sub(other)
+
+
+def show_metrics(file_name):
+    with open(file_name) as f:
+        _, inclusive_metrics, exclusive_metrics, _ = get_raw_metrics(f)
+    for title, names in (("inclusive", inclusive_metrics), ("exclusive", exclusive_metrics)):
+        print(f"Available {title} metrics:")
+        for name in names:
+            print(f"- {name.split('(')[0].strip().lower()}")
 
 
 if __name__ == "__main__":

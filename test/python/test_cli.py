@@ -65,6 +65,34 @@ def test_options_are_passed_on(calls, tmp_path):
     assert calls[1][1] == [path, "a"]
 
 
+def test_upstream_short_options(calls, tmp_path):
+    """Triton's `proton` spellings: -n, -b, -c, -d, -k, -m (the mode), also with attached values."""
+    path = script(tmp_path)
+    assert cli.main(["-n", "run2", "-b", "cupti", "-c", "python", "-d", "trace", "-k", "triton",
+                     "-m", "pcsampling", path, "-n", "mine"]) == 0
+    assert calls[0] == ("start", "run2", {"backend": "cupti", "context": "python", "data": "trace",
+                                          "hook": "triton", "mode": "pcsampling"})
+    assert calls[1][1] == [path, "-n", "mine"]
+    calls.clear()
+    assert cli.main(["-binstrumentation", "-mdefault:optimizations=clock32", path]) == 0
+    assert calls[0] == ("start", "train", {"backend": "instrumentation", "mode": "default:optimizations=clock32"})
+
+
+def test_module_with_mode(calls, tmp_path, monkeypatch):
+    pkg = tmp_path / "clipkg2"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "run.py").write_text(RECORDING)
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert cli.main(["-m", "pcsampling", "-b", "cupti", "--module=clipkg2.run", "-m", "x"]) == 0
+    finally:
+        for name in ("clipkg2", "clipkg2.run"):
+            sys.modules.pop(name, None)
+    assert calls[0] == ("start", "run", {"backend": "cupti", "mode": "pcsampling"})
+    assert calls[1][1][1:] == ["-m", "x"]
+
+
 def test_script_sees_its_directory_on_sys_path(calls, tmp_path):
     (tmp_path / "helper_mod_for_cli.py").write_text("VALUE = 7\n")
     path = script(tmp_path, "import helper_mod_for_cli\nassert helper_mod_for_cli.VALUE == 7\n")
@@ -111,7 +139,7 @@ def test_module_mode(calls, tmp_path, monkeypatch):
     (pkg / "tool.py").write_text(RECORDING + "sys.exit(int(sys.argv[-1]))\n")
     monkeypatch.chdir(tmp_path)
     try:
-        assert cli.main(["--data", "trace", "-m", "clipkg.tool", "--flag", "5"]) == 5
+        assert cli.main(["--data", "trace", "--module", "clipkg.tool", "--flag", "5"]) == 5
     finally:
         for name in ("clipkg", "clipkg.tool"):
             sys.modules.pop(name, None)
@@ -167,9 +195,14 @@ def test_finalize_error(calls, tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("argv, message", [
     ([], "no target"),
     (["--name", "x"], "no target"),
-    (["-m"], "-m needs a module name"),
+    (["--module"], "--module needs a module name"),
+    (["-m"], "no target"),
     (["missing_script.py"], "missing_script.py: no such file"),
-    (["-m", "no_such_module_for_cli"], "no module named 'no_such_module_for_cli'"),
+    (["--module", "no_such_module_for_cli"], "no module named 'no_such_module_for_cli'"),
+    (["-b", "nvtx", "x.py"], "invalid choice: 'nvtx'"),
+    (["-c", "frames", "x.py"], "invalid choice: 'frames'"),
+    (["-d", "both", "x.py"], "invalid choice: 'both'"),
+    (["-k", "torch", "x.py"], "invalid choice: 'torch'"),
     (["--backend", "nvtx", "x.py"], "invalid choice: 'nvtx'"),
     (["--bogus", "x.py"], "unrecognized arguments: --bogus"),
 ])
@@ -182,15 +215,21 @@ def test_usage_errors(calls, capsys, argv, message):
 def test_help(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: proton-profile [options] (script.py | -m module | pytest) [args...]")
-    for option in ("--name", "--backend", "--context", "--data", "--hook", "--mode", "-m MODULE"):
+    assert out.startswith("usage: proton-profile [options] (script.py | --module module | pytest) [args...]")
+    for option in ("-n NAME, --name", "-b", "--backend", "-c", "--context", "-d", "--data", "-k", "--hook",
+                   "-m MODE, --mode", "--module MODULE"):
         assert option in out
 
 
 def test_split_argv():
     assert cli.split_argv(["--name", "n", "s.py", "--name", "x"]) == (["--name", "n"], "script", "s.py",
                                                                        ["--name", "x"])
-    assert cli.split_argv(["-mpkg.mod", "a"]) == ([], "module", "pkg.mod", ["a"])
+    assert cli.split_argv(["--module", "pkg.mod", "a"]) == ([], "module", "pkg.mod", ["a"])
+    assert cli.split_argv(["--module=pkg.mod", "a"]) == ([], "module", "pkg.mod", ["a"])
+    assert cli.split_argv(["-m", "pcsampling", "s.py", "-m", "x"]) == (["-m", "pcsampling"], "script", "s.py",
+                                                                        ["-m", "x"])
+    assert cli.split_argv(["-mpcsampling", "s.py"]) == (["-mpcsampling"], "script", "s.py", [])
+    assert cli.split_argv(["/usr/bin/pytest", "-x"]) == ([], "pytest", "/usr/bin/pytest", ["-x"])
     assert cli.split_argv(["--", "-weird.py", "a"]) == ([], "script", "-weird.py", ["a"])
     assert cli.split_argv(["pytest", "-k", "foo"]) == ([], "pytest", "pytest", ["-k", "foo"])
 
