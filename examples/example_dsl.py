@@ -104,14 +104,16 @@ def run_on_gpu(mode, n):
     else:
         print("(the Gluon matmul needs a Hopper GPU: skipped)")
     if "tree" in report.files:
-        for root in json.load(open(report.files["tree"])):
-            _print_tree(root, 0)
+        root, _devices = json.load(open(report.files["tree"]))  # [ROOT, device info]
+        for kernel in root["children"]:
+            _print_tree(kernel, 0)
 
 
 def _print_tree(node, depth):
-    m = node["metrics"]
-    print(f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {m['normalized_cycles']:10.1f} cycles per warp"
-          f"  ({m['count']} instances)")
+    # Nodes hold their own (exclusive) cycles; a scope took its own and its children's.
+    cycles = proton.tree.inclusive(node, "normalized_cycles")
+    print(f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {cycles:10.1f} cycles per warp"
+          f"  ({node['metrics']['count']} instances)")
     for child in node["children"]:
         _print_tree(child, depth + 1)
 

@@ -204,11 +204,12 @@ class Session:
         self.kept_per_kernel.clear()
         # A session that recorded nothing still writes its (empty) outputs,
         # as in Triton's Proton: a script can always find its files.
-        report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch))
+        report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch), *_device(self._torch))
         return report
 
 
-def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0") -> dict:
+def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices: dict | None = None,
+                  device_type: str = "CUDA") -> dict:
     files = {}
     for kind in outputs:
         path = name + OUTPUT_SUFFIXES[kind]
@@ -217,9 +218,22 @@ def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0") -> dict
         elif kind == "pftrace":
             trace_perfetto.write(path, launches, gpu_name)
         elif kind == "tree":
-            tree.write(path, launches)
+            tree.write(path, launches, devices, device_type)
         files[kind] = os.path.abspath(path)
     return files
+
+
+def _device(torch) -> tuple[dict, str]:
+    """The tree's device-info object and device type (empty without a GPU)."""
+    if torch is None:
+        return {}, "CUDA"
+    from .host import device_info
+    device_type = "HIP" if getattr(getattr(torch, "version", None), "hip", None) else "CUDA"
+    try:
+        devices = device_info.describe([torch.cuda.current_device()]) if device_type == "CUDA" else {}
+    except Exception:  # noqa: BLE001 - device info is descriptive only
+        devices = {}
+    return devices, device_type
 
 
 def _gpu_name(torch) -> str:

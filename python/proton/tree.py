@@ -1,14 +1,18 @@
-"""The per-scope cycle tree in Hatchet's literal JSON format (a list of root
-nodes, each {"frame": {"name", "type"}, "metrics": {...}, "children": [...]}),
-readable by llnl-hatchet's GraphFrame.from_literal and by the viewer.
+"""The per-scope cycle tree (`.hatchet`), laid out as Triton's Proton writes
+it, so that its viewer and ours read the same numbers: a list of a `ROOT`
+node and a device-info object; under ROOT one node per kernel, under it the
+scopes as they nest; each node {"frame": {"name", "type"}, "metrics": {...},
+"children": [...]}.
 
-One root per kernel; below it the scopes as they nest. Metrics per node:
-  cycles             sum of the scope's durations over all warps, CTAs and launches
-  normalized_cycles  cycles / (recording warps x launches): the average time
-                     one warp spent in the scope during one launch
-  count              completed scope instances
-  time (ns)          the same sum as cycles, in global-timer nanoseconds
-For the kernel node, cycles are the warps' whole lifetimes (entry to return).
+Metrics are each node's own (exclusive), as in Triton's Proton: viewers add
+a node's descendants to get its inclusive value. So a scope's own cycles are
+its duration less its child scopes' durations, and a kernel's are the warps'
+lifetimes (entry to return) less its top-level scopes:
+  cycles             cycles over all warps, CTAs and launches
+  normalized_cycles  cycles / (recording warps x launches): one warp, one launch
+  time (ns)          the same as cycles, in global-timer nanoseconds
+  count              completed scope instances (launches, for a kernel)
+  device_id, device_type   labels ("0", "CUDA" or "HIP")
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from .decode import LaunchEvents
 
 
-def build(launches: list[LaunchEvents]) -> list[dict]:
+def build(launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA") -> list:
     kernels: dict[str, dict] = {}
     for ev in launches:
         k = kernels.setdefault(ev.kernel, {"warps": 0, "cycles": 0, "ns": 0.0, "launches": 0, "scopes": {}})
@@ -41,26 +45,35 @@ def build(launches: list[LaunchEvents]) -> list[dict]:
             node["ns"] += ns[sid]
             node["count"] += int(count[sid])
 
-    roots = []
+    root = {"frame": {"name": "ROOT", "type": "function"}, "metrics": {"cycles": 0, "normalized_cycles": 0.0},
+            "children": []}
     for name, k in kernels.items():
         warps = max(k["warps"], 1)
-        root = _node(name, "function", k["cycles"], k["cycles"] / warps, k["launches"], k["ns"])
-        by_path = {(): root}
+        kernel = _node(name, "function", k["cycles"], k["ns"], k["launches"], warps, device_type)
+        by_path = {(): kernel}
         for path in sorted(k["scopes"], key=len):
             s = k["scopes"][path]
-            parent = by_path.get(path[:-1], root)
-            node = _node(path[-1], "region", s["cycles"], s["cycles"] / warps, s["count"], s["ns"])
+            parent = by_path.get(path[:-1], kernel)
+            node = _node(path[-1], "region", s["cycles"], s["ns"], s["count"], warps, device_type)
             parent["children"].append(node)
             by_path[path] = node
-        roots.append(root)
-    return roots
+        _make_exclusive(kernel)
+        kernel.pop("_measured")
+        root["children"].append(kernel)
+    return [root, devices or {}]
 
 
-def write(path: str, launches: list[LaunchEvents]) -> list[dict]:
-    roots = build(launches)
+def write(path: str, launches: list[LaunchEvents], devices: dict | None = None,
+          device_type: str = "CUDA") -> list[dict]:
+    tree = build(launches, devices, device_type)
     with open(path, "w") as out:
-        json.dump(roots, out, indent=1)
-    return roots
+        json.dump(tree, out, indent=1)
+    return tree
+
+
+def inclusive(node: dict, metric: str) -> float:
+    """A node's metric with its descendants': what the scope measured."""
+    return node["metrics"].get(metric, 0) + sum(inclusive(child, metric) for child in node["children"])
 
 
 def _path(ev: LaunchEvents, sid: int) -> tuple[str, ...]:
@@ -71,10 +84,29 @@ def _path(ev: LaunchEvents, sid: int) -> tuple[str, ...]:
     return tuple(reversed(names))
 
 
-def _node(name, kind, cycles, normalized, count, ns) -> dict:
+def _node(name, kind, cycles, ns, count, warps, device_type) -> dict:
+    # The measured (inclusive) values; _make_exclusive turns them into the node's own.
     return {
         "frame": {"name": name, "type": kind},
-        "metrics": {"cycles": int(round(cycles)), "normalized_cycles": float(normalized), "count": int(count),
-                    "time (ns)": float(ns)},
+        "metrics": {"cycles": float(cycles), "time (ns)": float(ns), "count": int(count), "device_id": "0",
+                    "device_type": device_type},
         "children": [],
+        "_warps": warps,
     }
+
+
+def _make_exclusive(node: dict) -> None:
+    """Each node keeps its duration less its children's (never below 0:
+    children measured in other warps can overlap), normalized per warp."""
+    for child in node["children"]:
+        _make_exclusive(child)
+    metrics = node["metrics"]
+    for metric in ("cycles", "time (ns)"):
+        own = metrics[metric] - sum(child["_measured"][metric] for child in node["children"])
+        node.setdefault("_measured", {})[metric] = metrics[metric]
+        metrics[metric] = max(own, 0.0)
+    warps = node.pop("_warps")
+    metrics["cycles"] = int(round(metrics["cycles"]))
+    metrics["normalized_cycles"] = metrics["cycles"] / warps
+    for child in node["children"]:
+        child.pop("_measured")

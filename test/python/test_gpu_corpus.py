@@ -36,8 +36,9 @@ def _scope_counts(tree_path):
             counts[child["frame"]["name"]] += child["metrics"]["count"]
             walk(child)
 
-    for root in json.load(open(tree_path)):
-        walk(root)
+    root, _devices = json.load(open(tree_path))  # [ROOT, device info]
+    for kernel in root["children"]:
+        walk(kernel)
     return dict(counts)
 
 

@@ -98,22 +98,30 @@ def test_varint_encoding_matches_protobuf():
 
 
 def test_tree(tmp_path, launches):
-    roots = tree.write(str(tmp_path / "run.hatchet"), launches)
-    (root,) = roots
-    assert root["frame"]["name"] == "vector_add"
-    (kernel,) = root["children"]
+    # Triton's Proton's layout: [ROOT, device info]; kernels under ROOT,
+    # scopes under their kernel; each node's own (exclusive) metrics.
+    written = tree.write(str(tmp_path / "run.hatchet"), launches, {"CUDA": {"0": {"arch": "90"}}})
+    root, devices = written
+    assert root["frame"]["name"] == "ROOT" and devices == {"CUDA": {"0": {"arch": "90"}}}
+    (kernel_node,) = root["children"]
+    assert kernel_node["frame"]["name"] == "vector_add" and kernel_node["metrics"]["count"] == 2
+    (kernel,) = kernel_node["children"]
     assert kernel["frame"]["name"] == "kernel"
     assert kernel["metrics"]["count"] == 2 * 12
-    assert kernel["metrics"]["cycles"] == 2 * 12 * 500
-    assert kernel["metrics"]["normalized_cycles"] == pytest.approx(500)
+    # The scope measured 500 cycles per warp; its loads and stores 100 each.
+    assert tree.inclusive(kernel, "cycles") == 2 * 12 * 500
+    assert kernel["metrics"]["cycles"] == 2 * 12 * 300
+    assert kernel["metrics"]["normalized_cycles"] == pytest.approx(300)
+    assert tree.inclusive(kernel, "normalized_cycles") == pytest.approx(500)
     assert sorted(c["frame"]["name"] for c in kernel["children"]) == ["load", "store"]
     assert all(c["metrics"]["normalized_cycles"] == pytest.approx(100) for c in kernel["children"])
-    assert json.loads((tmp_path / "run.hatchet").read_text()) == roots
+    assert all(c["metrics"]["device_type"] == "CUDA" and c["metrics"]["device_id"] == "0" for c in kernel["children"])
+    assert json.loads((tmp_path / "run.hatchet").read_text()) == written
 
 
 def test_tree_loads_in_hatchet(tmp_path, launches):
     ht = pytest.importorskip("hatchet")
-    roots = tree.build(launches)
-    gf = ht.GraphFrame.from_literal(roots)
-    assert set(gf.dataframe["name"]) == {"vector_add", "kernel", "load", "store"}
+    root, _ = tree.build(launches)
+    gf = ht.GraphFrame.from_literal([root])
+    assert set(gf.dataframe["name"]) == {"ROOT", "vector_add", "kernel", "load", "store"}
     assert "normalized_cycles" in gf.dataframe.columns

@@ -151,8 +151,8 @@ def test_finalize_decodes_kept_launches_and_writes_outputs(tmp_path, capsys):
     assert report.launches_kept == 3 and report.launches_skipped == 2
     assert report.events == 3 * 36 and report.errors == []
     # the last three launches are the ones kept
-    (root,) = json.load(open(report.files["tree"]))
-    assert root["metrics"]["count"] == 3
+    root, _devices = json.load(open(report.files["tree"]))
+    assert root["children"][0]["metrics"]["count"] == 3  # the kernel's node counts launches
     assert set(report.files) == {"chrome_trace", "pftrace", "tree"}
     assert all(os.path.getsize(p) > 0 for p in report.files.values())
     assert report.files["pftrace"] == os.path.abspath(name + ".pftrace")
@@ -166,8 +166,8 @@ def test_op_measure_writes_only_the_tree(tmp_path):
     simulate_launches(session, 1)
     report = proton.finalize()
     assert set(report.files) == {"tree"}
-    (root,) = json.load(open(report.files["tree"]))
-    assert root["children"][0]["metrics"]["count"] == 12
+    root, _devices = json.load(open(report.files["tree"]))
+    assert root["children"][0]["children"][0]["metrics"]["count"] == 12
 
 
 def test_buffer_of_unknown_kernel_is_reported_not_raised(tmp_path):
