@@ -9,6 +9,7 @@ import os
 import pytest
 
 import proton
+from proton.host import profile_tree
 
 pytestmark = pytest.mark.gpu
 
@@ -57,7 +58,7 @@ def kernel_nodes(node, name):
 def check_samples(report):
     assert report.pc_samples > 0, report.summary()
     with open(report.files["tree"]) as f:
-        root = json.load(f)[0]
+        root = profile_tree.inclusive(json.load(f)[0])  # the file holds each node's own samples
     kernels = kernel_nodes(root, "spin")
     assert len(kernels) == 1, [k["frame"]["name"] for k in kernels]
     kernel = kernels[0]
