@@ -36,6 +36,19 @@ OUTPUT_FORMATS = {"hatchet": "tree", "chrome_trace": "chrome_trace"}
 
 _next_id = itertools.count()
 _open: dict[int, object] = {}   # session id -> open session
+#: The session proton-profile opened around a script, as in Triton's Proton:
+#: the script's own start and finalize calls are then ignored (its session is
+#: the command's), and it may activate and deactivate only that session.
+_command_line_session: int | None = None
+
+
+def _check_command_line(session, verb: str) -> bool:
+    """True if the call is the script's, under proton-profile, to ignore."""
+    if _command_line_session is None:
+        return False
+    if session is not None and int(getattr(session, "id", session)) not in (0, _command_line_session):
+        raise ProfilerError(f"Only one session can be {verb} when running from the command line.")
+    return True
 
 
 class SessionId(int):
@@ -65,7 +78,7 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
     extension (default "proton"); data="tree" writes <name>.hatchet,
     data="trace" <name>.chrome_trace (instrumentation: also <name>.pftrace);
     without data, instrumentation writes all three and host sessions the tree."""
-    if profiling_disabled():
+    if profiling_disabled() or _command_line_session is not None:
         return None
     name = DEFAULT_PROFILE_NAME if name is None else name
     if not isinstance(name, str) or not name:
@@ -115,6 +128,8 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
 
 def activate(session: int | None = None) -> None:
     """Records again in `session` (None: every open session)."""
+    if _check_command_line(session, "activated"):
+        session = _command_line_session
     for s in _select(session):
         HookManager.activate(s.id)
         s.activate()
@@ -123,6 +138,8 @@ def activate(session: int | None = None) -> None:
 def deactivate(session: int | None = None) -> None:
     """Stops recording in `session` (None: every open session); its data
     stays until finalize. Deactivating twice is no error."""
+    if _check_command_line(session, "deactivated"):
+        session = _command_line_session
     for s in _select(session):
         s.deactivate()
         HookManager.deactivate(s.id)
@@ -133,6 +150,8 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     report, a list of them when several were open, None when none was.
     output_format "hatchet" or "chrome_trace" writes that output instead of
     the session's own choice."""
+    if _check_command_line(session, "finalized"):
+        return None  # proton-profile finalizes its session when the script ends
     if output_format and output_format not in OUTPUT_FORMATS:
         raise ProfilerError(f"unknown output_format {output_format!r}; valid: {', '.join(OUTPUT_FORMATS)}")
     if session is None and not _open:
@@ -157,6 +176,12 @@ def _choose_output(session, kind: str) -> None:
     elif kind == "chrome_trace" and session.data != "trace":
         raise ProfilerError(f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
                             "data='trace' at start (the session is still open)")
+
+
+def run_from_command_line(session: int | None) -> None:
+    """proton-profile: `session` is the command's (None: the script ended)."""
+    global _command_line_session
+    _command_line_session = None if session is None else int(session)
 
 
 def sessions() -> list:

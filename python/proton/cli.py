@@ -151,14 +151,17 @@ def profile(args, kind: str, target: str, target_args: list[str]) -> int:
 
     kwargs = {key: getattr(args, key) for key in START_OPTIONS if getattr(args, key) is not None}
     try:
-        proton.start(args.name or default_name(kind, target), **kwargs)
+        session = proton.start(args.name or default_name(kind, target), **kwargs)
     except (proton.ProfilerError, proton.ModeError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     code = 1
+    # As in Triton's Proton, the script's own start/finalize calls are ignored.
+    proton.api.run_from_command_line(session)
     try:
         code = run_target(kind, target, target_args)
     finally:
+        proton.api.run_from_command_line(None)
         try:
             proton.finalize()
         except proton.ProfilerError as e:

@@ -257,3 +257,24 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "tut.chrome_trace").exists()
+
+
+def test_scripts_under_the_command_line_share_its_session(tmp_path):
+    # proton-profile's session is the script's: its start and finalize calls
+    # are ignored, and only that session can be (de)activated.
+    session = proton.start(str(tmp_path / "cli"), backend="instrumentation", quiet=True)
+    api.run_from_command_line(session)
+    try:
+        assert proton.start(str(tmp_path / "script")) is None
+        proton.deactivate(0)
+        assert not session.active
+        proton.activate()
+        assert session.active
+        with pytest.raises(proton.ProfilerError, match="Only one session can be activated when running from the "
+                                                       "command line"):
+            proton.activate(session + 5)
+        assert proton.finalize() is None and proton.sessions() == [session.session]
+    finally:
+        api.run_from_command_line(None)
+    proton.finalize()
+    assert not (tmp_path / "script.hatchet").exists() and (tmp_path / "cli.hatchet").exists()
