@@ -22,6 +22,7 @@ import json
 import numpy as np
 
 from .decode import LaunchEvents
+from .host.profile_tree import declare_metrics_on_root
 
 
 def build(launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA") -> list:
@@ -60,6 +61,7 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
         _make_exclusive(kernel)
         kernel.pop("_measured")
         root["children"].append(kernel)
+    declare_metrics_on_root(root)
     return [root, devices or {}]
 
 

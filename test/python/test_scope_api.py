@@ -190,7 +190,7 @@ def _tree_with_devices(fake, tmp_path):
 def test_upstream_layout(fake, tmp_path):
     path, data = _tree_with_devices(fake, tmp_path)
     assert len(data) == 2 and data[0]["frame"] == {"name": "ROOT", "type": "function"}
-    assert data[0]["metrics"] == {"count": 0, "time (ns)": 0}
+    assert data[0]["metrics"] == {"count": 0, "time (ns)": 0, "tokens": 0}  # zeros of every metric below
     assert _find(data[0], "outer", "inner")["metrics"] == {}
     total = profile_tree.inclusive(data[0])
     assert _find(total, "outer")["metrics"]["time (ns)"] == 5000

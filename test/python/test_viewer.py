@@ -550,3 +550,71 @@ def test_same_numbers_as_tritons_viewer(capsys, path, diff):
             assert float(got.rstrip("%")) == pytest.approx(float(expected), rel=1e-3, abs=6e-3), (name, metric)
             compared += 1
     assert compared > 30
+
+
+RECORDED = FIXTURES / "recorded"  # bench/record_profiles.py on an H100: one program, each profiler
+
+
+def _ours_and_triton(capsys, path, metrics):
+    """{name: [our values]} and Triton's viewer's dataframe for one file."""
+    tv = _triton_viewer()
+    gf, cols = tv.parse(metrics, str(path))
+    rc, out, _ = view(capsys, "-m", ",".join(metrics), "--no-color", str(path))
+    assert rc == 0
+    ours = {}
+    for name, vals in table(out, len(metrics)):
+        ours.setdefault(name.split(" [")[0], vals)
+    return ours, gf.dataframe, cols
+
+
+@pytest.mark.parametrize("recorder", ["triton", "proton"])
+def test_recorded_host_profiles_read_the_same_in_both_viewers(capsys, recorder):
+    # A host profile recorded by Triton's Proton and one recorded by ours:
+    # each viewer reads each file with the same numbers.
+    metrics = ["time/ns", "count", "gflop32/s", "gbyte/s", "tokens"]
+    ours, theirs, cols = _ours_and_triton(capsys, RECORDED / f"{recorder}_host.hatchet", metrics)
+    compared = 0
+    for _, row in theirs.iterrows():
+        if row["name"] not in ours or row["name"] == "add_1048576":  # the kernel leaf is listed twice
+            continue
+        for metric, col in zip(metrics, cols):
+            if row[col] == row[col]:  # not NaN
+                assert float(ours[row["name"]][metrics.index(metric)]) == pytest.approx(float(row[col]), rel=1e-3)
+                compared += 1
+    assert compared >= 10
+
+
+def test_recorded_host_profiles_agree_between_profilers():
+    # The same program under both profilers: the same tree of scopes and
+    # kernels, counts, flops, bytes and user metrics (times differ by run).
+    def paths(path):
+        root, devices = json.load(open(path))
+        out = {}
+
+        def walk(node, prefix):
+            for child in node["children"]:
+                key = prefix + (child["frame"]["name"],)
+                out[key] = {k: v for k, v in child["metrics"].items() if k in ("count", "flops32", "bytes", "tokens")}
+                walk(child, key)
+        walk(root, ())
+        return out, devices["CUDA"]["0"]["num_sms"]
+
+    assert paths(RECORDED / "proton_host.hatchet") == paths(RECORDED / "triton_host.hatchet")
+
+
+def test_recorded_intra_kernel_trees_read_in_both_viewers(capsys):
+    # Intra-kernel trees: ours in Triton's viewer gives our numbers, and the
+    # scope counts of Triton's file and ours describe the same launch (4096 warps).
+    metrics = ["cycles", "normalized_cycles"]
+    ours, theirs, cols = _ours_and_triton(capsys, RECORDED / "proton_intra.hatchet", metrics)
+    rows = {row["name"]: row for _, row in theirs.iterrows()}
+    for name in ("add", "load", "store"):
+        for metric, col in zip(metrics, cols):
+            assert float(ours[name][metrics.index(metric)]) == pytest.approx(float(rows[name][col]), rel=1e-3)
+    mine = json.load(open(RECORDED / "proton_intra.hatchet"))[0]["children"][0]
+    upstream = json.load(open(RECORDED / "triton_intra.hatchet"))[0]["children"][0]
+    for scope_mine, scope_up in zip(sorted(mine["children"], key=lambda n: n["frame"]["name"]),
+                                    sorted(upstream["children"], key=lambda n: n["frame"]["name"])):
+        assert scope_mine["frame"]["name"] == scope_up["frame"]["name"]
+        warps = lambda m: m["cycles"] / m["normalized_cycles"]  # noqa: E731
+        assert warps(scope_mine["metrics"]) == pytest.approx(warps(scope_up["metrics"])) == 4096

@@ -95,7 +95,26 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
     if leaves:  # as upstream: the root carries zeros of the activity metrics
         root["metrics"] = {"count": 0, "time (ns)": 0, **root["metrics"]}
     _integral_times(root)
+    declare_metrics_on_root(root)
     return [root, dict(devices or {})]
+
+
+def declare_metrics_on_root(root: dict) -> None:
+    """Hatchet (and so Triton's viewer) sums into inclusive values only the
+    metrics the root holds: as Triton's Proton writes it, the root carries a
+    zero of every numeric metric found below it."""
+    found: dict[str, int | float] = {}
+
+    def walk(node):
+        for key, value in node["metrics"].items():
+            if key not in LABELS and isinstance(value, (int, float)) and not isinstance(value, bool):
+                found.setdefault(key, 0)
+        for child in node["children"]:
+            walk(child)
+
+    for child in root["children"]:
+        walk(child)
+    root["metrics"] = {**found, **root["metrics"]}
 
 
 def inclusive(node: dict) -> dict:
