@@ -131,6 +131,26 @@ template <typename T> nb::bytes packed(const std::vector<T> &rows) {
 
 } // namespace
 
+/// The scope launch_metadata runs in (see triton_launch_hook): closed,
+/// with anything the function left open inside it, when evaluation ends.
+class LaunchMetadataScope {
+public:
+  LaunchMetadataScope() : depth(threadContext().scopes.size()) {
+    enterScope("__proton_launch_metadata", false);
+  }
+  ~LaunchMetadataScope() { close(); }
+  void close() {
+    ThreadContext &thread = threadContext();
+    while (thread.scopes.size() > depth) {
+      thread.scopes.pop_back();
+      thread.nvtx.pop_back();
+    }
+  }
+
+private:
+  size_t depth;
+};
+
 NB_MODULE(_host, m) {
   m.def("load_cupti", [](const std::string &path) { raiseIfError(loadCupti(path)); });
   m.def("cupti_version", []() {
@@ -262,6 +282,10 @@ NB_MODULE(_host, m) {
     if (!base.is_valid())
       throw nb::python_error();
     nb::object kernelName = PyDict_Check(base.ptr()) ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey)) : nb::object();
+    // Kernels that launch_metadata itself launches (a tensor's .item(), say)
+    // go under a __proton_launch_metadata scope, as in Triton's Proton, not
+    // among the user's kernels; viewers leave that frame out.
+    LaunchMetadataScope metadataScope;
     nb::object data;
     PyObject *only = PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
                          ? PyList_GET_ITEM(extras.ptr(), 0) : nullptr; // borrowed
@@ -272,6 +296,7 @@ NB_MODULE(_host, m) {
     } else {
       data = metadata.attr("get")();
     }
+    metadataScope.close();
     if (!PyDict_Check(data.ptr()))
       throw nb::type_error("a Triton launch_metadata function must return a dict");
     static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};

@@ -224,3 +224,27 @@ def test_session_tree_loads_in_hatchet(fake, fake_path, tmp_path, monkeypatch):
     by_name = {row["name"]: row for _, row in gf.dataframe.reset_index().iterrows()}
     assert by_name["ROOT"]["time (ns) (inc)"] == 400 and by_name["outer"]["tokens"] == 7
     assert by_name["k2"]["count"] == 1 and by_name["fwd"]["time (ns) (inc)"] == 300
+
+
+def test_kernels_launched_by_launch_metadata_are_kept_apart(fake, fake_path, tmp_path, monkeypatch):
+    # As in Triton's Proton: what launch_metadata itself launches goes under
+    # a __proton_launch_metadata node, not among the user's kernels.
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    def metadata_that_launches():
+        fake.fake_launch(CBID_cuLaunchKernel, b"item_copy", 0, 3, 1)
+        return {"flops32": 10.0}
+
+    proton.start(str(tmp_path / "apart"), backend="cupti", hook="triton", quiet=True)
+    with proton.scope("step"):
+        lazy = LazyDict({"name": "k"})
+        lazy.add(metadata_that_launches, ())
+        triton.knobs.runtime.launch_enter_hook(lazy)
+        fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+        assert h.scope_stack() == ["step"]  # the metadata scope is closed again
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert _find(root, "step", "__proton_launch_metadata", "item_copy")["metrics"]["count"] == 1
+    kernel = _find(root, "step", "k")["metrics"]
+    assert kernel["count"] == 1 and kernel["flops32"] == 10.0
