@@ -15,7 +15,7 @@ profiler of kernel launches.
 import os as _os
 
 from . import hook as _hook, mode
-from . import hooks
+from . import hooks, specs
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
 from .compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .errors import PipeliningWarning, ProfilerError
@@ -28,7 +28,7 @@ if _os.environ.get(_hook.DUMP_ENV) == "1":  # proton-dump-ttgir's run: see hook.
     _hook.install_dump_keying_hook()
 
 __all__ = [
-    "DEFAULT_PROFILE_NAME", "context", "cpu_timed_scope", "enter_state", "exit_state", "hooks",
+    "DEFAULT_PROFILE_NAME", "context", "specs", "cpu_timed_scope", "enter_state", "exit_state", "hooks",
     "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "PipeliningWarning", "ProfilerError",
     "SessionReport",
     "activate", "deactivate", "enter_scope", "exit_scope", "finalize", "instrument_llvm_ir", "mode", "profile",

@@ -278,3 +278,13 @@ def test_scripts_under_the_command_line_share_its_session(tmp_path):
         api.run_from_command_line(None)
     proton.finalize()
     assert not (tmp_path / "script.hatchet").exists() and (tmp_path / "cli.hatchet").exists()
+
+
+def test_specs_match_tritons():
+    specs = pytest.importorskip("triton.profiler.specs")
+    for device_type, arch, sms, clock in (("CUDA", "80", 108, 1410000), ("CUDA", "90", 132, 1980000),
+                                          ("HIP", "gfx942", 304, 2100000)):
+        for width in (8, 16, 32, 64):
+            assert proton.specs.max_flops(device_type, arch, width, sms, clock) == \
+                pytest.approx(specs.max_flops(device_type, arch, width, sms, clock), rel=1e-12)
+    assert proton.specs.max_bps("CUDA", "90", 5120, 2619000) == specs.max_bps("CUDA", "90", 5120, 2619000)
