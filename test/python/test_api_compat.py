@@ -160,9 +160,12 @@ def test_hook_manager_registry():
     assert HookManager.session_hooks[2] == {instrumentation: False, LaunchHook(): False}
     HookManager.activate(2)
     assert len(HookManager.active_hooks) == 2
+    assert InstrumentationHook.active_count == 1
+    with pytest.raises(RuntimeError, match="Only one instance of the instrumentation hook can be active"):
+        InstrumentationHook("default").activate()
     HookManager.unregister()
     assert HookManager.active_hooks == [] and not HookManager.session_hooks
-    assert triton.knobs.runtime.add_stages_inspection_hook is None
+    assert triton.knobs.runtime.add_stages_inspection_hook is None and InstrumentationHook.active_count == 0
 
 
 def test_sessions_register_their_hooks(tmp_path):

@@ -12,6 +12,10 @@ class InstrumentationHook(Hook):
     hook of an instrumentation session (`stage_hook=`)."""
 
     priority = 0
+    #: Instrumentation hooks active now; one at a time, as in Triton's Proton.
+    active_count: int = 0
+    #: Alignment of each launch's profile buffer (Triton's profile_scratch).
+    profile_buffer_alignment: int = 16
 
     def __init__(self, mode=None, *, stage_hook=None):
         from .. import hook as stage
@@ -20,7 +24,11 @@ class InstrumentationHook(Hook):
         self.stage_hook = stage_hook or stage.InstrumentationHook(self.mode.pipeline_options(), label=str(self.mode))
 
     def activate(self) -> None:
+        if InstrumentationHook.active_count > 0:
+            raise RuntimeError("Only one instance of the instrumentation hook can be active at a time.")
         self.stage_hook.install()
+        InstrumentationHook.active_count += 1
 
     def deactivate(self) -> None:
         self.stage_hook.uninstall()
+        InstrumentationHook.active_count -= 1
