@@ -25,6 +25,7 @@ from . import calibration, decode, hook as hook_mod, trace_chrome, trace_perfett
 from .buffer import BufferFormatError
 from .errors import ProfilerError
 from .mode import Default, OpMeasure, parse
+from .paths import output_path
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 
@@ -212,7 +213,7 @@ def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices
                   device_type: str = "CUDA") -> dict:
     files = {}
     for kind in outputs:
-        path = name + OUTPUT_SUFFIXES[kind]
+        path = output_path(name, OUTPUT_SUFFIXES[kind])
         if kind == "chrome_trace":
             trace_chrome.write(path, launches, trace_chrome.session_origin(launches))
         elif kind == "pftrace":

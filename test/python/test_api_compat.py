@@ -291,3 +291,17 @@ def test_specs_match_tritons():
             assert proton.specs.max_flops(device_type, arch, width, sms, clock) == \
                 pytest.approx(specs.max_flops(device_type, arch, width, sms, clock), rel=1e-12)
     assert proton.specs.max_bps("CUDA", "90", 5120, 2619000) == specs.max_bps("CUDA", "90", 5120, 2619000)
+
+
+def test_names_may_carry_the_extension(host, tmp_path):
+    # Triton's Proton takes "run" and "run.hatchet" alike.
+    proton.start(str(tmp_path / "intra.hatchet"), backend="instrumentation", quiet=True)
+    proton.start(str(tmp_path / "host.hatchet"), quiet=True)
+    proton.finalize()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["host.hatchet", "intra.chrome_trace", "intra.hatchet",
+                                                          "intra.pftrace"]
+
+
+def test_python_dash_m_proton_is_the_command():
+    done = subprocess.run([sys.executable, "-m", "proton", "-h"], capture_output=True, text=True)
+    assert done.returncode == 0 and "-n" in done.stdout and "--backend" in done.stdout

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import ProfilerError
+from ..paths import output_path
 from . import libraries, profile_tree, records, trace
 
 CONTEXTS = ("shadow", "python")
@@ -159,9 +160,10 @@ class HostSession:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
         tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
                                   pc_samples=pc_samples, device_type=self.tracer.device_type)
-        report.files["tree"] = profile_tree.write(self.name + ".hatchet", tree)
+        report.files["tree"] = profile_tree.write(output_path(self.name, ".hatchet"), tree)
         if self.data == "trace":
-            report.files["chrome_trace"] = trace.write_chrome(self.name + ".chrome_trace", trace_rows, nodes, names)
+            report.files["chrome_trace"] = trace.write_chrome(output_path(self.name, ".chrome_trace"), trace_rows,
+                                                              nodes, names)
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
