@@ -27,6 +27,7 @@ from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
 from .mode import MMA, Default, ModeError, PCSampling, parse_any
+from .paths import check_output_directory
 
 #: The session name when start gets none, as in Triton's Proton.
 DEFAULT_PROFILE_NAME = "proton"
@@ -83,6 +84,7 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
     name = DEFAULT_PROFILE_NAME if name is None else name
     if not isinstance(name, str) or not name:
         raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
+    check_output_directory(name)
     if data not in (None, "tree", "trace"):
         raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
     if hook not in (None, "triton"):

@@ -25,7 +25,7 @@ from . import calibration, decode, hook as hook_mod, trace_chrome, trace_perfett
 from .buffer import BufferFormatError
 from .errors import ProfilerError
 from .mode import Default, OpMeasure, parse
-from .paths import output_path
+from .paths import output_path, write_or_fall_back
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 
@@ -205,23 +205,21 @@ class Session:
         self.kept_per_kernel.clear()
         # A session that recorded nothing still writes its (empty) outputs,
         # as in Triton's Proton: a script can always find its files.
-        report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch), *_device(self._torch))
+        report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch), *_device(self._torch),
+                                     warnings=report.warnings)
         return report
 
 
 def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices: dict | None = None,
-                  device_type: str = "CUDA") -> dict:
-    files = {}
-    for kind in outputs:
-        path = output_path(name, OUTPUT_SUFFIXES[kind])
-        if kind == "chrome_trace":
-            trace_chrome.write(path, launches, trace_chrome.session_origin(launches))
-        elif kind == "pftrace":
-            trace_perfetto.write(path, launches, gpu_name)
-        elif kind == "tree":
-            tree.write(path, launches, devices, device_type)
-        files[kind] = os.path.abspath(path)
-    return files
+                  device_type: str = "CUDA", warnings: list | None = None) -> dict:
+    writers = {
+        "chrome_trace": lambda path: trace_chrome.write(path, launches, trace_chrome.session_origin(launches)),
+        "pftrace": lambda path: trace_perfetto.write(path, launches, gpu_name),
+        "tree": lambda path: tree.write(path, launches, devices, device_type),
+    }
+    warnings = [] if warnings is None else warnings
+    return {kind: write_or_fall_back(output_path(name, OUTPUT_SUFFIXES[kind]), writers[kind], warnings)
+            for kind in outputs}
 
 
 def _device(torch) -> tuple[dict, str]:

@@ -2,8 +2,16 @@ import os
 import tempfile
 
 # Keep Triton's cache per test session so that cached plain or instrumented
-# builds from elsewhere cannot hide what a test compiles.
-os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="proton-test-cache-"))
+# builds from elsewhere cannot hide what a test compiles; removed at the end.
+_OWN_CACHE = None if "TRITON_CACHE_DIR" in os.environ else tempfile.mkdtemp(prefix="proton-test-cache-")
+if _OWN_CACHE:
+    os.environ["TRITON_CACHE_DIR"] = _OWN_CACHE
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE:
+        import shutil
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 import pytest
 

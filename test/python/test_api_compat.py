@@ -305,3 +305,31 @@ def test_names_may_carry_the_extension(host, tmp_path):
 def test_python_dash_m_proton_is_the_command():
     done = subprocess.run([sys.executable, "-m", "proton", "-h"], capture_output=True, text=True)
     assert done.returncode == 0 and "-n" in done.stdout and "--backend" in done.stdout
+
+
+def test_output_directory_is_checked_at_start_and_data_kept_at_finalize(tmp_path, capsys):
+    # A name in a directory that does not exist fails at start, not at finalize.
+    with pytest.raises(proton.ProfilerError, match="cannot write the session's outputs to .*nowhere: no such directory"):
+        proton.start(str(tmp_path / "nowhere" / "run"), backend="instrumentation")
+    assert proton.sessions() == []
+    # A directory that goes away during the run: the outputs go to the
+    # temporary directory and the report says where.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proton.start(str(gone / "run"), backend="instrumentation", data="tree", quiet=True)
+    gone.rmdir()
+    report = proton.finalize()
+    (warning,) = [w for w in report.warnings if "could not write" in w]
+    assert str(gone / "run.hatchet") in warning and os.path.exists(report.files["tree"])
+    assert json.load(open(report.files["tree"]))[0]["frame"]["name"] == "ROOT"
+    os.unlink(report.files["tree"])
+
+
+def test_the_test_suite_removes_its_triton_cache(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_CACHE_DIR"}
+    env["TMPDIR"] = str(tmp_path)
+    here = os.path.dirname(__file__)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           os.path.join(here, "test_binding.py")], capture_output=True, text=True, env=env, cwd=here)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert not list(tmp_path.glob("proton-test-cache-*"))

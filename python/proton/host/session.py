@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import ProfilerError
-from ..paths import output_path
+from ..paths import output_path, write_or_fall_back
 from . import libraries, profile_tree, records, trace
 
 CONTEXTS = ("shadow", "python")
@@ -160,10 +160,12 @@ class HostSession:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
         tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
                                   pc_samples=pc_samples, device_type=self.tracer.device_type)
-        report.files["tree"] = profile_tree.write(output_path(self.name, ".hatchet"), tree)
+        report.files["tree"] = write_or_fall_back(output_path(self.name, ".hatchet"),
+                                                  lambda path: profile_tree.write(path, tree), report.warnings)
         if self.data == "trace":
-            report.files["chrome_trace"] = trace.write_chrome(output_path(self.name, ".chrome_trace"), trace_rows,
-                                                              nodes, names)
+            report.files["chrome_trace"] = write_or_fall_back(
+                output_path(self.name, ".chrome_trace"),
+                lambda path: trace.write_chrome(path, trace_rows, nodes, names), report.warnings)
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
