@@ -1,4 +1,4 @@
-"""`proton-merge-traces OUT.pftrace IN.pftrace...`: one Perfetto file from the
+"""`proton-merge-traces -o OUT.pftrace IN.pftrace...`: one Perfetto file from the
 traces of several processes (one per GPU, e.g. torch.distributed ranks),
 each input becoming a process ("rank i: <GPU>") and all aligned on the
 global timer.
@@ -15,6 +15,7 @@ bench/results/).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -92,21 +93,35 @@ def merge(inputs: Sequence[str], output: str, labels: Sequence[str] | None = Non
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="proton-merge-traces", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("output", help="the merged .pftrace to write")
-    p.add_argument("inputs", nargs="+", help="Proton .pftrace files, one per process/GPU, in rank order")
+    p.add_argument("-o", "--output", help="the merged .pftrace to write (must not exist, unless --force)")
+    p.add_argument("files", nargs="+", metavar="IN.pftrace",
+                   help="Proton .pftrace files, one per process/GPU, in rank order (without -o, a first name that "
+                   "does not exist yet is taken as the output, as in earlier versions)")
     p.add_argument("--labels", default=None, help="comma-separated process labels (default: rank 0, rank 1, ...)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file (never an input)")
     args = p.parse_args(argv)
+    output, inputs = args.output, list(args.files)
+    if output is None:
+        if len(inputs) < 2 or os.path.exists(inputs[0]):
+            p.error(f"name the merged file with -o OUTPUT (without -o the first name is the output, and "
+                    f"{inputs[0]} exists: it would be overwritten)" if os.path.exists(inputs[0]) else
+                    "name the merged file with -o OUTPUT")
+        output, inputs = inputs[0], inputs[1:]
+    if any(os.path.exists(f) and os.path.exists(output) and os.path.samefile(f, output) for f in inputs):
+        p.error(f"the output {output} is also an input: choose another -o")
+    if os.path.exists(output) and not args.force:
+        p.error(f"{output} exists: pass --force to replace it, or choose another -o")
     labels = args.labels.split(",") if args.labels else None
-    if labels and len(labels) != len(args.inputs):
-        p.error(f"--labels has {len(labels)} names for {len(args.inputs)} inputs")
+    if labels and len(labels) != len(inputs):
+        p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
     try:
-        shifts = merge(args.inputs, args.output, labels)
+        shifts = merge(inputs, output, labels)
     except ProfilerError as e:
         print(f"proton-merge-traces: {e}", file=sys.stderr)
         return 1
     for path, shift in shifts.items():
         print(f"{path}: shifted by {shift} ns")
-    print(f"wrote {args.output}")
+    print(f"wrote {output}")
     return 0
 
 

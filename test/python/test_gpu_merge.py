@@ -36,7 +36,7 @@ def test_two_ranks_merge_into_one_trace(tmp_path):
     bin_dir = Path(sys.executable).parent
     merge = [str(bin_dir / "proton-merge-traces")] if (bin_dir / "proton-merge-traces").exists() else \
         [sys.executable, "-m", "proton.merge"]
-    done = subprocess.run(merge + [str(out), "rank0_0.pftrace", "rank1_0.pftrace"], cwd=tmp_path,
+    done = subprocess.run(merge + ["-o", str(out), "rank0_0.pftrace", "rank1_0.pftrace"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     trace = Trace.FromString(out.read_bytes())

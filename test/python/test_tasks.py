@@ -218,3 +218,30 @@ def test_merge_takes_plugin_traces_too(tmp_path):
     trace = Trace.FromString((tmp_path / "both.pftrace").read_bytes())
     slices = sum(1 for p in trace.packet if p.HasField("track_event")) // 2
     assert slices == events.num_events + 3
+
+
+def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
+    # The output is explicit (-o); a forgotten output, an output that is an
+    # input, or an existing file are refused, and every input stays as it was.
+    from proton.merge import main
+    paths = []
+    for rank in range(2):
+        path = tmp_path / f"rank{rank}.pftrace"
+        export_to_perfetto_trace(buffer_words(1, 1, 8, {(0, 0): nested(5_000_000 + rank, 2)}), NAMES, str(path),
+                                 gpu_name=f"GPU {rank}")
+        paths.append(str(path))
+    before = [open(p, "rb").read() for p in paths]
+    for argv, problem in ((paths, "rank0.pftrace exists: it would be overwritten"),
+                          (["-o", paths[0], *paths], "is also an input"),
+                          (["-o", paths[0], paths[1]], "exists: pass --force"),
+                          (["--force", "-o", paths[0], *paths], "is also an input")):
+        with pytest.raises(SystemExit) as error:
+            main(argv)
+        assert error.value.code == 2 and problem in capsys.readouterr().err
+    assert [open(p, "rb").read() for p in paths] == before
+    out = str(tmp_path / "merged.pftrace")
+    assert main(["-o", out, *paths]) == 0
+    with pytest.raises(SystemExit):
+        main(["-o", out, *paths])  # exists now
+    assert main(["--force", "-o", out, *paths]) == 0
+    assert main([str(tmp_path / "legacy.pftrace"), *paths]) == 0  # the old form, with a new output name
