@@ -12,7 +12,11 @@
 #include "proton/Compiler/Registration.h"
 #include "proton/Dialect/ProtonGPU/IR/Dialect.h"
 #include "proton/Transforms/Passes.h"
+#include "llvm/AsmParser/LLParser.h"
 #include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -21,7 +25,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <unistd.h>
 
 using namespace mlir;
 namespace pgpu = mlir::proton::gpu;
@@ -171,6 +178,99 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
       f.removeFnAttr(llvm::Attribute::NoCreateUndefOrPoison);
 }
 
+/// Diagnostics beyond this size are counted, not kept: a kernel with
+/// thousands of bad scopes gets a readable message.
+constexpr size_t kMaxDiagnosticBytes = 16 * 1024;
+
+/// Parses LLVM IR and verifies it without LLVM's fatal errors: the usual
+/// parse upgrades debug info and aborts the process ("Broken module found")
+/// on a module that does not verify. Returns null with `error` set instead.
+std::unique_ptr<llvm::Module> parseWithoutAborting(const std::string &text,
+                                                   llvm::LLVMContext &context,
+                                                   std::string &error) {
+  auto module = std::make_unique<llvm::Module>("triton", context);
+  llvm::SMDiagnostic parseError;
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(text, "llvm-ir", false), llvm::SMLoc());
+  llvm::LLParser parser(text, sources, parseError, module.get(), nullptr,
+                        context);
+  if (parser.Run(/*UpgradeDebugInfo=*/false)) {
+    error = "LLVM IR parse error at line " +
+            std::to_string(parseError.getLineNo()) + ":" +
+            std::to_string(parseError.getColumnNo()) + ": " +
+            parseError.getMessage().str() + "\n";
+    return nullptr;
+  }
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  bool brokenDebugInfo = false;
+  if (llvm::verifyModule(*module, &os, &brokenDebugInfo)) {
+    llvm::StringRef first = llvm::StringRef(problems).split('\n').first;
+    error = "the LLVM IR does not verify: " + first.str() + "\n";
+    return nullptr;
+  }
+  // What the usual parse does with debug info it cannot use: drop it. The
+  // bridge check then reports the module's named metadata as changed.
+  if (brokenDebugInfo ||
+      llvm::getDebugMetadataVersionFromModule(*module) !=
+          llvm::DEBUG_METADATA_VERSION)
+    llvm::StripDebugInfo(*module);
+  return module;
+}
+
+/// Runs `body` with the process's stderr going to `captured`: LLVM's
+/// command-line option parser writes why a value is invalid to stderr only.
+template <typename Body>
+bool withStderrCaptured(std::string &captured, Body body) {
+  static std::mutex stderrMutex;
+  std::lock_guard<std::mutex> lock(stderrMutex);
+  llvm::errs().flush();
+  std::fflush(stderr);
+  FILE *sink = std::tmpfile();
+  int saved = sink ? dup(STDERR_FILENO) : -1;
+  if (saved < 0 || dup2(fileno(sink), STDERR_FILENO) < 0) {
+    if (saved >= 0)
+      close(saved);
+    if (sink)
+      std::fclose(sink);
+    return body();
+  }
+  bool ok = body();
+  llvm::errs().flush();
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::rewind(sink);
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), sink)) > 0)
+    captured.append(buffer, n);
+  std::fclose(sink);
+  return ok;
+}
+
+/// The reasons an option string was refused, one clause each ("for the
+/// --buffer-size option: '1099511627776' value invalid for uint argument!").
+std::string optionReasons(const std::string &captured,
+                          const std::string &pipelineError) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  std::string joined;
+  for (const std::string *text : {&captured, &pipelineError}) {
+    lines.clear();
+    llvm::StringRef(*text).split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines) {
+      line = line.trim().ltrim(": ").trim();
+      if (line.empty() || line.starts_with("failed to add"))
+        continue;
+      if (line.consume_front("<Pass-Options-Parser>:"))
+        line = line.trim();
+      joined += (joined.empty() ? "" : "; ") + line.str();
+    }
+  }
+  return joined.empty() ? "unknown option or value" : joined;
+}
+
 } // namespace
 
 ::proton::InstrumentResult (::proton::instrumentLLVMIR)(const std::string &llvmIR,
@@ -182,8 +282,12 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
   mlir::proton::registerProtonDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
+  // Messages name the problem and its source line; the offending operation
+  // (often the whole kernel) is printed only when asked for.
+  context.printOpOnDiagnostic(std::getenv("PROTON_DEBUG_IR") != nullptr);
 
   std::string diagnostics;
+  size_t diagnosticsLeftOut = 0;
   llvm::json::Array warnings;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
     // The importer warns about data-layout entries MLIR does not model; the
@@ -194,19 +298,19 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
     std::string text = formatDiagnostic(diag);
     if (diag.getSeverity() == DiagnosticSeverity::Warning)
       warnings.push_back(StringRef(text).trim());
-    diagnostics += text;
+    if (diagnostics.size() < kMaxDiagnosticBytes)
+      diagnostics += text;
+    else
+      ++diagnosticsLeftOut;
     return success();
   });
 
   llvm::LLVMContext llvmContext;
-  llvm::SMDiagnostic parseError;
+  std::string readError;
   std::unique_ptr<llvm::Module> input =
-      llvm::parseAssemblyString(llvmIR, parseError, llvmContext);
+      parseWithoutAborting(llvmIR, llvmContext, readError);
   if (!input) {
-    result.diagnostics = "LLVM IR parse error at line " +
-                         std::to_string(parseError.getLineNo()) + ":" +
-                         std::to_string(parseError.getColumnNo()) + ": " +
-                         parseError.getMessage().str() + "\n";
+    result.diagnostics = readError;
     return result;
   }
   std::string dataLayout = input->getDataLayoutStr();
@@ -224,12 +328,21 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
   PassManager pm(&context);
   std::string pipelineError;
   llvm::raw_string_ostream pipelineErrorStream(pipelineError);
-  if (failed(parsePassPipeline("proton-pipeline{" + options + "}",
-                               pm, pipelineErrorStream))) {
-    result.diagnostics = "invalid options '" + options + "': " + pipelineError;
+  std::string optionErrors;
+  bool parsed = withStderrCaptured(optionErrors, [&] {
+    return succeeded(parsePassPipeline("proton-pipeline{" + options + "}", pm,
+                                       pipelineErrorStream));
+  });
+  if (!parsed) {
+    result.diagnostics =
+        "invalid pipeline options: " + optionReasons(optionErrors, pipelineError) +
+        " (options: '" + options + "')\n";
     return result;
   }
   if (failed(pm.run(*module))) {
+    if (diagnosticsLeftOut)
+      diagnostics += "... and " + std::to_string(diagnosticsLeftOut) +
+                     " more diagnostics\n";
     result.diagnostics = diagnostics;
     if (result.diagnostics.empty())
       result.diagnostics = "the proton pipeline failed\n";

@@ -12,12 +12,20 @@ namespace {
 struct CompilerError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// Text from the compiler as a Python str: invalid UTF-8 (a mangled input
+/// echoed in a message) becomes U+FFFD rather than a UnicodeDecodeError.
+nb::str text(const std::string &bytes) {
+  return nb::steal<nb::str>(
+      PyUnicode_DecodeUTF8(bytes.data(), bytes.size(), "replace"));
+}
 } // namespace
 
 NB_MODULE(_C, m) {
   m.doc() = "Proton's MLIR instrumentation pipeline";
 
-  nb::exception<CompilerError>(m, "CompilerError", PyExc_RuntimeError);
+  static nb::exception<CompilerError> compilerError(m, "CompilerError",
+                                                     PyExc_RuntimeError);
 
   m.attr("HIDDEN_INTRINSIC_PREFIX") = proton::kHiddenIntrinsicPrefix;
   m.attr("LLVM_VERSION") = proton::llvmVersion();
@@ -30,10 +38,13 @@ NB_MODULE(_C, m) {
           nb::gil_scoped_release release;
           result = proton::instrumentLLVMIR(llvmIR, options);
         }
-        if (!result.ok)
-          throw CompilerError(result.diagnostics);
-        return std::make_tuple(result.llvmIR, result.metadataJson,
-                               result.diagnostics);
+        if (!result.ok) {
+          PyErr_SetObject(compilerError.ptr(),
+                          text(result.diagnostics).ptr());
+          throw nb::python_error();
+        }
+        return nb::make_tuple(text(result.llvmIR), text(result.metadataJson),
+                              text(result.diagnostics));
       },
       nb::arg("llvm_ir"), nb::arg("options") = "",
       "Run --proton-pipeline{options} on LLVM IR text. Returns (llvm_ir, "

@@ -1,5 +1,8 @@
 """The binding's contract: options, metadata, and errors as exceptions."""
 
+import subprocess
+import sys
+
 import pytest
 
 from proton import _C
@@ -109,3 +112,55 @@ def test_intrinsic_declarations_keep_the_input_attributes():
     group = declaration[0].split("#")[-1].strip()
     attributes = [line for line in kernel.llvm_ir.splitlines() if line.startswith(f"attributes #{group} ")][0]
     assert "memory(none)" in attributes and "speculatable" in attributes
+
+
+@pytest.mark.parametrize("options,reason", [
+    ("buffer-size=1099511627776", "for the --buffer-size option: '1099511627776' value invalid for uint argument"),
+    ("threads-per-warp=-3", "for the --threads-per-warp option: '-3' value invalid"),
+    ("sched-stores=maybe", "'maybe' is invalid value for boolean argument"),
+    ("bogus=1", "no such option bogus"),
+])
+def test_invalid_options_name_the_option_and_why(options, reason):
+    with pytest.raises(_C.CompilerError) as error:
+        _C.instrument(KERNEL, options)
+    assert str(error.value).startswith("invalid pipeline options: ") and reason in str(error.value)
+
+
+DEBUG_INFO = """
+!llvm.module.flags = !{!0}
+!llvm.dbg.cu = !{!1}
+!0 = !{i32 2, !"Debug Info Version", i32 3}
+!1 = distinct !DICompileUnit(language: DW_LANG_C, file: !2, producer: "triton", isOptimized: true, runtimeVersion: 0, emissionKind: LineTablesOnly)
+!2 = !DIFile(filename: "k.py", directory: "/tmp")
+!3 = distinct !DISubprogram(name: "k", linkageName: "k", scope: !2, file: !2, line: 1, type: !4, scopeLine: 1, spFlags: DISPFlagDefinition | DISPFlagOptimized, unit: !1)
+!4 = !DISubroutineType(cc: DW_CC_normal, types: !5)
+!5 = !{}
+!6 = !DILocation(line: 2, column: 3, scope: !3)
+"""
+
+
+def test_a_broken_module_with_debug_info_is_an_error_not_an_abort():
+    # LLVM's usual parse verifies modules with debug info and aborts the
+    # process ("Broken module found"); the binding reports it instead. Run in
+    # a child process so that a regression shows as a crash, not a dead suite.
+    broken = KERNEL.replace("store i32 1, ptr addrspace(1) %out, align 4",
+                            "store i32 1, ptr addrspace(1) %out, align 4, !dbg !6\n  %bad = add i32 %bad, 1")
+    code = (f"from proton.compiler import instrument_llvm_ir, InstrumentationError\n"
+            f"try:\n    instrument_llvm_ir({broken + DEBUG_INFO!r})\n"
+            f"except InstrumentationError as e:\n    print('refused:', str(e).splitlines()[0])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused: the LLVM IR does not verify: Only PHI nodes may reference their own value" in done.stdout
+
+
+def test_errors_state_the_problem_without_ir_and_are_bounded():
+    # One error per unclosed scope: thousands of scopes give a bounded
+    # message whose first line is the problem, with no operation dumped.
+    opens = "\n".join(f'  %a{i} = tail call i32 asm sideeffect "// @proton start s{i}", "=r,r"(i32 0)'
+                      for i in range(3000))
+    text = KERNEL.replace('  %a = tail call i32 asm sideeffect "// @proton start work", "=r,r"(i32 0)', opens)
+    with pytest.raises(InstrumentationError) as error:
+        instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
+    message = str(error.value)
+    assert "error:" in message.splitlines()[0] and len(message) < 20_000
+    assert "more diagnostics" in message and "llvm.func" not in message and "see current operation" not in message
