@@ -25,6 +25,12 @@ from .compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, Pipeline
 OPTIMIZATIONS = ("clock32", "time_shift", "sched_stores", "sched_barriers")
 
 
+#: A CTA has at most 1024 threads: 32 warps of 32 (NVIDIA), 16 of 64 (AMD).
+MAX_WARPS = 32
+#: Record bytes per CTA (the pass option is a 32-bit count).
+MAX_BUFFER_SIZE = 1 << 30
+
+
 class ModeError(ValueError):
     """A mode string or object with an unknown or invalid field."""
 
@@ -65,6 +71,8 @@ class Default:
             object.__setattr__(self, "optimizations", _split(self.optimizations))
         if isinstance(self.sampling_options, str):
             object.__setattr__(self, "sampling_options", _ints("sampling_options", self.sampling_options))
+        elif isinstance(self.sampling_options, int):
+            object.__setattr__(self, "sampling_options", (self.sampling_options, ))
         object.__setattr__(self, "optimizations", tuple(_name(o) for o in self.optimizations))
         object.__setattr__(self, "sampling_options", tuple(self.sampling_options))
         for key in ("sampling_strategy", "granularity", "buffer_type", "metric_type", "buffer_strategy"):
@@ -82,6 +90,13 @@ class Default:
         _check("buffer_strategy", self.buffer_strategy, BUFFER_STRATEGIES)
         if not isinstance(self.buffer_size, int) or self.buffer_size < 0:
             raise ModeError(f"buffer_size must be a non-negative number of bytes, got {self.buffer_size!r}")
+        if self.buffer_size and (self.buffer_size & (self.buffer_size - 1) or self.buffer_size > MAX_BUFFER_SIZE):
+            raise ModeError(f"buffer_size must be 0 (inferred) or a power of two up to {MAX_BUFFER_SIZE} bytes "
+                            f"(each warp's ring is a power of two), got {self.buffer_size}")
+        for warp in self.sampling_options:
+            if not isinstance(warp, int) or not 0 <= warp < MAX_WARPS:
+                raise ModeError(f"sampling_options are warp (or warp-group) ids from 0 to {MAX_WARPS - 1} "
+                                f"(a CTA has at most {MAX_WARPS} warps), got {warp!r}")
         if self.sampling_strategy == "selective" and not self.sampling_options:
             raise ModeError("sampling_strategy=selective needs sampling_options (the warp ids that record, e.g. 0,2)")
         if self.sampling_strategy == "none" and self.sampling_options:

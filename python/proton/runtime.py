@@ -74,8 +74,10 @@ class Session:
 
     def __init__(self, name: str, mode: Default, max_launches_per_kernel: int = 1,
                  max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False):
-        if max_launches_per_kernel < 0:
-            raise ProfilerError(f"max_launches_per_kernel must be >= 0, got {max_launches_per_kernel}")
+        if not isinstance(max_launches_per_kernel, int) or max_launches_per_kernel < 0:
+            raise ProfilerError(f"max_launches_per_kernel must be an integer >= 0, got {max_launches_per_kernel!r}")
+        if not isinstance(max_buffer_bytes, int) or max_buffer_bytes < 0:
+            raise ProfilerError(f"max_buffer_bytes must be a number of bytes >= 0, got {max_buffer_bytes!r}")
         self.name = name
         self.mode = mode
         self.max_launches = max_launches_per_kernel

@@ -333,3 +333,24 @@ def test_the_test_suite_removes_its_triton_cache(tmp_path):
                            os.path.join(here, "test_binding.py")], capture_output=True, text=True, env=env, cwd=here)
     assert done.returncode == 0, done.stdout[-2000:]
     assert not list(tmp_path.glob("proton-test-cache-*"))
+
+
+@pytest.mark.parametrize("mode,problem", [
+    ("default:buffer_size=99999999999999999999", "buffer_size must be 0 .inferred. or a power of two"),
+    ("default:buffer_size=1000", "power of two"),
+    ("default:sampling_strategy=selective:sampling_options=0,4096", "sampling_options are warp .or warp-group. ids"),
+    ("default:sampling_strategy=selective:sampling_options=-1", "sampling_options are warp"),
+])
+def test_modes_are_validated_when_made(mode, problem):
+    # Issue 17 item 8: at start, not at compile time.
+    with pytest.raises(ModeError, match=problem):
+        proton.start("x", backend="instrumentation", mode=mode)
+    assert Default(sampling_strategy="selective", sampling_options=5).sampling_options == (5, )
+
+
+def test_start_checks_its_limits(tmp_path):
+    for kwargs, problem in (({"max_buffer_bytes": -1}, "max_buffer_bytes must be a number of bytes >= 0"),
+                            ({"max_launches_per_kernel": -2}, "max_launches_per_kernel must be an integer >= 0")):
+        with pytest.raises(proton.ProfilerError, match=problem):
+            proton.start(str(tmp_path / "x"), backend="instrumentation", **kwargs)
+    assert proton.sessions() == []
