@@ -6,11 +6,16 @@ LLVM/MLIR and shares no objects with Triton's."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import _C, bridge
 from .buffer import BUFFER_TYPES as _BUFFER_TYPE_CODES
+
+#: The architectures each target takes: NVIDIA sm_50 to sm_129 (a/f
+#: suffixes), AMD gfx9-12 names.
+ARCH_FORMS = {"nvptx": r"sm_(5\d|[6-9]\d|1[0-2]\d)[af]?", "amdgpu": r"gfx(9|1[0-2])[0-9a-f]{1,3}"}
 
 #: Valid values of the enumerated pipeline options, for early, clear errors.
 #: "auto" is an option only: the compiler resolves it to a buffer type.
@@ -19,6 +24,11 @@ GRANULARITIES = ("warp", "warp_group", "cta")
 SAMPLING_STRATEGIES = ("none", "selective")
 CLOCK_BITS = (32, 64)
 TARGETS = ("nvptx", "amdgpu")
+
+
+#: The module triples of each target (Triton 3.9's AMD LLVM writes
+#: "amdgpu9.42-amd-amdhsa").
+TRIPLE_TARGETS = {"nvptx": re.compile(r"^nvptx"), "amdgpu": re.compile(r"^(amdgcn|amdgpu)")}
 
 
 class InstrumentationError(RuntimeError):
@@ -62,6 +72,11 @@ class PipelineOptions:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if self.kernel_id >= 1 << 32:
             raise ValueError(f"kernel_id must fit in 32 bits, got {self.kernel_id}")
+        # The arch goes into the pass options: it must be one word of the
+        # target's form (no spaces that would smuggle in other options).
+        if self.arch and not re.fullmatch(ARCH_FORMS[self.target], self.arch):
+            raise ValueError(f"arch {self.arch!r} is not a {self.target} architecture "
+                             f"({'sm_80 ... sm_120a' if self.target == 'nvptx' else 'gfx90a, gfx942, gfx950 ...'})")
         if self.unit_stride not in (1, 2, 4, 8):
             raise ValueError(f"unit_stride must be 1, 2, 4 or 8, got {self.unit_stride!r}")
         if any(not isinstance(w, int) or w < 0 for w in self.sampling_options):
@@ -135,6 +150,10 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     if MARKER_PREFIX not in llvm_ir:
         return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()
+    triple = re.search(r'^target triple = "([^"]*)"', llvm_ir, re.M)
+    if triple and not TRIPLE_TARGETS[options.target].search(triple.group(1)):
+        raise InstrumentationError(f"target={options.target} does not match the module's triple "
+                                   f"{triple.group(1)!r}: the instrumentation would use the wrong GPU's intrinsics")
     try:
         readable = bridge.legacy_float_literals(llvm_ir)
         hidden = bridge.hide_intrinsics(readable, _C.HIDDEN_INTRINSIC_PREFIX)

@@ -124,6 +124,12 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     rows = ctas * segments
 
     counts = raw.counts.reshape(rows).astype(np.int64)
+    if layout["buffer_type"] == "registers" and (counts > cap).any():
+        # Registers hold exactly the kernel's record sites: more is corruption,
+        # not records lost to a full ring.
+        row = int(np.argmax(counts > cap))
+        raise BufferFormatError(f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+                                f"{row % segments} counts {counts[row]} records, but its registers hold at most {cap}")
     kept = np.minimum(counts, cap)
     dropped = counts - kept
     width = int(kept.max()) if rows else 0  # columns that hold records

@@ -83,6 +83,8 @@ class Session:
         self.max_launches = max_launches_per_kernel
         self.max_buffer_bytes = max_buffer_bytes
         default_outputs = ("tree",) if isinstance(mode, OpMeasure) else ("chrome_trace", "pftrace", "tree")
+        if isinstance(outputs, str):  # outputs="tree": one output, not the letters of one
+            outputs = (outputs, )
         self.outputs = tuple(outputs) if outputs is not None else default_outputs
         for kind in self.outputs:
             if kind not in OUTPUT_SUFFIXES:

@@ -164,3 +164,18 @@ def test_errors_state_the_problem_without_ir_and_are_bounded():
     message = str(error.value)
     assert "error:" in message.splitlines()[0] and len(message) < 20_000
     assert "more diagnostics" in message and "llvm.func" not in message and "see current operation" not in message
+
+
+def test_target_must_match_the_modules_triple():
+    ptx_module = 'target triple = "nvptx64-nvidia-cuda"\n' + KERNEL
+    with pytest.raises(InstrumentationError, match="target=amdgpu does not match the module's triple "
+                                                   "'nvptx64-nvidia-cuda'"):
+        instrument_llvm_ir(ptx_module, PipelineOptions(target="amdgpu", arch="gfx942"))
+    assert instrument_llvm_ir(ptx_module, PipelineOptions(arch="sm_90")).instrumented
+
+
+@pytest.mark.parametrize("target,arch", [("nvptx", "sm_999"), ("nvptx", "sm_90 buffer-size=8"), ("amdgpu", "sm_90"),
+                                         ("nvptx", "gfx942")])
+def test_arch_must_be_one_of_the_targets(target, arch):
+    with pytest.raises(ValueError, match=f"arch '{arch}' is not a {target} architecture"):
+        PipelineOptions(target=target, arch=arch)

@@ -193,3 +193,24 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
     # Read as an NVIDIA buffer, the timer flag does not match.
     with pytest.raises(BufferFormatError, match="flags 0x0203, expected 0x0003"):
         decode.decode(buf, synthetic.metadata(SCOPES, lay), 2)
+
+
+def test_registers_buffer_with_an_impossible_count_is_corrupt_not_lossy():
+    # Issue 17 item 9: a corrupted count is not 4,294,967,287 records "lost
+    # to full buffers" (registers have no ring to lose them in).
+    lay = synthetic.layout(num_warps=2, segment_bytes=64, buffer_type="registers")
+    ids, ends = np.array([0, 0]), np.array([0, 1])
+    tags = np.broadcast_to(synthetic.tag(ids, ends), (1, 2, 2))
+    start = np.full((1, 2), 10**12, dtype=np.uint64)
+    clocks = start[:, :, None] + np.arange(1, 3, dtype=np.uint64) * np.uint64(100)
+    end = start + np.uint64(400)
+    gt = np.full((1, 2), 1_763_000_000 * 10**9, dtype=np.uint64)
+    buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=end, gt_start=gt, gt_end=gt + np.uint64(200))
+    meta = synthetic.metadata([("s", -1)], lay)
+    decode.decode(buf, meta, 1)  # intact: fine
+    words = buf.view(np.uint32)
+    block_words = lay["block_bytes"] // 4
+    words[block_words + 2] = 0xFFFFFFF7  # segment 1's count word (W_COUNT)
+    with pytest.raises(BufferFormatError, match="CTA 0 segment 1 counts 4294967287 records, but its registers hold "
+                                                "at most 8"):
+        decode.decode(buf, meta, 1)
