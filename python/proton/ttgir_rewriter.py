@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,43 @@ _OP_RE = re.compile(
 class RewriteError(Exception):
     """A request that cannot be honoured, or rewritten text that does not
     verify; the message names the file and line."""
+
+
+class InputError(Exception):
+    """A path that cannot be read or written (missing, a directory, a broken
+    link, binary or not UTF-8, no permission); the message names the path.
+    The command exits with status 2."""
+
+
+def read_ttgir(path: Path) -> str:
+    """The text of a TTGIR file, exactly as stored (no newline translation);
+    InputError names the path and the problem otherwise."""
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise InputError(f"{path}: broken symbolic link (its target {os.readlink(path)} does not exist)")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a TTGIR file")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise InputError(f"{path}: binary file (NUL byte at offset {nul}), not TTGIR text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+
+
+def strip_records(text: str) -> str:
+    """`text` without its `proton.record start|end` lines."""
+    return "".join(line for line in text.splitlines(keepends=True) if not _RECORD_RE.match(line))
+
+
+def backup_path(path: Path) -> Path:
+    """Where the first backup of `path` lives; it is never overwritten."""
+    return path.with_name(path.name + ".bak")
 
 
 @dataclass
@@ -481,8 +518,17 @@ indented like the ops of its block):
     its closing brace when the loop yields nothing).
       example:  insert_proton_records --for-body iteration k.ttgir
 
-checks: a file that already holds proton.record is refused unless --force;
-<file>.bak keeps the previous text; records are never put after a terminator
+safety: a file that already holds proton.record is refused unless --force.
+<file>.bak keeps the text before the first insertion and is never overwritten;
+--force re-inserts from that backup (its text without proton.record lines),
+so earlier records are replaced, not doubled, and --scope line numbers refer
+to the original text. A file whose non-record lines differ from its .bak
+(edited after instrumenting, or a stale .bak) is refused: move the .bak away.
+Unreadable, binary or non-UTF-8 inputs, broken links and directories named
+*.ttgir stop the run with a one-line error (exit status 2) before anything is
+written; refused or unverifiable rewrites exit with status 1.
+
+checks: records are never put after a terminator
 or into regions other than tt.func/scf.for/scf.if/scf.while/scf.execute_region
 bodies; scopes that cross are refused; the rewritten text is verified (each
 start has its end in the same block, scopes nest) before anything is written.
@@ -508,60 +554,111 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", action="append", default=[], metavar="NAME:START:END",
                    help="explicit scope; START/END are line numbers or re:REGEX")
     p.add_argument("--for-body", metavar="NAME", help="wrap the body of every top-level scf.for")
-    p.add_argument("--force", action="store_true", help="rewrite files that already hold proton.record")
+    p.add_argument("--force", action="store_true",
+                   help="re-instrument files that already hold proton.record, starting again from <file>.bak")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff, write nothing")
     return p
 
 
 def find_inputs(inputs: Iterable[str]) -> list[Path]:
+    """The files named, and the *.ttgir entries under the directories named
+    (directories and broken links among them too: reading them reports the
+    problem). InputError for a path that does not exist or cannot be listed."""
     files: list[Path] = []
     for item in (list(inputs) or [DEFAULT_DUMP_DIR]):
         p = Path(item)
+        if p.is_symlink() and not p.exists():
+            raise InputError(f"{item}: broken symbolic link (its target {os.readlink(p)} does not exist)")
+        if p.is_dir() and p.name.endswith(".ttgir"):
+            raise InputError(f"{item}: is a directory, not a TTGIR file")
         if p.is_dir():
+            try:
+                with os.scandir(p):
+                    pass
+            except OSError as e:
+                raise InputError(f"{item}: cannot list the directory: {e.strerror or e}") from None
             files += sorted(p.rglob("*.ttgir"))
-        elif p.is_file():
+        elif p.exists():
             files.append(p)
         else:
-            raise RewriteError(f"{item}: no such file or directory")
-    return files
+            hint = " (dump the TTGIR first: proton-dump-ttgir --out DIR COMMAND)" if not list(inputs) else ""
+            raise InputError(f"{item}: no such file or directory{hint}")
+    unique: dict[str, Path] = {}
+    for f in files:  # a file named twice is rewritten once
+        unique.setdefault(os.path.realpath(f), f)
+    return list(unique.values())
+
+
+def _plan(f: Path, force: bool) -> tuple[str, str, str, str | None]:
+    """(current text, text to instrument, its name for messages, text of an
+    existing backup or None). With --force the text to instrument is the
+    backup's (or, with no backup yet, the file's) without proton.record lines."""
+    text = read_ttgir(f)
+    bak = backup_path(f)
+    bak_text = read_ttgir(bak) if (bak.exists() or bak.is_symlink()) else None
+    if bak_text is not None and strip_records(bak_text) != strip_records(text):
+        raise RewriteError(
+            f"{f}: differs from its backup {bak} in lines other than proton.record (edited after "
+            f"instrumenting, or a backup of another version); the backup is never overwritten and --force "
+            f"would re-insert from it: compare the two, then move {bak} away to instrument {f} as it is now")
+    if not force:
+        return text, text, str(f), bak_text
+    if bak_text is not None:
+        return text, strip_records(bak_text), str(bak), bak_text
+    base = strip_records(text)
+    return text, base, (str(f) if base == text else f"{f} (without its proton.record lines)"), None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    prog = "insert_proton_records"
     args = build_parser().parse_args(argv)
     if len(args.name) > len(args.wrap_op):
-        print("insert_proton_records: more --name than --wrap-op", file=sys.stderr)
+        print(f"{prog}: more --name than --wrap-op", file=sys.stderr)
         return 2
-    try:
-        files = find_inputs(args.inputs)
-    except RewriteError as e:
-        print(f"insert_proton_records: {e}", file=sys.stderr)
-        return 1
-    if not files:
-        print(f"insert_proton_records: no .ttgir files in {', '.join(args.inputs) or DEFAULT_DUMP_DIR}",
-              file=sys.stderr)
-        return 1
     results = []
     try:
+        files = find_inputs(args.inputs)
+        if not files:
+            print(f"{prog}: no .ttgir files in {', '.join(args.inputs) or DEFAULT_DUMP_DIR}", file=sys.stderr)
+            return 1
         for f in files:
-            text = f.read_text()
-            res = rewrite_text(text, path=str(f), wrap_ops=args.wrap_op, names=args.name, scopes=args.scope,
+            text, base, name, bak_text = _plan(f, args.force)
+            res = rewrite_text(base, path=name, wrap_ops=args.wrap_op, names=args.name, scopes=args.scope,
                                for_body=args.for_body, force=args.force)
-            results.append((f, text, res))
+            results.append((f, text, base, bak_text, res))
+    except InputError as e:
+        print(f"{prog}: error: {e}; nothing written", file=sys.stderr)
+        return 2
     except RewriteError as e:
-        print(f"insert_proton_records: error: {e}", file=sys.stderr)
-        print("insert_proton_records: nothing written", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: nothing written", file=sys.stderr)
         return 1
-    for f, text, res in results:
+    written = 0
+    for f, text, base, bak_text, res in results:
+        replaced = len(text.splitlines()) - len(strip_records(text).splitlines()) if base != text else 0
         if args.dry_run:
             sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True),
                                                        res.text.splitlines(keepends=True),
                                                        fromfile=str(f), tofile=f"{f} (rewritten)"))
         elif res.scopes:
-            shutil.copyfile(f, f.with_name(f.name + ".bak"))
-            f.write_text(res.text)
+            bak = backup_path(f)
+            try:
+                if bak_text is None:
+                    with open(bak, "xb") as out:  # the first backup; never replaced
+                        out.write(text.encode("utf-8"))
+                f.write_bytes(res.text.encode("utf-8"))
+            except OSError as e:
+                done = f" ({written} file(s) before it were rewritten; their originals are in *.bak)" if written else ""
+                print(f"{prog}: error: cannot write {e.filename or f}: {e.strerror or e}{done}", file=sys.stderr)
+                return 2
+            written += 1
         verb = "would insert" if args.dry_run else "inserted"
-        print(f"{f}: {verb} {len(res.scopes)} scope(s)"
-              + ("" if args.dry_run or not res.scopes else f" (backup {f.name}.bak)"))
+        notes = []
+        if replaced:
+            notes.append(f"replacing {replaced} earlier record line(s)")
+        if not args.dry_run and res.scopes:
+            notes.append(f"backup {f.name}.bak")
+        print(f"{f}: {verb} {len(res.scopes)} scope(s)" + (f" ({'; '.join(notes)})" if notes else ""))
         for s in sorted(res.scopes, key=lambda s: s.out_start):
             print(f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}")
     return 0

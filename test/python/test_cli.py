@@ -241,3 +241,26 @@ def test_runs_as_module():
     proc = subprocess.run([sys.executable, "-m", "proton.cli", "missing_script.py"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2 and proc.stderr == "proton-profile: missing_script.py: no such file\n"
+
+
+@pytest.mark.parametrize("argv, setup, message", [
+    (["proton.ttgir_rewriter", "{d}/k.ttgir"], lambda d: (d / "k.ttgir").write_bytes(b"\xff\xfe"),
+     "insert_proton_records: error: {d}/k.ttgir: not UTF-8 text (byte 0xff at offset 0); nothing written"),
+    (["proton.ttgir_rewriter", "{d}"], lambda d: os.symlink(d / "gone", d / "k.ttgir"),
+     "insert_proton_records: error: {d}/k.ttgir: broken symbolic link"),
+    (["proton.ttgir_rewriter", "{d}/none"], lambda d: None,
+     "insert_proton_records: error: {d}/none: no such file or directory; nothing written"),
+    (["proton.dump_ttgir", "--out", "{d}/f", sys.executable, "-c", "0"], lambda d: (d / "f").write_text("x"),
+     "proton-dump-ttgir: error: --out {d}/f: is a file, not a directory; choose another --out"),
+    (["proton.dump_ttgir", "--out", "{d}/a/b", sys.executable, "-c", "0"], lambda d: None,
+     "proton-dump-ttgir: error: --out {d}/a/b: the directory {d}/a does not exist"),
+])
+def test_ttgir_commands_io_errors_without_traceback(tmp_path, argv, setup, message):
+    """insert_proton_records and proton-dump-ttgir as run from a shell: a
+    one-line error naming the path, exit status 2, no traceback."""
+    setup(tmp_path)
+    argv = [a.replace("{d}", str(tmp_path)) for a in argv]
+    r = subprocess.run([sys.executable, "-m"] + argv, capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert r.stderr.startswith(message.replace("{d}", str(tmp_path))), r.stderr

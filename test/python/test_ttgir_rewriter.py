@@ -378,3 +378,163 @@ def test_dump_ttgir_matches_override_lookup(tmp_path):
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert Path(r.stdout.strip()) == kept[0]
+
+
+# -- data safety (issue 17 items 3, 4, 10) ---------------------------------------
+
+def test_force_reinserts_from_the_first_backup(tmp_path, add_ttgir, capsys):
+    """--force on an instrumented file: scopes are not doubled and the .bak with
+    the original text survives, however often it is run."""
+    f = tmp_path / "k.ttgir"
+    f.write_text(add_ttgir)
+    bak = tmp_path / "k.ttgir.bak"
+    assert ttgir_rewriter.main(["--wrap-op", "tt.load", str(f)]) == 0
+    once = f.read_text()
+    assert bak.read_text() == add_ttgir
+    for _ in range(2):
+        assert ttgir_rewriter.main(["--force", "--wrap-op", "tt.load", str(f)]) == 0
+        assert bak.read_text() == add_ttgir  # never overwritten
+        assert f.read_text() == once  # re-inserted from the original, not on top
+    out = capsys.readouterr().out
+    assert "replacing 4 earlier record line(s)" in out
+    # another strategy replaces the first one
+    assert ttgir_rewriter.main(["--force", "--wrap-op", "arith.addf", str(f)]) == 0
+    names = [n for n, _, _ in verify_records(f.read_text())]
+    assert names == ["arith_addf_0"] and bak.read_text() == add_ttgir
+    assert _strip_records(f.read_text()) == add_ttgir
+
+
+def test_force_without_backup_strips_old_records_and_keeps_them_in_bak(tmp_path, add_ttgir):
+    once = rewrite_text(add_ttgir, wrap_ops=["tt.load"]).text  # records written by hand, no .bak
+    f = tmp_path / "k.ttgir"
+    f.write_text(once)
+    assert ttgir_rewriter.main(["--force", "--wrap-op", "tt.load", str(f)]) == 0
+    assert f.read_text() == once and (tmp_path / "k.ttgir.bak").read_text() == once
+
+
+def test_backup_that_does_not_match_is_refused_and_kept(tmp_path, add_ttgir, capsys):
+    f = tmp_path / "k.ttgir"
+    f.write_text(add_ttgir)
+    assert ttgir_rewriter.main(["--wrap-op", "tt.load", str(f)]) == 0
+    edited = f.read_text().replace("tt.return", "tt.return  // edited", 1)
+    f.write_text(edited)
+    for argv in (["--force", "--wrap-op", "tt.load"], []):
+        assert ttgir_rewriter.main(argv + [str(f)]) == 1
+        err = capsys.readouterr().err
+        assert f"{f}: differs from its backup {f}.bak" in err and "nothing written" in err
+        assert f.read_text() == edited and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir
+
+
+def _one_line_error(err, prog="insert_proton_records"):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def _bad_inputs(tmp_path):
+    """{path: problem} for one bad .ttgir entry per new directory."""
+    bad = {}
+
+    def entry(name, problem):
+        d = tmp_path / ("d_" + name.replace(".", "_"))
+        d.mkdir()
+        bad[d / name] = problem
+        return d / name
+
+    entry("bin.ttgir", "binary file (NUL byte at offset 8)").write_bytes(b"module {\x00\x01}\n")
+    entry("latin.ttgir", "not UTF-8 text (byte 0xe9 at offset 15)").write_bytes(
+        "module { // caf\xe9\n}\n".encode("latin-1"))
+    os.symlink(tmp_path / "gone.ttgir", entry("dangling.ttgir", "broken symbolic link"))
+    entry("dir.ttgir", "is a directory, not a TTGIR file").mkdir()
+    return bad
+
+
+@pytest.mark.parametrize("in_dir", [False, True])
+def test_io_errors_are_one_line_exit_2(tmp_path, add_ttgir, capsys, in_dir):
+    good = tmp_path / "good.ttgir"
+    good.write_text(add_ttgir)
+    for path, problem in _bad_inputs(tmp_path).items():
+        target = path.parent if in_dir else path
+        assert ttgir_rewriter.main([str(good), str(target)]) == 2
+        line = _one_line_error(capsys.readouterr().err)
+        assert f"{path}: {problem}" in line and "nothing written" in line
+        assert good.read_text() == add_ttgir and not (tmp_path / "good.ttgir.bak").exists()
+
+
+def test_unreadable_file_and_missing_dir(tmp_path, add_ttgir, capsys, monkeypatch):
+    f = tmp_path / "k.ttgir"
+    f.write_text(add_ttgir)
+    f.chmod(0)
+    if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
+        real = Path.read_bytes
+        monkeypatch.setattr(Path, "read_bytes", lambda p: (_ for _ in ()).throw(
+            PermissionError(13, "Permission denied", str(p))) if p == f else real(p))
+    assert ttgir_rewriter.main([str(f)]) == 2
+    assert f"{f}: cannot read: Permission denied" in _one_line_error(capsys.readouterr().err)
+    monkeypatch.chdir(tmp_path)
+    assert ttgir_rewriter.main([]) == 2  # no ./ttgir_dump
+    assert "ttgir_dump: no such file or directory (dump the TTGIR first" in _one_line_error(capsys.readouterr().err)
+    assert ttgir_rewriter.main([str(tmp_path / "nope")]) == 2
+    assert f"{tmp_path / 'nope'}: no such file or directory" in _one_line_error(capsys.readouterr().err)
+
+
+def test_write_error_is_one_line(tmp_path, add_ttgir, capsys, monkeypatch):
+    f = tmp_path / "k.ttgir"
+    f.write_text(add_ttgir)
+    real = Path.write_bytes
+    monkeypatch.setattr(Path, "write_bytes", lambda p, data: (_ for _ in ()).throw(
+        OSError(28, "No space left on device", str(p))) if p == f else real(p, data))
+    assert ttgir_rewriter.main([str(f)]) == 2
+    assert f"cannot write {f}: No space left on device" in _one_line_error(capsys.readouterr().err)
+    assert f.read_text() == add_ttgir and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir
+
+
+def test_dump_refuses_to_overwrite_existing_ttgir(tmp_path, capsys):
+    script = tmp_path / "compile_one.py"
+    script.write_text(COMPILE_SCRIPT)
+    out = tmp_path / "dump"
+    assert dump_ttgir.main(["--out", str(out), sys.executable, str(script), "0"]) == 0
+    (kept,) = [p for p in out.rglob("*.ttgir")]
+    edited = kept.read_text() + "// hand edit\n"
+    kept.write_text(edited)
+    (kept.parent / (kept.name + ".bak")).write_text("original")
+    marker = tmp_path / "ran"
+    capsys.readouterr()
+    touch = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    assert dump_ttgir.main(["--out", str(out)] + touch) == 2
+    line = _one_line_error(capsys.readouterr().err, "proton-dump-ttgir")
+    assert f"--out {out} already holds 2 TTGIR file(s)" in line and kept.name in line and "--force" in line
+    assert not marker.exists() and kept.read_text() == edited  # nothing run, nothing touched
+    # --force moves them to a new backup directory, never overwritten
+    for n, backup in enumerate([tmp_path / "dump.bak", tmp_path / "dump.bak.1"]):
+        assert dump_ttgir.main(["--force", "--out", str(out), sys.executable, str(script), "0"]) == 0
+        assert f"moved the TTGIR files that were in {out} to {backup}" in capsys.readouterr().err
+        rel = kept.relative_to(out)
+        assert (backup / rel).read_text() == (edited if n == 0 else kept.read_text())
+        if n == 0:
+            assert (backup / rel.parent / (rel.name + ".bak")).read_text() == "original"
+            assert not (kept.parent / (kept.name + ".bak")).exists()
+        assert "// hand edit" not in kept.read_text()
+    assert (tmp_path / "dump.bak" / rel).read_text() == edited
+
+
+@pytest.mark.parametrize("case", ["file", "missing_parent", "dangling"])
+def test_dump_bad_out_is_one_line_exit_2(tmp_path, capsys, case):
+    marker = tmp_path / "ran"
+    if case == "file":
+        out = tmp_path / "out.txt"
+        out.write_text("keep me")
+        problem = "is a file, not a directory"
+    elif case == "missing_parent":
+        out = tmp_path / "no" / "such" / "dir"
+        problem = f"the directory {tmp_path / 'no' / 'such'} does not exist"
+    else:
+        out = tmp_path / "link"
+        os.symlink(tmp_path / "gone", out)
+        problem = "broken symbolic link"
+    assert dump_ttgir.main(["--out", str(out), sys.executable, "-c", f"open({str(marker)!r}, 'w')"]) == 2
+    assert f"--out {out}: {problem}" in _one_line_error(capsys.readouterr().err, "proton-dump-ttgir")
+    assert not marker.exists()
+    if case == "file":
+        assert out.read_text() == "keep me"
