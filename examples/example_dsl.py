@@ -38,11 +38,7 @@ def vector_add(x, y, out, n, BLOCK: tl.constexpr):
 
 
 def gpu_available() -> bool:
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
+    return proton.gpu.why_no_gpu() is None
 
 
 def build_mode(args) -> proton.mode.Default:
@@ -64,7 +60,8 @@ def print_layout(meta):
 
 
 def run_on_cpu(mode):
-    print("No GPU found: compiling the instrumented kernels for sm_90 instead (nothing runs).")
+    print(f"No GPU run: {proton.gpu.why_no_gpu()}. Compiling the instrumented kernels for sm_90 instead "
+          "(nothing runs).")
     proton.start("example", backend="instrumentation", mode=mode, quiet=True)
     source = triton.compiler.ASTSource(fn=vector_add, signature={"x": "*fp32", "y": "*fp32", "out": "*fp32",
                                                                  "n": "i32"}, constexprs={"BLOCK": 1024})

@@ -94,6 +94,10 @@ def main() -> int:
     args = p.parse_args()
     if args.all:
         return run_all(args)
+    reason = proton.gpu.why_no_gpu()
+    if reason:
+        print(f"example_override.py: nothing runs: {reason}")
+        return 0
     if os.environ.get("TRITON_KERNEL_OVERRIDE") != "1":
         run_kernel()
         print("axpy: ran without a profiler (set TRITON_KERNEL_OVERRIDE=1 to profile the override)")

@@ -73,13 +73,9 @@ def run(steps: int = 5) -> None:
 
 
 def main() -> int:
-    try:
-        import torch
-        has_gpu = torch.cuda.is_available()
-    except ImportError:
-        has_gpu = False
-    if not has_gpu:
-        print("host_profile.py: no GPU here (needs CUDA and PyTorch); nothing to profile")
+    reason = proton.gpu.why_no_gpu()
+    if reason:
+        print(f"host_profile.py: nothing to profile: {reason}")
         return 0
     if proton.sessions():   # already under proton-profile
         run()

@@ -17,6 +17,8 @@ import argparse
 import triton
 import triton.language as tl
 
+from proton.gpu import why_no_gpu
+
 from proton.tasks import Profiler, ProfilerBuffer
 
 COPY_TASKS = ["perfect", "non-perfect"]
@@ -78,6 +80,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--no-profiling", action="store_true", help="ENABLE_PROFILING=False (nothing recorded)")
     args = p.parse_args()
+    reason = why_no_gpu()
+    if reason:
+        print(f"task_profiler.py: nothing runs: {reason}")
+        return 0
     run_tile_copy(enable=not args.no_profiling)
     run_scaled_add(enable=not args.no_profiling)
     print("wrote tile_copy_0.pftrace and scaled_add_0.pftrace" if not args.no_profiling else "ran unprofiled")

@@ -15,7 +15,7 @@ profiler of kernel launches.
 import os as _os
 
 from . import hook as _hook, mode
-from . import hooks, specs
+from . import gpu, hooks, specs
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
 from .compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .errors import PipeliningWarning, ProfilerError

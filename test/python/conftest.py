@@ -19,18 +19,12 @@ from fake_cupti_support import fake, fake_path  # noqa: F401 (shared fixtures)
 from fake_roctracer_support import fake_amdhip_path, roctracer_fake, roctracer_fake_path  # noqa: F401
 
 
-def _gpu_available() -> bool:
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except Exception:
-        return False
-
-
 def pytest_collection_modifyitems(config, items):
-    if _gpu_available():
+    from proton.gpu import why_no_gpu
+    reason = why_no_gpu()
+    if reason is None:
         return
-    skip = pytest.mark.skip(reason="needs a GPU (none found)")
+    skip = pytest.mark.skip(reason=f"needs a GPU: {reason}")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

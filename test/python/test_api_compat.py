@@ -354,3 +354,48 @@ def test_start_checks_its_limits(tmp_path):
         with pytest.raises(proton.ProfilerError, match=problem):
             proton.start(str(tmp_path / "x"), backend="instrumentation", **kwargs)
     assert proton.sessions() == []
+
+
+def test_no_torch_and_no_gpu_are_told_apart(monkeypatch):
+    # Issue 17 item 11: a missing PyTorch is named as such, not as "no GPU".
+    import builtins
+    from proton.gpu import why_no_gpu
+    real_import = builtins.__import__
+
+    def without_torch(name, *args, **kwargs):
+        if name == "torch":
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_torch)
+    assert why_no_gpu().startswith("PyTorch is not installed")
+    monkeypatch.undo()
+
+    class FakeTorch:
+        __version__ = "2.11.0+cpu"
+
+        class version:
+            hip = None
+            cuda = None
+
+        class cuda:
+            @staticmethod
+            def is_available():
+                return False
+
+    monkeypatch.setitem(sys.modules, "torch", FakeTorch)
+    assert why_no_gpu() == "this PyTorch (2.11.0+cpu) is a CPU-only build"
+    FakeTorch.version.cuda = "13.0"
+    assert why_no_gpu().startswith("PyTorch is built for CUDA 13.0 but sees no GPU")
+
+
+@pytest.mark.parametrize("example", ["example_override.py", "task_profiler.py", "host_profile.py"])
+def test_examples_say_what_is_missing_without_a_traceback(example):
+    from proton.gpu import why_no_gpu
+    if why_no_gpu() is None:
+        pytest.skip("a GPU is here: the examples run (the GPU tests cover them)")
+    done = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "..", "examples", example)],
+                          capture_output=True, text=True, timeout=300)
+    if "Traceback" in done.stderr or done.returncode != 0:
+        pytest.fail(f"{example}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    assert "nothing runs: " in done.stdout or "nothing to profile: " in done.stdout
