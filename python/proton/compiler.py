@@ -154,6 +154,7 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     if triple and not TRIPLE_TARGETS[options.target].search(triple.group(1)):
         raise InstrumentationError(f"target={options.target} does not match the module's triple "
                                    f"{triple.group(1)!r}: the instrumentation would use the wrong GPU's intrinsics")
+    _check_warp_count(llvm_ir, options)
     try:
         readable = bridge.legacy_float_literals(llvm_ir)
         hidden = bridge.hide_intrinsics(readable, _C.HIDDEN_INTRINSIC_PREFIX)
@@ -178,6 +179,22 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     if problems:
         raise InstrumentationError(_bridge_error(metadata["kernel"], problems))
     return InstrumentedKernel(text, metadata, warnings)
+
+
+def _check_warp_count(llvm_ir: str, options: PipelineOptions) -> None:
+    """num_warps must match the threads the kernel declares: fewer would
+    record a subset of the warps without a word."""
+    declared = re.search(r'"(?:nvvm\.reqntid|nvvm\.maxntid)"="([\d,]+)"|"amdgpu-flat-work-group-size"="\d+,(\d+)"',
+                         llvm_ir)
+    if not options.num_warps or not declared:
+        return
+    threads = 1
+    for part in (declared.group(1) or declared.group(2)).split(","):
+        threads *= int(part)
+    lanes = options.threads_per_warp or (32 if options.target == "nvptx" else 64)
+    if options.num_warps * lanes != threads:
+        raise InstrumentationError(f"num_warps={options.num_warps} does not match the kernel, which declares "
+                                   f"{threads} threads per CTA ({threads // lanes} warps of {lanes})")
 
 
 def _bridge_error(kernel: str, problems: list[str]) -> str:

@@ -179,3 +179,11 @@ def test_target_must_match_the_modules_triple():
 def test_arch_must_be_one_of_the_targets(target, arch):
     with pytest.raises(ValueError, match=f"arch '{arch}' is not a {target} architecture"):
         PipelineOptions(target=target, arch=arch)
+
+
+def test_num_warps_must_match_the_declared_threads():
+    # KERNEL declares 256 threads: 8 warps. 2 would record a quarter of them silently.
+    with pytest.raises(InstrumentationError, match="num_warps=2 does not match the kernel, which declares 256 "
+                                                   "threads per CTA .8 warps of 32."):
+        instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=2))
+    assert instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=8)).metadata["layout"]["num_warps"] == 8
