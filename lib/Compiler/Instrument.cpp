@@ -77,7 +77,9 @@ llvm::json::Object layoutJson(pgpu::LayoutAttr layout) {
 
 /// Reads the scope table and layout the passes left on the kernels, and
 /// removes them so that they do not reach the LLVM IR.
-llvm::json::Object collectMetadata(ModuleOp module) {
+llvm::json::Object collectMetadata(ModuleOp module,
+                                   std::vector<std::string> &others,
+                                   std::string &first) {
   llvm::json::Object meta{{"instrumented", false}};
   module.walk([&](LLVM::LLVMFuncOp kernel) {
     auto layout = kernel->getAttrOfType<pgpu::LayoutAttr>("proton.layout");
@@ -96,6 +98,10 @@ llvm::json::Object collectMetadata(ModuleOp module) {
           {"loc", pair.size() > 2 ? cast<StringAttr>(pair[2]).getValue()
                                   : StringRef()}});
     }
+    if (meta["instrumented"] == llvm::json::Value(true))
+      others.push_back(kernel.getName().str());
+    else
+      first = kernel.getName().str();
     meta["instrumented"] = true;
     meta["kernel"] = kernel.getName();
     meta["scopes"] = std::move(table);
@@ -349,7 +355,17 @@ std::string optionReasons(const std::string &captured,
     return result;
   }
 
-  llvm::json::Object meta = collectMetadata(*module);
+  std::vector<std::string> otherKernels;
+  std::string firstKernel;
+  llvm::json::Object meta = collectMetadata(*module, otherKernels, firstKernel);
+  if (!otherKernels.empty()) {
+    // One profile_scratch layout per launch: a module is one kernel.
+    result.diagnostics = "kernels @" + firstKernel + " and @" +
+                         otherKernels.front() +
+                         " in one module both have scopes; Proton "
+                         "instruments one kernel per module (Triton's)\n";
+    return result;
+  }
   meta["warnings"] = std::move(warnings);
   if (meta["instrumented"] == llvm::json::Value(false)) {
     // Nothing to record: hand Triton its own text back untouched.

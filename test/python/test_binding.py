@@ -187,3 +187,9 @@ def test_num_warps_must_match_the_declared_threads():
                                                    "threads per CTA .8 warps of 32."):
         instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=2))
     assert instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=8)).metadata["layout"]["num_warps"] == 8
+
+
+def test_two_kernels_with_scopes_in_one_module_are_refused():
+    second = KERNEL.replace("@k(", "@k2(").replace("attributes #0", "attributes #1").replace(") #0 {", ") #1 {")
+    with pytest.raises(InstrumentationError, match="kernels @k and @k2 in one module both have scopes"):
+        instrument_llvm_ir(KERNEL + second, PipelineOptions(arch="sm_90"))
