@@ -85,6 +85,19 @@ def _knobs():
     return compilation, cache
 
 
+def _read(path: Path) -> str:
+    """An override file's text; a clear error for one that cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise OverrideError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise OverrideError(f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})") \
+            from None
+
+
 class OverrideTranslation:
     """Points Triton's override directory at a translated mirror while
     installed (only when overriding is on and some file holds records)."""
@@ -102,7 +115,7 @@ class OverrideTranslation:
         if not source.is_dir():
             raise OverrideError(f"TRITON_KERNEL_OVERRIDE is on but the override directory {source} does not exist")
         files = [p for p in sorted(source.rglob("*")) if p.suffix in OVERRIDE_SUFFIXES and p.is_file()]
-        texts = {p: p.read_text() for p in files}
+        texts = {p: _read(p) for p in files}
         if not any("proton.record" in t for t in texts.values()):
             return
         mirror = Path(tempfile.mkdtemp(prefix="proton-override-"))

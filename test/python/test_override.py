@@ -176,3 +176,14 @@ def test_dump_run_installs_a_keying_hook_from_triton_37():
     assert done.stdout.strip() == expected
     plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert plain.stdout.strip() == "False None None"
+
+
+def test_unreadable_override_file_is_a_clear_error(tmp_path):
+    from proton.override import OverrideError, OverrideTranslation
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "kernel.ttgir").write_bytes(b'proton.record start "a"\n\xff\xfe')
+    with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+        triton.knobs.compilation.override = True
+        triton.knobs.cache.override_dir = str(tmp_path)
+        with pytest.raises(OverrideError, match=r"kernel.ttgir: not UTF-8 text \(byte 0xff at offset 24\)"):
+            OverrideTranslation().install()

@@ -1,5 +1,7 @@
 #include "proton/Dialect/Proton/IR/Dialect.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -24,10 +26,21 @@ LogicalResult RecordOp::verify() {
   if (name.empty())
     return emitOpError("scope name must not be empty");
   for (char c : name)
-    if (!(llvm::isAlnum(c) || StringRef("_-.:/[]()<>, +=#@").contains(c)))
+    if (!(llvm::isAlnum(c) || StringRef("_-.:/[]()<>, +=#@").contains(c))) {
+      // Non-printable and non-ASCII bytes are named by value: printed as
+      // they are, a NUL would cut the message and a UTF-8 lead byte garble it.
+      std::string shown =
+          llvm::isPrint(c)
+              ? "the character '" + std::string(1, c) + "'"
+              : llvm::formatv("the byte {0:x2} (a control or non-ASCII character)", (unsigned char)c).str();
+      std::string printable;
+      for (char d : name)
+        printable += llvm::isPrint(d) ? std::string(1, d)
+                                      : llvm::formatv("\\x{0:x-2}", (unsigned char)d).str();
       return emitOpError("scope name '")
-             << name << "' contains the character '" << c
-             << "'; allowed are letters, digits, spaces and _-.:/[]()<>,+=#@";
+             << printable << "' contains " << shown
+             << "; allowed are letters, digits, spaces and _-.:/[]()<>,+=#@";
+    }
   return success();
 }
 
