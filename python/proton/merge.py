@@ -107,6 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{inputs[0]} exists: it would be overwritten)" if os.path.exists(inputs[0]) else
                     "name the merged file with -o OUTPUT")
         output, inputs = inputs[0], inputs[1:]
+    seen = {}
+    for f in inputs:
+        key = os.path.realpath(f)
+        if key in seen:
+            p.error(f"{f} is given twice (as {seen[key]} too): each rank's trace once")
+        seen[key] = f
     if any(os.path.exists(f) and os.path.exists(output) and os.path.samefile(f, output) for f in inputs):
         p.error(f"the output {output} is also an input: choose another -o")
     if os.path.exists(output) and not args.force:

@@ -234,7 +234,8 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
     for argv, problem in ((paths, "rank0.pftrace exists: it would be overwritten"),
                           (["-o", paths[0], *paths], "is also an input"),
                           (["-o", paths[0], paths[1]], "exists: pass --force"),
-                          (["--force", "-o", paths[0], *paths], "is also an input")):
+                          (["--force", "-o", paths[0], *paths], "is also an input"),
+                          (["-o", str(tmp_path / "twice.pftrace"), paths[0], paths[0]], "is given twice")):
         with pytest.raises(SystemExit) as error:
             main(argv)
         assert error.value.code == 2 and problem in capsys.readouterr().err
