@@ -3,7 +3,6 @@ Proton's compiler; run as a child process by test_fuzz.py, so that an abort
 shows as the child's death. Prints the outcome counts; exits 1 on an
 exception other than InstrumentationError."""
 
-import random
 import sys
 
 import triton
@@ -14,6 +13,7 @@ import proton.hook as hook
 import proton.language as pl
 from proton.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
 
+from ir_mutations import mutations
 from kernels import compile_kernel
 
 
@@ -39,25 +39,8 @@ def real_llvm_ir() -> str:
     return seen[0]
 
 
-def mutations(text: str, count: int, rng: random.Random):
-    lines = text.split("\n")
-    tokens = ["%0", "i32", "i64", "float", "ptr", "!dbg !3", "#0", "(", ")", ",", "!{", "}", "@llvm.", "0x", "-1"]
-    for _ in range(count):
-        mutated = list(lines)
-        for _ in range(rng.randint(1, 3)):
-            i = rng.randrange(len(mutated))
-            kind = rng.randrange(4)
-            if kind == 0:
-                del mutated[i]
-            elif kind == 1:
-                mutated.insert(i, mutated[rng.randrange(len(mutated))])
-            elif kind == 2 and mutated[i]:
-                at = rng.randrange(len(mutated[i]))
-                mutated[i] = mutated[i][:at] + rng.choice(tokens) + mutated[i][at + rng.randrange(4):]
-            else:
-                j = rng.randrange(len(mutated))
-                mutated[i], mutated[j] = mutated[j], mutated[i]
-        yield "\n".join(mutated)
+#: Tokens of real Triton LLVM IR, spliced into mutated lines.
+TOKENS = ["%0", "i32", "i64", "float", "ptr", "!dbg !3", "#0", "(", ")", ",", "!{", "}", "@llvm.", "0x", "-1"]
 
 
 def main(count: int) -> int:
@@ -65,7 +48,7 @@ def main(count: int) -> int:
     assert "!dbg" in text and "// @proton" in text
     outcomes = {"instrumented": 0, "refused": 0}
     options = PipelineOptions(arch="sm_90", num_warps=4)
-    for mutated in mutations(text, count, random.Random(1234)):
+    for mutated in mutations(text, count, 1234, TOKENS, max_edits=3):
         try:
             instrument_llvm_ir(mutated, options)
             outcomes["instrumented"] += 1

@@ -10,6 +10,8 @@ import pytest
 from proton import _C, bridge, compiler
 from proton.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
 
+from ir_mutations import mutations
+
 # Triton 3.6 writes `llvm.nvvm.ex2.approx.f`; LLVM 22.1.8 upgrades it to
 # `.f32`, which Triton 3.6's LLVM does not know (an external call in PTX).
 EXP_KERNEL = """\
@@ -262,29 +264,9 @@ def test_check_catches_metadata_pointing_at_the_wrong_node():
     assert any("the metadata of @vprintf changed from ['DISubprogram'] to ['DIFile']" in p for p in problems)
 
 
-def _mutations(text, count, seed=0):
-    """Line deletions, duplications and swaps, and character edits, of a module."""
-    import random
-    rng = random.Random(seed)
-    lines = text.splitlines()
-    pieces = ["(", ")", ",", "#", "!", "@", '"', "f0x", "+inf", "0x1.8p3", "1.5e+00", "declare ", "immarg",
-              "!dbg !7", "#9", "float ", "half ", "llvm.", "{", "}"]
-    for _ in range(count):
-        mutated = list(lines)
-        i = rng.randrange(len(mutated))
-        kind = rng.randrange(4)
-        if kind == 0:
-            del mutated[i]
-        elif kind == 1:
-            mutated.insert(i, mutated[rng.randrange(len(mutated))])
-        elif kind == 2:
-            j = rng.randrange(len(mutated))
-            mutated[i], mutated[j] = mutated[j], mutated[i]
-        else:
-            line = mutated[i]
-            at = rng.randrange(len(line) + 1)
-            mutated[i] = line[:at] + rng.choice(pieces) + line[at + rng.randrange(3):]
-        yield "\n".join(mutated) + "\n"
+#: Tokens the bridge's text functions care about, spliced into mutated lines.
+BRIDGE_TOKENS = ["(", ")", ",", "#", "!", "@", '"', "f0x", "+inf", "0x1.8p3", "1.5e+00", "declare ", "immarg",
+                 "!dbg !7", "#9", "float ", "half ", "llvm.", "{", "}"]
 
 
 def test_bridge_text_functions_fail_only_with_value_errors():
@@ -292,7 +274,7 @@ def test_bridge_text_functions_fail_only_with_value_errors():
     # malformed module is a ValueError the compiler turns into an
     # InstrumentationError, never another exception.
     instrumented = instrument_llvm_ir(EXP_KERNEL, OPTIONS).llvm_ir
-    for text in _mutations(EXP_KERNEL, 400):
+    for text in mutations(EXP_KERNEL, 400, 0, BRIDGE_TOKENS):
         for step in (lambda: bridge.legacy_float_literals(text), lambda: bridge.hide_intrinsics(text, "__h."),
                      lambda: bridge.restore(text, instrumented, "k"), lambda: bridge.check(text, instrumented, "k"),
                      lambda: bridge.restore(EXP_KERNEL, text, "k"), lambda: bridge.check(EXP_KERNEL, text, "k")):
@@ -307,7 +289,7 @@ def test_mutated_modules_come_back_or_are_refused():
     # 17): every mutation compiles or raises InstrumentationError.
     outcomes = Counter()
     base = "\n".join(line for line in EXP_KERNEL.splitlines() if not line.startswith(("!", "declare !dbg")))
-    for text in _mutations(base, 150, seed=1):
+    for text in mutations(base, 150, 1, BRIDGE_TOKENS):
         try:
             instrument_llvm_ir(text, OPTIONS)
             outcomes["compiled"] += 1
