@@ -208,12 +208,10 @@ def _bridge_error(kernel: str, problems: list[str]) -> str:
 
 def _triton_description() -> str:
     try:
-        import triton
+        from .hook import triton, triton_version  # the hook needs Triton; this module does not
     except ImportError:
         return "Triton not installed"
-    version = getattr(triton, "__version__", "?")
-    major_minor = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    return f"Triton {version}, LLVM {TRITON_LLVM.get(major_minor, 'unknown')}"
+    return f"Triton {triton.__version__}, LLVM {TRITON_LLVM.get(triton_version(), 'unknown')}"
 
 
 #: The LLVM each supported Triton release is built with (its llvm-hash.txt).
