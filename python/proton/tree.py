@@ -50,16 +50,15 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
             "children": []}
     for name, k in kernels.items():
         warps = max(k["warps"], 1)
-        kernel = _node(name, "function", k["cycles"], k["ns"], k["launches"], warps, device_type)
+        kernel = _node(name, "function", k["cycles"], k["ns"], k["launches"], device_type)
         by_path = {(): kernel}
         for path in sorted(k["scopes"], key=len):
             s = k["scopes"][path]
             parent = by_path.get(path[:-1], kernel)
-            node = _node(path[-1], "region", s["cycles"], s["ns"], s["count"], warps, device_type)
+            node = _node(path[-1], "region", s["cycles"], s["ns"], s["count"], device_type)
             parent["children"].append(node)
             by_path[path] = node
-        _make_exclusive(kernel)
-        kernel.pop("_measured")
+        _make_exclusive(kernel, warps)
         root["children"].append(kernel)
     declare_metrics_on_root(root)
     return [root, devices or {}]
@@ -86,29 +85,25 @@ def _path(ev: LaunchEvents, sid: int) -> tuple[str, ...]:
     return tuple(reversed(names))
 
 
-def _node(name, kind, cycles, ns, count, warps, device_type) -> dict:
+def _node(name, kind, cycles, ns, count, device_type) -> dict:
     # The measured (inclusive) values; _make_exclusive turns them into the node's own.
     return {
         "frame": {"name": name, "type": kind},
         "metrics": {"cycles": float(cycles), "time (ns)": float(ns), "count": int(count), "device_id": "0",
                     "device_type": device_type},
         "children": [],
-        "_warps": warps,
     }
 
 
-def _make_exclusive(node: dict) -> None:
+def _make_exclusive(node: dict, warps: int) -> dict:
     """Each node keeps its duration less its children's (never below 0:
-    children measured in other warps can overlap), normalized per warp."""
-    for child in node["children"]:
-        _make_exclusive(child)
+    children measured in other warps can overlap), normalized per warp.
+    Returns what the node measured."""
     metrics = node["metrics"]
-    for metric in ("cycles", "time (ns)"):
-        own = metrics[metric] - sum(child["_measured"][metric] for child in node["children"])
-        node.setdefault("_measured", {})[metric] = metrics[metric]
-        metrics[metric] = max(own, 0.0)
-    warps = node.pop("_warps")
+    measured = {metric: metrics[metric] for metric in ("cycles", "time (ns)")}
+    children = [_make_exclusive(child, warps) for child in node["children"]]
+    for metric, value in measured.items():
+        metrics[metric] = max(value - sum(child[metric] for child in children), 0.0)
     metrics["cycles"] = int(round(metrics["cycles"]))
     metrics["normalized_cycles"] = metrics["cycles"] / warps
-    for child in node["children"]:
-        child.pop("_measured")
+    return measured
