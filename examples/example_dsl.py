@@ -18,6 +18,7 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 
 import proton
+import proton.writers.hatchet_tree
 import proton.language as pl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -108,7 +109,7 @@ def run_on_gpu(mode, n):
 
 def _print_tree(node, depth):
     # Nodes hold their own (exclusive) cycles; a scope took its own and its children's.
-    cycles = proton.tree.inclusive(node, "normalized_cycles")
+    cycles = proton.writers.hatchet_tree.inclusive(node, "normalized_cycles")
     print(f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {cycles:10.1f} cycles per warp"
           f"  ({node['metrics']['count']} instances)")
     for child in node["children"]:

@@ -69,9 +69,9 @@ def run_all(args) -> int:
     as a user would type them."""
     this = os.path.abspath(__file__)
     steps = [
-        ("dump the TTGIR", tool("proton-dump-ttgir", "proton.dump_ttgir") + ["--out", args.dump_dir,
+        ("dump the TTGIR", tool("proton-dump-ttgir", "proton.commands.dump_ttgir") + ["--out", args.dump_dir,
                                                                               sys.executable, this], {}),
-        ("insert records", tool("insert_proton_records", "proton.ttgir_rewriter") + [args.dump_dir], {}),
+        ("insert records", tool("insert_proton_records", "proton.commands.insert_proton_records") + [args.dump_dir], {}),
         ("rerun with the override",
          [sys.executable, this] + (["--increase-accuracy"] if args.increase_accuracy else []) + ["--name", args.name],
          {"TRITON_ALWAYS_COMPILE": "1", "TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": args.dump_dir}),

@@ -173,9 +173,9 @@ def _main():
 
     import numpy as np
 
-    from proton import buffer
-    from proton.compiler import PipelineOptions
-    from proton.hook import InstrumentationHook
+    from proton.instrument import buffer
+    from proton.instrument.compiler import PipelineOptions
+    from proton.instrument.stage_hook import InstrumentationHook
 
     options = PipelineOptions(clock_bits=32)
     if not _gpu_available():

@@ -14,15 +14,16 @@ profiler of kernel launches.
 
 import os as _os
 
-from . import hook as _hook, mode
+from .instrument import stage_hook as _hook
+from . import mode
 from . import gpu, hooks, specs
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
-from .compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
+from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .errors import PipeliningWarning, ProfilerError
 from .host import context
 from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
 from .mode import ModeError
-from .runtime import SessionReport
+from .instrument.session import SessionReport
 
 if _os.environ.get(_hook.DUMP_ENV) == "1":  # proton-dump-ttgir's run: see hook.install_dump_keying_hook
     _hook.install_dump_keying_hook()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import itertools
 
-from . import runtime
+from .instrument import session as runtime
 from .disable import profiling_disabled
 from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import triton.language as tl
 
-from . import state
+from .instrument import state
 
 MARKER_PREFIX = "// @proton"
 _ALLOWED_PUNCTUATION = set("_-.:/[]()<>, +=#@")

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Union
 
-from .compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, PipelineOptions
+from .instrument.compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, PipelineOptions
 
 #: clock32: read the 32-bit cycle counter (records keep 32 instead of 48
 #: clock bits; wrap-around is undone by the decoder). time_shift: subtract

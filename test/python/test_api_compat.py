@@ -16,7 +16,8 @@ from triton.backends.compiler import GPUTarget
 
 import proton
 import proton.language as pl
-from proton import api, runtime
+from proton import api
+from proton.instrument import session as runtime
 from proton.hooks import HookManager, InstrumentationHook, LaunchHook
 from proton.mode import MMA, Default, ModeError, PCSampling, parse_any
 
@@ -206,7 +207,7 @@ def test_mode_keywords_as_triton_writes_them():
 
 
 def test_strided_granularity_compiles_to_every_other_warp():
-    from proton.hook import InstrumentationHook as StageHook
+    from proton.instrument.stage_hook import InstrumentationHook as StageHook
     with StageHook(Default(granularity="warp_2").pipeline_options(), "warp2"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=1024)
     assert json.loads(kernel.metadata.proton)["layout"]["warps"] == [0, 2]
@@ -230,7 +231,7 @@ def _marked(out):
 
 def test_enable_and_disable_semantic():
     pl.enable_semantic("triton")  # accepted: Triton kernels record by default here
-    from proton.hook import InstrumentationHook as StageHook
+    from proton.instrument.stage_hook import InstrumentationHook as StageHook
     try:
         pl.disable_semantic("triton")
         with StageHook(Default().pipeline_options(), "semantic"), pytest.raises(Exception) as error:

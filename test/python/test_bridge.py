@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
-from proton import _C, bridge, compiler
-from proton.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
+from proton import _C
+from proton.instrument import bridge, compiler
+from proton.instrument.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
 
 from ir_mutations import mutations
 

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 import proton
-from proton import cli
+from proton.commands import profile as cli
 
 
 @pytest.fixture
@@ -235,24 +235,24 @@ def test_split_argv():
 
 
 def test_runs_as_module():
-    proc = subprocess.run([sys.executable, "-m", "proton.cli", "--help"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "proton.commands.profile", "--help"], capture_output=True, text=True,
                           env=dict(os.environ), timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("usage: proton-profile")
-    proc = subprocess.run([sys.executable, "-m", "proton.cli", "missing_script.py"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "proton.commands.profile", "missing_script.py"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2 and proc.stderr == "proton-profile: missing_script.py: no such file\n"
 
 
 @pytest.mark.parametrize("argv, setup, message", [
-    (["proton.ttgir_rewriter", "{d}/k.ttgir"], lambda d: (d / "k.ttgir").write_bytes(b"\xff\xfe"),
+    (["proton.commands.insert_proton_records", "{d}/k.ttgir"], lambda d: (d / "k.ttgir").write_bytes(b"\xff\xfe"),
      "insert_proton_records: error: {d}/k.ttgir: not UTF-8 text (byte 0xff at offset 0); nothing written"),
-    (["proton.ttgir_rewriter", "{d}"], lambda d: os.symlink(d / "gone", d / "k.ttgir"),
+    (["proton.commands.insert_proton_records", "{d}"], lambda d: os.symlink(d / "gone", d / "k.ttgir"),
      "insert_proton_records: error: {d}/k.ttgir: broken symbolic link"),
-    (["proton.ttgir_rewriter", "{d}/none"], lambda d: None,
+    (["proton.commands.insert_proton_records", "{d}/none"], lambda d: None,
      "insert_proton_records: error: {d}/none: no such file or directory; nothing written"),
-    (["proton.dump_ttgir", "--out", "{d}/f", sys.executable, "-c", "0"], lambda d: (d / "f").write_text("x"),
+    (["proton.commands.dump_ttgir", "--out", "{d}/f", sys.executable, "-c", "0"], lambda d: (d / "f").write_text("x"),
      "proton-dump-ttgir: error: --out {d}/f: is a file, not a directory; choose another --out"),
-    (["proton.dump_ttgir", "--out", "{d}/a/b", sys.executable, "-c", "0"], lambda d: None,
+    (["proton.commands.dump_ttgir", "--out", "{d}/a/b", sys.executable, "-c", "0"], lambda d: None,
      "proton-dump-ttgir: error: --out {d}/a/b: the directory {d}/a does not exist"),
 ])
 def test_ttgir_commands_io_errors_without_traceback(tmp_path, argv, setup, message):

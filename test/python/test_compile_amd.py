@@ -3,8 +3,8 @@
 import pytest
 from triton.backends.compiler import GPUTarget
 
-from proton.compiler import PipelineOptions
-from proton.hook import InstrumentationHook
+from proton.instrument.compiler import PipelineOptions
+from proton.instrument.stage_hook import InstrumentationHook
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from proton.compiler import PipelineOptions
-from proton.hook import InstrumentationHook
+from proton.instrument.compiler import PipelineOptions
+from proton.instrument.stage_hook import InstrumentationHook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import gluon_matmul  # noqa: E402

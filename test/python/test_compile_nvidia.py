@@ -8,9 +8,9 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
-from proton.compiler import InstrumentationError, PipelineOptions
-from proton import hook as hook_mod
-from proton.hook import InstrumentationHook
+from proton.instrument.compiler import InstrumentationError, PipelineOptions
+from proton.instrument import stage_hook as hook_mod
+from proton.instrument.stage_hook import InstrumentationHook
 
 from kernels import (MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, crossing, matmul, never_closed,
                      vector_add)

@@ -10,8 +10,8 @@ import pytest
 import triton
 
 import proton.language
-from proton.compiler import PipelineOptions
-from proton.hook import InstrumentationHook
+from proton.instrument.compiler import PipelineOptions
+from proton.instrument.stage_hook import InstrumentationHook
 
 from corpus import ALL, CASES, compile_case, triton_version
 

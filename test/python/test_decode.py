@@ -1,13 +1,14 @@
-"""The decoder on synthetic buffers (proton.synthetic writes the documented
+"""The decoder on synthetic buffers (synthetic_buffers.py writes the documented
 format): counts, nesting, ring order and loss, clock32 wrap-around, the
 measured clock, time_shift, and every kind of bad buffer."""
 
 import numpy as np
 import pytest
 
-from proton import buffer as fmt
-from proton import decode, synthetic
-from proton.buffer import BufferFormatError
+from proton.instrument import buffer as fmt
+from proton.instrument import decode
+import synthetic_buffers as synthetic
+from proton.instrument.buffer import BufferFormatError
 
 SCOPES = [("kernel", -1), ("load", 0), ("store", 0)]
 # kernel > load, store: start/end sequence of one warp.

@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 import triton  # noqa: E402
 from triton.runtime import _allocation  # noqa: E402
 
-from proton.compiler import PipelineOptions  # noqa: E402
-from proton.hook import InstrumentationHook  # noqa: E402
+from proton.instrument.compiler import PipelineOptions  # noqa: E402
+from proton.instrument.stage_hook import InstrumentationHook  # noqa: E402
 
 from kernels import matmul, vector_add  # noqa: E402
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 import proton
-from proton.host import profile_tree
+from proton.host import hatchet_tree as profile_tree
 
 pytestmark = pytest.mark.gpu
 
@@ -233,7 +233,7 @@ def test_command_line_profiles_a_script(tmp_path):
         torch.cuda.synchronize()
         sys.exit(3)
     """))
-    result = subprocess.run([sys.executable, "-m", "proton.cli", "--backend", "cupti", "--name",
+    result = subprocess.run([sys.executable, "-m", "proton.commands.profile", "--backend", "cupti", "--name",
                              str(tmp_path / "cli"), str(script)], capture_output=True, text=True)
     assert result.returncode == 3, result.stderr  # the script's exit code
     root = json.load(open(tmp_path / "cli.hatchet"))[0]

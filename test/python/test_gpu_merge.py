@@ -35,7 +35,7 @@ def test_two_ranks_merge_into_one_trace(tmp_path):
     out = tmp_path / "merged.pftrace"
     bin_dir = Path(sys.executable).parent
     merge = [str(bin_dir / "proton-merge-traces")] if (bin_dir / "proton-merge-traces").exists() else \
-        [sys.executable, "-m", "proton.merge"]
+        [sys.executable, "-m", "proton.commands.merge_traces"]
     done = subprocess.run(merge + ["-o", str(out), "rank0_0.pftrace", "rank1_0.pftrace"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

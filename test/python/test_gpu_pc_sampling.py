@@ -9,7 +9,7 @@ import os
 import pytest
 
 import proton
-from proton.host import profile_tree
+from proton.host import hatchet_tree as profile_tree
 
 pytestmark = pytest.mark.gpu
 

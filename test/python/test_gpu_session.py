@@ -16,7 +16,7 @@ import triton.language as tl  # noqa: E402
 
 import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
-from proton import hook as hook_mod  # noqa: E402
+from proton.instrument import stage_hook as hook_mod  # noqa: E402
 
 from kernels import matmul, matmul_load_scope, vector_add  # noqa: E402
 
@@ -152,7 +152,7 @@ def test_launch_cap_and_deactivate(tmp_path):
     proton.deactivate()
     run_vector_add(n=4096)  # a plain build: not instrumented, not counted
     proton.activate()
-    kept_before_finalize = proton.runtime._session.kept
+    kept_before_finalize = proton.instrument.session._session.kept
     report = proton.finalize()
     assert report.launches_kept == 2 and report.launches_skipped == 3
     assert report.per_kernel["vector_add"]["skipped"] == 3
@@ -161,7 +161,7 @@ def test_launch_cap_and_deactivate(tmp_path):
 
 def _decoded_launches():
     """Decodes the active session's kept launches without finalizing."""
-    from proton import decode, runtime
+    from proton.instrument import decode, session as runtime
     session = runtime._session
     torch.cuda.synchronize()
     out = []
@@ -180,7 +180,7 @@ def test_save_fixtures(tmp_path, mode):
         pytest.skip("PROTON_SAVE_FIXTURES not set")
     proton.start(str(tmp_path / "fixture"), backend="instrumentation", mode=mode, outputs=[], quiet=True)
     run_vector_add(n=8 * 1024)
-    session = proton.runtime._session
+    session = proton.instrument.session._session
     torch.cuda.synchronize()
     (kept,) = session.kept
     data = kept.buffer.cpu().numpy()

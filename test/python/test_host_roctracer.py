@@ -439,7 +439,7 @@ def test_session_end_to_end(roctracer_fake, roctracer_fake_path, api, tmp_path, 
     assert (report.kernels, report.activities, report.warnings) == (3, 5, [])
     tree = json.load(open(report.files["tree"]))
     assert tree[1] == {}  # an empty device-info object: none for AMD yet
-    from proton.host.profile_tree import inclusive
+    from proton.host.hatchet_tree import inclusive
     assert tree[0]["metrics"] == {"bytes": 0, "count": 0, "flops16": 0, "time (ns)": 0, "tokens": 0}  # zeros, as upstream
     root = inclusive(tree[0])
     assert root["metrics"]["count"] == 5 and root["metrics"]["time (ns)"] == 200 + 600 + 50 + 4 + 100

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import proton
-from proton.host import profile_tree
+from proton.host import hatchet_tree as profile_tree
 from proton.host import libraries, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h

@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from proton import decode, rowbytes, trace_chrome, trace_perfetto, tree
+from proton.instrument import decode
+from proton.writers import byte_rows as rowbytes, chrome_trace as trace_chrome, perfetto_trace as trace_perfetto, hatchet_tree as tree
 
 from test_decode import make
 

@@ -13,10 +13,10 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
-from proton import hook as hook_mod
-from proton.compiler import PipelineOptions
-from proton.hook import InstrumentationHook
-from proton.override import OverrideError, translate
+from proton.instrument import stage_hook as hook_mod
+from proton.instrument.compiler import PipelineOptions
+from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.override import OverrideError, translate
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 
@@ -85,12 +85,12 @@ def dump_dir(tmp_path, monkeypatch):
     script = tmp_path / "compile_vector_add.py"
     script.write_text(DUMP_SCRIPT.format(here=str(HERE)))
     out = tmp_path / "ttgir_dump"
-    subprocess.run(cli("proton-dump-ttgir", "proton.dump_ttgir") + ["--out", str(out), sys.executable, str(script)],
+    subprocess.run(cli("proton-dump-ttgir", "proton.commands.dump_ttgir") + ["--out", str(out), sys.executable, str(script)],
                    check=True)
     files = list(out.rglob("*.ttgir"))
     assert [f.name for f in files] == ["vector_add.ttgir"]
     assert "proton.record" not in files[0].read_text()
-    done = subprocess.run(cli("insert_proton_records", "proton.ttgir_rewriter") + [str(out)], check=True,
+    done = subprocess.run(cli("insert_proton_records", "proton.commands.insert_proton_records") + [str(out)], check=True,
                           capture_output=True, text=True)
     assert "vector_add.ttgir" in done.stdout
     return out, files[0]
@@ -179,7 +179,7 @@ def test_dump_run_installs_a_keying_hook_from_triton_37():
 
 
 def test_unreadable_override_file_is_a_clear_error(tmp_path):
-    from proton.override import OverrideError, OverrideTranslation
+    from proton.instrument.override import OverrideError, OverrideTranslation
     (tmp_path / "k").mkdir()
     (tmp_path / "k" / "kernel.ttgir").write_bytes(b'proton.record start "a"\n\xff\xfe')
     with triton.knobs.compilation.scope(), triton.knobs.cache.scope():

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import proton
-from proton.host import profile_tree, records
+from proton.host import hatchet_tree as profile_tree, records
 
 h = pytest.importorskip("proton._host", reason="proton._host (the host profiler runtime) is not built")
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import proton
-from proton.host import profile_tree
+from proton.host import hatchet_tree as profile_tree
 from proton.host import scope as hs
 from proton.host.context import depth
 

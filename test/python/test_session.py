@@ -13,7 +13,7 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime import _allocation
 
 import proton
-from proton import hook as hook_mod, runtime
+from proton.instrument import stage_hook as hook_mod, session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 from test_decode import make
@@ -204,7 +204,7 @@ def test_recorded_gpu_buffers_decode():
     directory = os.path.join(os.path.dirname(__file__), "fixtures")
     names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".npy"))
     assert names == ["vector_add_clock32", "vector_add_clock64"]
-    from proton import decode
+    from proton.instrument import decode
     for name in names:
         info = json.load(open(os.path.join(directory, name + ".json")))
         ev = decode.decode(np.load(os.path.join(directory, name + ".npy")), info["metadata"], info["num_ctas"])

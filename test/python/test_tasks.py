@@ -172,7 +172,7 @@ def test_merge_aligns_ranks_on_the_global_timer(tmp_path):
         paths.append(str(path))
     out = tmp_path / "merged.pftrace"
     script = os.path.join(os.path.dirname(sys.executable), "proton-merge-traces")
-    command = [script] if os.path.exists(script) else [sys.executable, "-m", "proton.merge"]
+    command = [script] if os.path.exists(script) else [sys.executable, "-m", "proton.commands.merge_traces"]
     done = __import__("subprocess").run(command + [str(out), *paths], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "rank1.pftrace: shifted by 700 ns" in done.stdout
@@ -192,7 +192,7 @@ def test_merge_aligns_ranks_on_the_global_timer(tmp_path):
 
 
 def test_merge_rejects_a_file_that_is_not_a_proton_trace(tmp_path):
-    from proton.merge import MergeError, merge
+    from proton.commands.merge_traces import MergeError, merge
     bad = tmp_path / "x.pftrace"
     bad.write_bytes(b"\xff\xff\xff")
     with pytest.raises(MergeError, match="x.pftrace: not a Perfetto trace"):
@@ -203,8 +203,9 @@ def test_merge_takes_plugin_traces_too(tmp_path):
     """A plugin session's .pftrace (decoded from a synthetic buffer) merges
     with a task trace: both note their global-timer origin."""
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-    from proton import decode, trace_perfetto
-    from proton.merge import merge
+    from proton.instrument import decode
+    from proton.writers import perfetto_trace as trace_perfetto
+    from proton.commands.merge_traces import merge
     from test_decode import make
     buf, meta = make()
     plugin = tmp_path / "plugin.pftrace"
@@ -223,7 +224,7 @@ def test_merge_takes_plugin_traces_too(tmp_path):
 def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
     # The output is explicit (-o); a forgotten output, an output that is an
     # input, or an existing file are refused, and every input stays as it was.
-    from proton.merge import main
+    from proton.commands.merge_traces import main
     paths = []
     for rank in range(2):
         path = tmp_path / f"rank{rank}.pftrace"

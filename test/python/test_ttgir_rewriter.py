@@ -12,9 +12,10 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
-from proton import dump_ttgir, ttgir_rewriter
+from proton.commands import dump_ttgir
+from proton.commands import insert_proton_records as rewriter_command
 
-from proton.ttgir_rewriter import RewriteError, rewrite_text, verify_records
+from proton.instrument.ttgir_rewriter import RewriteError, rewrite_text, verify_records
 
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, matmul, vector_add
 
@@ -254,7 +255,7 @@ def _write_dump(tmp_path, add_ttgir, mm_ttgir):
 def test_cli_writes_backup_and_summary(tmp_path, add_ttgir, mm_ttgir, capsys, monkeypatch):
     d = _write_dump(tmp_path, add_ttgir, mm_ttgir)
     monkeypatch.chdir(tmp_path)
-    assert ttgir_rewriter.main([]) == 0  # default input ./ttgir_dump
+    assert rewriter_command.main([]) == 0  # default input ./ttgir_dump
     out = capsys.readouterr().out
     assert "plain_add.ttgir: inserted 4 scope(s)" in out and "plain_matmul.ttgir: inserted 3 scope(s)" in out
     assert re.search(r"kernel\s+start line \d+, end line \d+", out)
@@ -264,7 +265,7 @@ def test_cli_writes_backup_and_summary(tmp_path, add_ttgir, mm_ttgir, capsys, mo
     new = (d / "HASHA" / "plain_add.ttgir").read_text()
     verify_records(new)
     # a second run refuses, names the file and writes nothing
-    assert ttgir_rewriter.main([str(d)]) == 1
+    assert rewriter_command.main([str(d)]) == 1
     err = capsys.readouterr().err
     assert "plain_add.ttgir:" in err and "--force" in err and "nothing written" in err
     assert (d / "HASHA" / "plain_add.ttgir").read_text() == new
@@ -273,7 +274,7 @@ def test_cli_writes_backup_and_summary(tmp_path, add_ttgir, mm_ttgir, capsys, mo
 def test_cli_dry_run(tmp_path, add_ttgir, mm_ttgir, capsys):
     d = _write_dump(tmp_path, add_ttgir, mm_ttgir)
     f = d / "HASHB" / "plain_matmul.ttgir"
-    assert ttgir_rewriter.main(["--dry-run", "--for-body", "it", str(f)]) == 0
+    assert rewriter_command.main(["--dry-run", "--for-body", "it", str(f)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"--- {f}\n+++ {f} (rewritten)\n@@")
     assert '+      proton.record start "it"' in out and "would insert 1 scope(s)" in out
@@ -285,14 +286,14 @@ def test_cli_error_names_file_and_line(tmp_path, add_ttgir, mm_ttgir, capsys):
     f = d / "HASHB" / "plain_matmul.ttgir"
     s = _line_no(mm_ttgir, r"scf\.for")
     e = _line_no(mm_ttgir, r"warp_group_dot_wait")
-    assert ttgir_rewriter.main(["--scope", f"bad:{s}:{e}", str(f)]) == 1
+    assert rewriter_command.main(["--scope", f"bad:{s}:{e}", str(f)]) == 1
     err = capsys.readouterr().err
     assert f"{f}:{s}:" in err and f"START line {s} and END line {e}" in err
     assert f.read_text() == mm_ttgir
 
 
 def _cli():
-    return [sys.executable, "-m", "proton.ttgir_rewriter"]
+    return [sys.executable, "-m", "proton.commands.insert_proton_records"]
 
 
 def test_cli_subprocess_help_and_run(tmp_path, add_ttgir):
@@ -308,7 +309,7 @@ def test_cli_subprocess_help_and_run(tmp_path, add_ttgir):
 
 
 def test_tools_entry_points(tmp_path, add_ttgir, monkeypatch, capsys):
-    from proton import tools
+    from proton.commands import entry_points as tools
     f = tmp_path / "k.ttgir"
     f.write_text(add_ttgir)
     monkeypatch.setattr(sys, "argv", ["insert_proton_records", "--dry-run", str(f)])
@@ -388,17 +389,17 @@ def test_force_reinserts_from_the_first_backup(tmp_path, add_ttgir, capsys):
     f = tmp_path / "k.ttgir"
     f.write_text(add_ttgir)
     bak = tmp_path / "k.ttgir.bak"
-    assert ttgir_rewriter.main(["--wrap-op", "tt.load", str(f)]) == 0
+    assert rewriter_command.main(["--wrap-op", "tt.load", str(f)]) == 0
     once = f.read_text()
     assert bak.read_text() == add_ttgir
     for _ in range(2):
-        assert ttgir_rewriter.main(["--force", "--wrap-op", "tt.load", str(f)]) == 0
+        assert rewriter_command.main(["--force", "--wrap-op", "tt.load", str(f)]) == 0
         assert bak.read_text() == add_ttgir  # never overwritten
         assert f.read_text() == once  # re-inserted from the original, not on top
     out = capsys.readouterr().out
     assert "replacing 4 earlier record line(s)" in out
     # another strategy replaces the first one
-    assert ttgir_rewriter.main(["--force", "--wrap-op", "arith.addf", str(f)]) == 0
+    assert rewriter_command.main(["--force", "--wrap-op", "arith.addf", str(f)]) == 0
     names = [n for n, _, _ in verify_records(f.read_text())]
     assert names == ["arith_addf_0"] and bak.read_text() == add_ttgir
     assert _strip_records(f.read_text()) == add_ttgir
@@ -408,18 +409,18 @@ def test_force_without_backup_strips_old_records_and_keeps_them_in_bak(tmp_path,
     once = rewrite_text(add_ttgir, wrap_ops=["tt.load"]).text  # records written by hand, no .bak
     f = tmp_path / "k.ttgir"
     f.write_text(once)
-    assert ttgir_rewriter.main(["--force", "--wrap-op", "tt.load", str(f)]) == 0
+    assert rewriter_command.main(["--force", "--wrap-op", "tt.load", str(f)]) == 0
     assert f.read_text() == once and (tmp_path / "k.ttgir.bak").read_text() == once
 
 
 def test_backup_that_does_not_match_is_refused_and_kept(tmp_path, add_ttgir, capsys):
     f = tmp_path / "k.ttgir"
     f.write_text(add_ttgir)
-    assert ttgir_rewriter.main(["--wrap-op", "tt.load", str(f)]) == 0
+    assert rewriter_command.main(["--wrap-op", "tt.load", str(f)]) == 0
     edited = f.read_text().replace("tt.return", "tt.return  // edited", 1)
     f.write_text(edited)
     for argv in (["--force", "--wrap-op", "tt.load"], []):
-        assert ttgir_rewriter.main(argv + [str(f)]) == 1
+        assert rewriter_command.main(argv + [str(f)]) == 1
         err = capsys.readouterr().err
         assert f"{f}: differs from its backup {f}.bak" in err and "nothing written" in err
         assert f.read_text() == edited and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir
@@ -456,7 +457,7 @@ def test_io_errors_are_one_line_exit_2(tmp_path, add_ttgir, capsys, in_dir):
     good.write_text(add_ttgir)
     for path, problem in _bad_inputs(tmp_path).items():
         target = path.parent if in_dir else path
-        assert ttgir_rewriter.main([str(good), str(target)]) == 2
+        assert rewriter_command.main([str(good), str(target)]) == 2
         line = _one_line_error(capsys.readouterr().err)
         assert f"{path}: {problem}" in line and "nothing written" in line
         assert good.read_text() == add_ttgir and not (tmp_path / "good.ttgir.bak").exists()
@@ -470,12 +471,12 @@ def test_unreadable_file_and_missing_dir(tmp_path, add_ttgir, capsys, monkeypatc
         real = Path.read_bytes
         monkeypatch.setattr(Path, "read_bytes", lambda p: (_ for _ in ()).throw(
             PermissionError(13, "Permission denied", str(p))) if p == f else real(p))
-    assert ttgir_rewriter.main([str(f)]) == 2
+    assert rewriter_command.main([str(f)]) == 2
     assert f"{f}: cannot read: Permission denied" in _one_line_error(capsys.readouterr().err)
     monkeypatch.chdir(tmp_path)
-    assert ttgir_rewriter.main([]) == 2  # no ./ttgir_dump
+    assert rewriter_command.main([]) == 2  # no ./ttgir_dump
     assert "ttgir_dump: no such file or directory (dump the TTGIR first" in _one_line_error(capsys.readouterr().err)
-    assert ttgir_rewriter.main([str(tmp_path / "nope")]) == 2
+    assert rewriter_command.main([str(tmp_path / "nope")]) == 2
     assert f"{tmp_path / 'nope'}: no such file or directory" in _one_line_error(capsys.readouterr().err)
 
 
@@ -485,7 +486,7 @@ def test_write_error_is_one_line(tmp_path, add_ttgir, capsys, monkeypatch):
     real = Path.write_bytes
     monkeypatch.setattr(Path, "write_bytes", lambda p, data: (_ for _ in ()).throw(
         OSError(28, "No space left on device", str(p))) if p == f else real(p, data))
-    assert ttgir_rewriter.main([str(f)]) == 2
+    assert rewriter_command.main([str(f)]) == 2
     assert f"cannot write {f}: No space left on device" in _one_line_error(capsys.readouterr().err)
     assert f.read_text() == add_ttgir and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir
 

@@ -18,7 +18,7 @@ class InstrumentationHook(Hook):
     profile_buffer_alignment: int = 16
 
     def __init__(self, mode=None, *, stage_hook=None):
-        from .. import hook as stage
+        from ..instrument import stage_hook as stage
         from ..mode import parse
         self.mode = parse(mode or None)
         self.stage_hook = stage_hook or stage.InstrumentationHook(self.mode.pipeline_options(), label=str(self.mode))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ProfilerError
 from ..paths import output_path, write_or_fall_back
-from . import libraries, profile_tree, records, trace
+from . import libraries, hatchet_tree as profile_tree, records, chrome_trace as trace
 
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")

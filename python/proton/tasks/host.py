@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import trace_perfetto
-from ..decode import LaunchEvents
+from ..writers import perfetto_trace as trace_perfetto
+from ..instrument.decode import LaunchEvents
 from ..errors import ProfilerError
 from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
 

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from . import _C, bridge
+from .. import _C
+from . import bridge
 from .buffer import BUFFER_TYPES as _BUFFER_TYPE_CODES
 
 #: The architectures each target takes: NVIDIA sm_50 to sm_129 (a/f
@@ -146,7 +147,7 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     instrumentation does not change comes back as Triton wrote it, or the
     kernel is refused (see proton.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
-    from .language import MARKER_PREFIX
+    from ..language import MARKER_PREFIX
     if MARKER_PREFIX not in llvm_ir:
         return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()
@@ -208,7 +209,7 @@ def _bridge_error(kernel: str, problems: list[str]) -> str:
 
 def _triton_description() -> str:
     try:
-        from .hook import triton, triton_version  # the hook needs Triton; this module does not
+        from .stage_hook import triton, triton_version  # the hook needs Triton; this module does not
     except ImportError:
         return "Triton not installed"
     return f"Triton {triton.__version__}, LLVM {TRITON_LLVM.get(triton_version(), 'unknown')}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import buffer as fmt
+from proton.instrument import buffer as fmt
 
 
 def layout(num_warps: int = 4, segment_bytes: int = 1024, clock_bits: int = 64, warps=None,

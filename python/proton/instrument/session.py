@@ -21,11 +21,12 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, decode, hook as hook_mod, trace_chrome, trace_perfetto, tree
+from . import calibration, decode, stage_hook as hook_mod
+from ..writers import chrome_trace as trace_chrome, perfetto_trace as trace_perfetto, hatchet_tree as tree
 from .buffer import BufferFormatError
-from .errors import ProfilerError
-from .mode import Default, OpMeasure, parse
-from .paths import output_path, write_or_fall_back
+from ..errors import ProfilerError
+from ..mode import Default, OpMeasure, parse
+from ..paths import output_path, write_or_fall_back
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 
@@ -230,7 +231,7 @@ def _device(torch) -> tuple[dict, str]:
     """The tree's device-info object and device type (empty without a GPU)."""
     if torch is None:
         return {}, "CUDA"
-    from .host import device_info
+    from ..host import device_info
     device_type = "HIP" if getattr(getattr(torch, "version", None), "hip", None) else "CUDA"
     try:
         devices = device_info.describe([torch.cuda.current_device()]) if device_type == "CUDA" else {}

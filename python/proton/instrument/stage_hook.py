@@ -16,7 +16,7 @@ import triton
 import triton.knobs
 
 from . import state
-from .errors import PipeliningWarning, ProfilerError
+from ..errors import PipeliningWarning, ProfilerError
 from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_warnings

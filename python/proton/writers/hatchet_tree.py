@@ -21,8 +21,8 @@ import json
 
 import numpy as np
 
-from .decode import LaunchEvents
-from .host.profile_tree import declare_metrics_on_root
+from ..instrument.decode import LaunchEvents
+from ..host.hatchet_tree import declare_metrics_on_root
 
 
 def build(launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA") -> list:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .errors import ProfilerError
+from ..errors import ProfilerError
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
 UUID_STRIDE = 1 << 48  # per input; Proton's uuids stay far below

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rowbytes
-from .decode import LaunchEvents
+from . import byte_rows as rowbytes
+from ..instrument.decode import LaunchEvents
 
 SEQUENCE_ID = 1  # all packets come from one writer (a one-byte varint)
 SLICE_BEGIN, SLICE_END = 1, 2

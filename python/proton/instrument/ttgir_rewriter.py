@@ -1,5 +1,6 @@
-"""`insert_proton_records`: insert `proton.record start/end "name"` lines into
-TTGIR text dumped by Triton, for use with `TRITON_KERNEL_OVERRIDE`.
+"""The TTGIR rewriter behind `insert_proton_records` (its front end is
+tools/insert_proton_records): inserts `proton.record start/end "name"` lines
+into TTGIR text dumped by Triton, for use with `TRITON_KERNEL_OVERRIDE`.
 
 This is a line-oriented text tool: it does not parse MLIR. It tracks the
 brace nesting of every line (outside string literals) to know which region
@@ -12,21 +13,19 @@ regions of `tt.reduce`/`tt.scan` and the like, and never after a terminator.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
+
+from .ttgir_text import RECORD_LINE, code_chars
 
 DEFAULT_DUMP_DIR = "./ttgir_dump"
 
 # Ops whose regions may hold proton.record ops.
 _ALLOWED_OWNERS = {"tt.func", "scf.for", "scf.if", "scf.while", "scf.execute_region"}
 _TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"}
-_RECORD_RE = re.compile(r'^\s*proton\.record\s+(start|end)\s+"((?:[^"\\]|\\.)*)"')
 _OP_RE = re.compile(
     r'^\s*(?:(?P<results>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?'
     r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))')
@@ -66,7 +65,7 @@ def read_ttgir(path: Path) -> str:
 
 def strip_records(text: str) -> str:
     """`text` without its `proton.record start|end` lines."""
-    return "".join(line for line in text.splitlines(keepends=True) if not _RECORD_RE.match(line))
+    return "".join(line for line in text.splitlines(keepends=True) if not RECORD_LINE.match(line))
 
 
 def backup_path(path: Path) -> Path:
@@ -134,19 +133,8 @@ class _Module:
                 op = m.group("generic") or m.group("custom")
                 if m.group("results"):
                     result = m.group("results").split(",")[0].strip()[1:].split(":")[0]
-            in_str = False
-            esc = False
-            for ch in body:
-                if in_str:
-                    if esc:
-                        esc = False
-                    elif ch == "\\":
-                        esc = True
-                    elif ch == '"':
-                        in_str = False
-                    continue
+            for _, ch in code_chars(body):
                 if ch == '"':
-                    in_str = True
                     if op_region is None:
                         op_region = stack[-1]
                 elif ch == "{":
@@ -172,7 +160,7 @@ class _Module:
                 op_region = stack[-1]
             line = Line(raw, start_region, op_region, stack[-1], op, result, indent)
             self.lines.append(line)
-            if op is not None or _RECORD_RE.match(body):
+            if op is not None or RECORD_LINE.match(body):
                 self.regions[op_region].lines.append(i)
         if len(stack) != 1:
             raise RewriteError(f"{path}:{len(self.raw)}: {len(stack) - 1} unclosed '{{' at end of file")
@@ -426,10 +414,10 @@ def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]
     open_: dict[int, list[tuple[str, int]]] = {}
     found = []
     for i, line in enumerate(mod.lines):
-        m = _RECORD_RE.match(line.text)
+        m = RECORD_LINE.match(line.text)
         if not m:
             continue
-        kind, name = m.groups()
+        kind, name = m["kind"], m["name"]
         stack = open_.setdefault(line.region, [])
         if kind == "start":
             stack.append((name, i + 1))
@@ -476,193 +464,3 @@ def rewrite_text(text: str, *, path: str = "<text>", wrap_ops: Sequence[str] = (
 
 
 # -- CLI ----------------------------------------------------------------------
-
-EPILOG = r"""
-rules (each inserted line is `proton.record start "NAME"` or `proton.record end "NAME"`,
-indented like the ops of its block):
-
-  default (no --wrap-op/--scope/--for-body):
-    * "kernel": starts as the first op of every public tt.func body and ends
-      right before its top-level tt.return.
-    * every tt.load (in the function body or in scf.for/scf.if/scf.while bodies)
-      gets its own scope named load_<SSA result>:
-          %a_5 = tt.load %a_4, %m_3 : ...   ->   load_a_5
-          %5 = tt.load %4 : ...             ->   load_5
-    * "compute": in each block holding wrapped loads, from the line after the
-      last load to right before the first tt.store after it in the same block;
-      omitted when there is no such store or nothing in between.
-      example:  insert_proton_records ttgir_dump
-
-  --wrap-op PATTERN (repeatable), --name PREFIX (repeatable, i-th applies to
-  the i-th --wrap-op):
-    wraps every op whose whole name matches the regular expression PATTERN
-    (an op with regions is wrapped including them). Scopes are named
-    <op name with '.' as '_'>_<n> or <PREFIX>_<n>, n counting from 0 per
-    pattern in file order.
-      example:  insert_proton_records --wrap-op tt.load --wrap-op ttng.warp_group_dot \
-                    --name load --name mma k.ttgir      # load_0, load_1, mma_0
-      example:  insert_proton_records --wrap-op tt.dot k.ttgir         # tt_dot_0
-
-  --scope NAME:START:END (repeatable):
-    START/END are 1-based line numbers of the original file, or re:REGEX
-    (START: first line matching; END: first matching line at or after START;
-    a regex may hold ':' but not ':re:'). Start goes before START's line, end
-    after END's line. Both must be in the same block (brace nesting region),
-    else an error names the file and lines.
-      example:  insert_proton_records --scope epilogue:40:49 k.ttgir
-      example:  insert_proton_records --scope 'loop:re:scf\.for:re:^    \} loc' k.ttgir
-
-  --for-body NAME:
-    wraps the body of every scf.for at the top level of a function: start as
-    the first line inside the body, end right before its scf.yield (or before
-    its closing brace when the loop yields nothing).
-      example:  insert_proton_records --for-body iteration k.ttgir
-
-safety: a file that already holds proton.record is refused unless --force.
-<file>.bak keeps the text before the first insertion and is never overwritten;
---force re-inserts from that backup (its text without proton.record lines),
-so earlier records are replaced, not doubled, and --scope line numbers refer
-to the original text. A file whose non-record lines differ from its .bak
-(edited after instrumenting, or a stale .bak) is refused: move the .bak away.
-Unreadable, binary or non-UTF-8 inputs, broken links and directories named
-*.ttgir stop the run with a one-line error (exit status 2) before anything is
-written; refused or unverifiable rewrites exit with status 1.
-
-checks: records are never put after a terminator
-or into regions other than tt.func/scf.for/scf.if/scf.while/scf.execute_region
-bodies; scopes that cross are refused; the rewritten text is verified (each
-start has its end in the same block, scopes nest) before anything is written.
---dry-run prints a unified diff and writes nothing.
-
-run the rewritten kernels with stock Triton:
-  TRITON_ALWAYS_COMPILE=1 TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=ttgir_dump python app.py
-"""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="insert_proton_records",
-        description="Insert proton.record start/end scopes into dumped TTGIR files "
-        "(see proton-dump-ttgir) for TRITON_KERNEL_OVERRIDE.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("inputs", nargs="*", help=f"TTGIR files or directories searched recursively for *.ttgir "
-                   f"(default: {DEFAULT_DUMP_DIR})")
-    p.add_argument("--wrap-op", action="append", default=[], metavar="PATTERN",
-                   help="wrap every op whose name matches PATTERN (regex, whole name)")
-    p.add_argument("--name", action="append", default=[], metavar="PREFIX",
-                   help="scope name prefix for the --wrap-op at the same position")
-    p.add_argument("--scope", action="append", default=[], metavar="NAME:START:END",
-                   help="explicit scope; START/END are line numbers or re:REGEX")
-    p.add_argument("--for-body", metavar="NAME", help="wrap the body of every top-level scf.for")
-    p.add_argument("--force", action="store_true",
-                   help="re-instrument files that already hold proton.record, starting again from <file>.bak")
-    p.add_argument("--dry-run", action="store_true", help="print a unified diff, write nothing")
-    return p
-
-
-def find_inputs(inputs: Iterable[str]) -> list[Path]:
-    """The files named, and the *.ttgir entries under the directories named
-    (directories and broken links among them too: reading them reports the
-    problem). InputError for a path that does not exist or cannot be listed."""
-    files: list[Path] = []
-    for item in (list(inputs) or [DEFAULT_DUMP_DIR]):
-        p = Path(item)
-        if p.is_symlink() and not p.exists():
-            raise InputError(f"{item}: broken symbolic link (its target {os.readlink(p)} does not exist)")
-        if p.is_dir() and p.name.endswith(".ttgir"):
-            raise InputError(f"{item}: is a directory, not a TTGIR file")
-        if p.is_dir():
-            try:
-                with os.scandir(p):
-                    pass
-            except OSError as e:
-                raise InputError(f"{item}: cannot list the directory: {e.strerror or e}") from None
-            files += sorted(p.rglob("*.ttgir"))
-        elif p.exists():
-            files.append(p)
-        else:
-            hint = " (dump the TTGIR first: proton-dump-ttgir --out DIR COMMAND)" if not list(inputs) else ""
-            raise InputError(f"{item}: no such file or directory{hint}")
-    unique: dict[str, Path] = {}
-    for f in files:  # a file named twice is rewritten once
-        unique.setdefault(os.path.realpath(f), f)
-    return list(unique.values())
-
-
-def _plan(f: Path, force: bool) -> tuple[str, str, str, str | None]:
-    """(current text, text to instrument, its name for messages, text of an
-    existing backup or None). With --force the text to instrument is the
-    backup's (or, with no backup yet, the file's) without proton.record lines."""
-    text = read_ttgir(f)
-    bak = backup_path(f)
-    bak_text = read_ttgir(bak) if (bak.exists() or bak.is_symlink()) else None
-    if bak_text is not None and strip_records(bak_text) != strip_records(text):
-        raise RewriteError(
-            f"{f}: differs from its backup {bak} in lines other than proton.record (edited after "
-            f"instrumenting, or a backup of another version); the backup is never overwritten and --force "
-            f"would re-insert from it: compare the two, then move {bak} away to instrument {f} as it is now")
-    if not force:
-        return text, text, str(f), bak_text
-    if bak_text is not None:
-        return text, strip_records(bak_text), str(bak), bak_text
-    base = strip_records(text)
-    return text, base, (str(f) if base == text else f"{f} (without its proton.record lines)"), None
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    prog = "insert_proton_records"
-    args = build_parser().parse_args(argv)
-    if len(args.name) > len(args.wrap_op):
-        print(f"{prog}: more --name than --wrap-op", file=sys.stderr)
-        return 2
-    results = []
-    try:
-        files = find_inputs(args.inputs)
-        if not files:
-            print(f"{prog}: no .ttgir files in {', '.join(args.inputs) or DEFAULT_DUMP_DIR}", file=sys.stderr)
-            return 1
-        for f in files:
-            text, base, name, bak_text = _plan(f, args.force)
-            res = rewrite_text(base, path=name, wrap_ops=args.wrap_op, names=args.name, scopes=args.scope,
-                               for_body=args.for_body, force=args.force)
-            results.append((f, text, base, bak_text, res))
-    except InputError as e:
-        print(f"{prog}: error: {e}; nothing written", file=sys.stderr)
-        return 2
-    except RewriteError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        print(f"{prog}: nothing written", file=sys.stderr)
-        return 1
-    written = 0
-    for f, text, base, bak_text, res in results:
-        replaced = len(text.splitlines()) - len(strip_records(text).splitlines()) if base != text else 0
-        if args.dry_run:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True),
-                                                       res.text.splitlines(keepends=True),
-                                                       fromfile=str(f), tofile=f"{f} (rewritten)"))
-        elif res.scopes:
-            bak = backup_path(f)
-            try:
-                if bak_text is None:
-                    with open(bak, "xb") as out:  # the first backup; never replaced
-                        out.write(text.encode("utf-8"))
-                f.write_bytes(res.text.encode("utf-8"))
-            except OSError as e:
-                done = f" ({written} file(s) before it were rewritten; their originals are in *.bak)" if written else ""
-                print(f"{prog}: error: cannot write {e.filename or f}: {e.strerror or e}{done}", file=sys.stderr)
-                return 2
-            written += 1
-        verb = "would insert" if args.dry_run else "inserted"
-        notes = []
-        if replaced:
-            notes.append(f"replacing {replaced} earlier record line(s)")
-        if not args.dry_run and res.scopes:
-            notes.append(f"backup {f.name}.bak")
-        print(f"{f}: {verb} {len(res.scopes)} scope(s)" + (f" ({'; '.join(notes)})" if notes else ""))
-        for s in sorted(res.scopes, key=lambda s: s.out_start):
-            print(f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

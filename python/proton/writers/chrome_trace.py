@@ -10,8 +10,8 @@ import json
 
 import numpy as np
 
-from . import rowbytes
-from .decode import LaunchEvents
+from . import byte_rows as rowbytes
+from ..instrument.decode import LaunchEvents
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:

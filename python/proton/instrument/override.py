@@ -25,20 +25,18 @@ a clear error.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
 import triton
 
-from .errors import ProfilerError
-from .language import MARKER_PREFIX, _scope_name
+from ..errors import ProfilerError
+from ..language import MARKER_PREFIX, _scope_name
+from .ttgir_text import RECORD_LINE
 
 OVERRIDE_SUFFIXES = (".ttgir", ".ttir")
 LOCATION_SUFFIX = " ;loc="  # what LiftMarkers reads after a marker's name
-_RECORD_LINE = re.compile(r'^(?P<indent>\s*)proton\.record\s+(?P<kind>start|end)\s+"(?P<name>(?:[^"\\]|\\.)*)"'
-                          r'\s*(?P<loc>loc\(.*\))?\s*$')
 
 
 class OverrideError(ProfilerError):
@@ -53,7 +51,7 @@ def translate(text: str, path: str) -> tuple[str, int]:
     for number, line in enumerate(lines, start=1):
         if "proton.record" not in line:
             continue
-        match = _RECORD_LINE.match(line)
+        match = RECORD_LINE.match(line)
         if not match:
             raise OverrideError(f"{path}:{number}: malformed record (expected `proton.record start|end \"name\"`): "
                                 f"{line.strip()}")

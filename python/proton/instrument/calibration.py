@@ -12,9 +12,9 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode, hook as hook_mod
-from . import language as pl
-from .mode import Default
+from . import decode, stage_hook as hook_mod
+from .. import language as pl
+from ..mode import Default
 
 EMPTY_SCOPES = 32
 

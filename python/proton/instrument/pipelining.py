@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .ttgir_text import braces
+
 _LOC_DEFINITION = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$")
 # A file position (`"file":line:col`) or a location alias (`#loc12`).
 _LOC_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+|#loc\d*\b')
@@ -76,22 +78,27 @@ def _loop_bodies(text: str) -> list[list[_Op]]:
         line = raw.strip()
         if not line or line.startswith("#") or line.startswith("//"):
             continue
-        if line.startswith("}"):
-            if regions:
-                regions.pop()
-            if line.endswith("{"):  # `} else {`, `} do {`
-                regions.append(None)
-            continue
-        body = next((r for r in reversed(regions) if r is not None), None)
-        if body is not None:
-            file, number = _op_location(line, resolve)
-            body.append(_Op(len(body), line, file, number))
-        if line.endswith("{"):
-            if "scf.for" in line:
-                loops.append([])
-                regions.append(loops[-1])
+        line_braces = braces(line)
+        if not line.startswith("}"):  # an op (`} else {` only continues one)
+            body = next((r for r in reversed(regions) if r is not None), None)
+            if body is not None:
+                file, number = _op_location(line, resolve)
+                body.append(_Op(len(body), line, file, number))
+        opened_here = []
+        for brace in line_braces:
+            if brace == "}":
+                if opened_here:
+                    opened_here.pop()
+                elif regions:
+                    regions.pop()
             else:
-                regions.append(None)
+                opened_here.append(None)
+        # A region left open at the end of an `scf.for` line is its body.
+        for index, _ in enumerate(opened_here):
+            is_loop_body = "scf.for" in line and not line.startswith("}") and index == len(opened_here) - 1
+            if is_loop_body:
+                loops.append([])
+            regions.append(loops[-1] if is_loop_body else None)
     return loops
 
 

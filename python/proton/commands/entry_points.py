@@ -20,7 +20,7 @@ def proton_opt() -> None:
 
 def insert_proton_records() -> None:
     """`insert_proton_records`: insert proton.record scopes into dumped TTGIR."""
-    from .ttgir_rewriter import main
+    from .insert_proton_records import main
     sys.exit(main())
 
 
@@ -32,17 +32,17 @@ def dump_ttgir() -> None:
 
 def merge_traces() -> None:
     """`proton-merge-traces`: one Perfetto file from per-GPU traces."""
-    from .merge import main
+    from .merge_traces import main
     sys.exit(main())
 
 
 def view() -> None:
     """`proton-view`: print a profile tree in the terminal."""
-    from .viewer import main
+    from ..viewer import main
     sys.exit(main())
 
 
 def profile_command() -> None:
     """`proton-profile`: run a script, module or pytest under the profiler."""
-    from .cli import main
+    from .profile import main
     sys.exit(main())

@@ -1,0 +1,1 @@
+"""The command-line tools (console entry points in entry_points.py)."""

@@ -1,0 +1,37 @@
+"""TTGIR text, read line by line without an MLIR parser: the one pattern of a
+`proton.record` line and the one scanner of braces outside string literals,
+shared by the override translation, the TTGIR rewriter and the pipelining
+checks."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+#: `proton.record start|end "name"`, optionally followed by its `loc(...)`.
+RECORD_LINE = re.compile(r'^(?P<indent>\s*)proton\.record\s+(?P<kind>start|end)\s+"(?P<name>(?:[^"\\]|\\.)*)"'
+                         r'\s*(?P<loc>loc\(.*\))?\s*$')
+
+
+def code_chars(line: str) -> Iterator[tuple[int, str]]:
+    """(column, character) for each character of `line` outside string
+    literals; a string literal appears once, as its opening '"'. Braces in
+    attribute strings and inline assembly are thus never counted."""
+    in_string = escaped = False
+    for column, char in enumerate(line):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        yield column, char
+
+
+def braces(line: str) -> str:
+    """The braces of `line` outside string literals, in order (e.g. "}{")."""
+    return "".join(char for _, char in code_chars(line) if char in "{}")
