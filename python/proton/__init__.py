@@ -14,19 +14,27 @@ profiler of kernel launches.
 
 import os as _os
 
-from .instrument import stage_hook as _hook
-from . import mode
-from . import gpu, hooks, specs
+from . import gpu, hooks, mode, specs
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
-from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .errors import PipeliningWarning, ProfilerError
-from .host import context
+from . import context
 from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
+from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
+from .instrument.stage_hook import DUMP_ENV as _DUMP_ENV
 from .mode import ModeError
-from .instrument.session import SessionReport
 
-if _os.environ.get(_hook.DUMP_ENV) == "1":  # proton-dump-ttgir's run: see hook.install_dump_keying_hook
-    _hook.install_dump_keying_hook()
+if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook.install_dump_keying_hook
+    from .instrument.stage_hook import install_dump_keying_hook as _install_dump_keying_hook
+    _install_dump_keying_hook()
+
+
+def __getattr__(name):
+    # The intra-kernel session (and the compiler extension it loads) only when used.
+    if name == "SessionReport":
+        from .instrument.session import SessionReport
+        return SessionReport
+    raise AttributeError(f"module 'proton' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_PROFILE_NAME", "context", "specs", "cpu_timed_scope", "enter_state", "exit_state", "hooks",

@@ -19,9 +19,9 @@ make all of it do nothing.
 from __future__ import annotations
 
 import functools
+import sys
 import itertools
 
-from .instrument import session as runtime
 from .disable import profiling_disabled
 from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
@@ -104,7 +104,7 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
             raise ProfilerError("mode 'mma' of Triton's Proton is not supported by this Proton yet; use 'default'")
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
-        session = runtime.start_instrumentation(name, mode=parsed, max_launches_per_kernel=max_launches_per_kernel,
+        session = _instrumentation().start_instrumentation(name, mode=parsed, max_launches_per_kernel=max_launches_per_kernel,
                                                 max_buffer_bytes=max_buffer_bytes, outputs=outputs, quiet=quiet)
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
@@ -166,14 +166,14 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     for s in selected:
         del _open[s.id]
         HookManager.unregister(s.id)
-        if s is runtime._session:
-            runtime.close_instrumentation()
+        if s is getattr(sys.modules.get("proton.instrument.session"), "_session", None):
+            _instrumentation().close_instrumentation()
         reports.append(s.finalize())
     return reports[0] if len(reports) == 1 else reports
 
 
 def _choose_output(session, kind: str) -> None:
-    if isinstance(session, runtime.Session):
+    if _is_instrumentation(session):
         session.outputs = (kind,)
     elif kind == "chrome_trace" and session.data != "trace":
         raise ProfilerError(f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
@@ -253,3 +253,15 @@ def profile(func=None, *, name: str | None = None, **kwargs):
     elif func is not None:
         raise ProfilerError(f"profile takes a function or a session name, got {type(func).__name__}")
     return _Profiling(name, kwargs)
+
+
+def _instrumentation():
+    """The intra-kernel session module, imported on first use: it loads the
+    compiler extension, which host-only profiling does not need."""
+    from .instrument import session
+    return session
+
+
+def _is_instrumentation(session) -> bool:
+    module = sys.modules.get("proton.instrument.session")
+    return module is not None and isinstance(session, module.Session)

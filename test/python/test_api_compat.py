@@ -17,7 +17,7 @@ from triton.backends.compiler import GPUTarget
 import proton
 import proton.language as pl
 from proton import api
-from proton.instrument import session as runtime
+from proton.instrument import session as instrument_session
 from proton.hooks import HookManager, InstrumentationHook, LaunchHook
 from proton.mode import MMA, Default, ModeError, PCSampling, parse_any
 
@@ -46,8 +46,23 @@ def test_default_backend_is_the_host_profiler(host, tmp_path):
     session = proton.start(str(tmp_path / "host"), quiet=True)
     assert session.backend == "cupti"
     instrumented = proton.start(str(tmp_path / "intra"), mode="default", quiet=True)
-    assert instrumented.session is runtime._session  # an instrumentation mode selects instrumentation
+    assert instrumented.session is instrument_session._session  # an instrumentation mode selects instrumentation
     proton.finalize()
+
+
+def test_host_only_profiling_never_loads_the_compiler_extension(fake_path, tmp_path):
+    """The compiler extension (20 MB of MLIR) loads when a kernel is first
+    instrumented, never for host profiling."""
+    code = ("import sys, proton, proton.language, proton.hooks, proton.viewer, proton.specs, proton.context\n"
+            f"proton.start({str(tmp_path / 'host')!r}, quiet=True)\n"
+            "with proton.scope('step'):\n    pass\n"
+            "proton.finalize()\n"
+            "assert 'proton._C' not in sys.modules, 'loaded at import or by a host session'\n"
+            "from proton.instrument.compiler import extension\n"
+            "assert extension().LLVM_VERSION and 'proton._C' in sys.modules\n")
+    env = dict(os.environ, PROTON_CUPTI_LIB=str(fake_path))
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 def test_session_ids_count_up_and_name_the_session(host, tmp_path):

@@ -43,7 +43,7 @@ class Buffers:
 def parse(buffer, layout, num_ctas):
     """Raw buffer -> per-segment headers (12 words) and records as
     (tag, clock) pairs (tag: scope id | end bit 31; clock: the low 48 or 32
-    bits), written independently of proton.buffer from docs/buffer-format.md."""
+    bits), written independently of proton.instrument.buffer from docs/buffer-format.md."""
     segments = len(layout["warps"])
     data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, segments, -1)
     capacity = layout["segment_bytes"] // 8

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import proton
-from proton.host import hatchet_tree as profile_tree
+from proton.host import hatchet_tree
 from proton.host import scope as hs
-from proton.host.context import depth
+from proton.context import depth
 
 from fake_cupti_support import h, reset_thread_state
 
@@ -192,7 +192,7 @@ def test_upstream_layout(fake, tmp_path):
     assert len(data) == 2 and data[0]["frame"] == {"name": "ROOT", "type": "function"}
     assert data[0]["metrics"] == {"count": 0, "time (ns)": 0, "tokens": 0}  # zeros of every metric below
     assert _find(data[0], "outer", "inner")["metrics"] == {}
-    total = profile_tree.inclusive(data[0])
+    total = hatchet_tree.inclusive(data[0])
     assert _find(total, "outer")["metrics"]["time (ns)"] == 5000
     assert _find(total, "outer", "inner")["metrics"]["count"] == 2
 
@@ -204,7 +204,7 @@ def test_triton_viewer_reads_our_tree(fake, tmp_path):
     gf, metrics = upstream.parse(["time/ns"], path)
     frame = gf.dataframe.reset_index()
     got = {row["name"]: row["time/ns (inc)"] for _, row in frame.iterrows()}
-    total = profile_tree.inclusive(data[0])
+    total = hatchet_tree.inclusive(data[0])
     assert got["ROOT"] == total["metrics"]["time (ns)"] == 5000
     assert got["outer"] == pytest.approx(5000) and got["inner"] == pytest.approx(4000)
     assert got["k2"] == pytest.approx(4000) and got["k1"] == pytest.approx(1000)

@@ -1,4 +1,4 @@
-"""backend="instrumentation": Proton's stage hook (proton.hook), which
+"""backend="instrumentation": Proton's stage hook (proton.instrument.stage_hook), which
 compiles kernels with their markers instrumented while it is active."""
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ class InstrumentationHook(Hook):
     profile_buffer_alignment: int = 16
 
     def __init__(self, mode=None, *, stage_hook=None):
-        from ..instrument import stage_hook as stage
+        from ..instrument.stage_hook import InstrumentationHook as StageHook
         from ..mode import parse
         self.mode = parse(mode or None)
-        self.stage_hook = stage_hook or stage.InstrumentationHook(self.mode.pipeline_options(), label=str(self.mode))
+        self.stage_hook = stage_hook or StageHook(self.mode.pipeline_options(), label=str(self.mode))
 
     def activate(self) -> None:
         if InstrumentationHook.active_count > 0:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ProfilerError
 from ..paths import output_path, write_or_fall_back
-from . import libraries, hatchet_tree as profile_tree, records, chrome_trace as trace
+from . import libraries, hatchet_tree, records, chrome_trace
 
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")
@@ -153,19 +153,19 @@ class HostSession:
             report.warnings.append(f"{self.tracer.name} dropped {report.dropped_records} activity records")
         if report.trace_dropped:
             report.warnings.append(f"{report.trace_dropped} timeline rows over the cap of {TRACE_CAP} were not kept")
-        report.pc_samples = sum(int(row[4]) for row in pc_samples if not row[3].endswith(profile_tree.NOT_ISSUED))
+        report.pc_samples = sum(int(row[4]) for row in pc_samples if not row[3].endswith(hatchet_tree.NOT_ISSUED))
         if pc_error:
             report.warnings.append(f"PC sampling: {pc_error}")
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
-        tree = profile_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
+        tree = hatchet_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
                                   pc_samples=pc_samples, device_type=self.tracer.device_type)
         report.files["tree"] = write_or_fall_back(output_path(self.name, ".hatchet"),
-                                                  lambda path: profile_tree.write(path, tree), report.warnings)
+                                                  lambda path: hatchet_tree.write(path, tree), report.warnings)
         if self.data == "trace":
             report.files["chrome_trace"] = write_or_fall_back(
                 output_path(self.name, ".chrome_trace"),
-                lambda path: trace.write_chrome(path, trace_rows, nodes, names), report.warnings)
+                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names), report.warnings)
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report

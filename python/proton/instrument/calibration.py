@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode, stage_hook as hook_mod
+from . import decode, stage_hook
 from .. import language as pl
 from ..mode import Default
 
@@ -61,13 +61,13 @@ def measure(mode: Default, ctas: int = 8) -> float:
     out = torch.zeros(ctas, dtype=torch.int32, device="cuda")
     _allocation.set_profile_allocator(allocate)
     try:
-        with hook_mod.InstrumentationHook(mode.pipeline_options(), label=f"calibration:{mode}"):
+        with stage_hook.InstrumentationHook(mode.pipeline_options(), label=f"calibration:{mode}"):
             _back_to_back_scopes[(ctas,)](out, N=EMPTY_SCOPES, num_warps=4)
         torch.cuda.synchronize()
     finally:
         _allocation.set_profile_allocator(previous)
     data = buffers[-1].cpu().numpy()
-    meta = hook_mod.metadata_for_buffer(data, "calibration")
+    meta = stage_hook.metadata_for_buffer(data, "calibration")
     events = decode.decode(data, meta, ctas, kernel="calibration")
     return float(np.median(events.duration_cycles))
 

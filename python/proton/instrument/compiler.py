@@ -10,9 +10,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .. import _C
 from . import bridge
 from .buffer import BUFFER_TYPES as _BUFFER_TYPE_CODES
+
+
+def extension():
+    """The compiler extension (proton._C, 20 MB with its MLIR), imported on
+    first use so that host-only profiling never loads it."""
+    from .. import _C
+    return _C
 
 #: The architectures each target takes: NVIDIA sm_50 to sm_129 (a/f
 #: suffixes), AMD gfx9-12 names.
@@ -145,7 +151,7 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     """Runs the pipeline on one module. A module without markers is not
     touched at all. Otherwise everything of Triton's module that the
     instrumentation does not change comes back as Triton wrote it, or the
-    kernel is refused (see proton.bridge). Raises InstrumentationError with
+    kernel is refused (see proton.instrument.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
     from ..language import MARKER_PREFIX
     if MARKER_PREFIX not in llvm_ir:
@@ -158,16 +164,16 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     _check_warp_count(llvm_ir, options)
     try:
         readable = bridge.legacy_float_literals(llvm_ir)
-        hidden = bridge.hide_intrinsics(readable, _C.HIDDEN_INTRINSIC_PREFIX)
+        hidden = bridge.hide_intrinsics(readable, extension().HIDDEN_INTRINSIC_PREFIX)
     except ValueError as error:  # LiteralError, or text the bridge cannot split
-        raise InstrumentationError(f"{error} ({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION})") from None
+        raise InstrumentationError(f"{error} ({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION})") from None
     try:
-        text, metadata_json, warnings = _C.instrument(hidden, options.to_pass_options())
-    except _C.CompilerError as error:
+        text, metadata_json, warnings = extension().instrument(hidden, options.to_pass_options())
+    except extension().CompilerError as error:
         message = str(error).strip()
         if message.startswith("LLVM IR parse error"):
             # Syntax of a newer LLVM that ours cannot read.
-            message += f" ({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION} cannot read this LLVM IR)"
+            message += f" ({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION} cannot read this LLVM IR)"
         raise InstrumentationError(message) from None
     metadata = json.loads(metadata_json)
     if not metadata.get("instrumented"):
@@ -202,7 +208,7 @@ def _bridge_error(kernel: str, problems: list[str]) -> str:
     shown = problems[:8]
     more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
     return (f"kernel {kernel}: Proton's LLVM IR bridge would change more than the instrumentation "
-            f"({_triton_description()}; Proton's LLVM {_C.LLVM_VERSION}), so the kernel is not instrumented:\n  " +
+            f"({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION}), so the kernel is not instrumented:\n  " +
             "\n  ".join(shown) + more +
             "\nProfile this kernel without scopes, or report this with the kernel's LLVM IR (TRITON_KERNEL_DUMP=1).")
 

@@ -1,7 +1,7 @@
 """Decodes one launch's profile buffer into scope events, vectorized with numpy
 (no Python loop per event or per warp).
 
-Steps: read the buffer (proton.buffer), put each warp's ring in the order the
+Steps: read the buffer (proton.instrument.buffer), put each warp's ring in the order the
 records were written, rebuild 64-bit cycles (records keep the clock's low 48
 bits, or 32 with clock32, unwrapped backwards from the warp's 64-bit exit
 stamp), optionally subtract the measured cost of earlier records

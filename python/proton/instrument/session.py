@@ -21,8 +21,8 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, decode, stage_hook as hook_mod
-from ..writers import chrome_trace as trace_chrome, perfetto_trace as trace_perfetto, hatchet_tree as tree
+from . import calibration, decode, stage_hook
+from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
 from ..errors import ProfilerError
 from ..mode import Default, OpMeasure, parse
@@ -91,7 +91,7 @@ class Session:
             if kind not in OUTPUT_SUFFIXES:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
         self.quiet = quiet
-        self.hook = hook_mod.InstrumentationHook(mode.pipeline_options(), label=str(mode))
+        self.hook = stage_hook.InstrumentationHook(mode.pipeline_options(), label=str(mode))
         self.kept_per_kernel: dict[str, collections.deque] = {}
         self.launch_counts: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
@@ -185,7 +185,7 @@ class Session:
             info["kept"] += 1
             try:
                 data = kept.buffer.cpu().numpy()
-                meta = hook_mod.metadata_for_buffer(data, kept.kernel)
+                meta = stage_hook.metadata_for_buffer(data, kept.kernel)
                 if info["kept"] == 1:
                     report.warnings += meta.get("warnings", [])
                 events = decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"],
@@ -219,8 +219,8 @@ def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices
                   device_type: str = "CUDA", warnings: list | None = None) -> dict:
     writers = {
         "chrome_trace": lambda path: trace_chrome.write(path, launches, trace_chrome.session_origin(launches)),
-        "pftrace": lambda path: trace_perfetto.write(path, launches, gpu_name),
-        "tree": lambda path: tree.write(path, launches, devices, device_type),
+        "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name),
+        "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type),
     }
     warnings = [] if warnings is None else warnings
     return {kind: write_or_fall_back(output_path(name, OUTPUT_SUFFIXES[kind]), writers[kind], warnings)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..writers import perfetto_trace as trace_perfetto
+from ..writers import perfetto_trace
 from ..instrument.decode import LaunchEvents
 from ..errors import ProfilerError
 from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
@@ -216,7 +216,7 @@ def export_to_perfetto_trace(profiler_buffer, task_names, file_name: str, gpu_na
         import torch
         gpu_name = torch.cuda.get_device_name(profiler_buffer.device) if profiler_buffer.is_cuda else "CPU"
     events, report = read(words, task_names)
-    trace_perfetto.write(file_name, [events] if events is not None else [], gpu_name or "GPU 0")
+    perfetto_trace.write(file_name, [events] if events is not None else [], gpu_name or "GPU 0")
     report.file = os.path.abspath(file_name)
     for problem in report.problems:
         print(f"proton.tasks: {file_name}: {problem}", file=sys.stderr)

@@ -2,7 +2,7 @@
 launch and CTA (named after its kernel, launch and SM), one thread per warp,
 one complete ("X") event per scope instance with its cycles. Times are
 microseconds (ns precision) from the session's first warp entry. Rows are
-assembled with numpy (proton.rowbytes), not formatted one by one."""
+assembled with numpy (proton.writers.byte_rows), not formatted one by one."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 
-from . import byte_rows as rowbytes
+from . import byte_rows
 from ..instrument.decode import LaunchEvents
 
 
@@ -34,38 +34,38 @@ def _slices(ev: LaunchEvents, pid_base: int, t0_ns: float) -> bytes:
     n = ev.num_events
     if n == 0:
         return b""
-    C = rowbytes.const
+    C = byte_rows.const
     ts = np.rint(np.maximum(ev.start_ns + (ev.origin_ns - t0_ns), 0)).astype(np.uint64)
     dur = np.rint(np.maximum(ev.end_ns - ev.start_ns, 0)).astype(np.uint64)
     names = [json.dumps(name).encode() for name in ev.scope_names]
-    return rowbytes.concat([
-        C(b'{"ph":"X","name":', n), rowbytes.table(names, ev.scope),
-        C(b',"pid":', n), rowbytes.decimal(ev.cta + pid_base), C(b',"tid":', n), rowbytes.decimal(ev.warp),
-        C(b',"ts":', n), rowbytes.decimal(ts // np.uint64(1000)), C(b".", n),
-        rowbytes.fixed_decimal(ts % np.uint64(1000), 3),
-        C(b',"dur":', n), rowbytes.decimal(dur // np.uint64(1000)), C(b".", n),
-        rowbytes.fixed_decimal(dur % np.uint64(1000), 3),
-        C(b',"args":{"cycles":', n), rowbytes.decimal(np.maximum(ev.duration_cycles, 0)), C(b"}},\n", n),
+    return byte_rows.concat([
+        C(b'{"ph":"X","name":', n), byte_rows.table(names, ev.scope),
+        C(b',"pid":', n), byte_rows.decimal(ev.cta + pid_base), C(b',"tid":', n), byte_rows.decimal(ev.warp),
+        C(b',"ts":', n), byte_rows.decimal(ts // np.uint64(1000)), C(b".", n),
+        byte_rows.fixed_decimal(ts % np.uint64(1000), 3),
+        C(b',"dur":', n), byte_rows.decimal(dur // np.uint64(1000)), C(b".", n),
+        byte_rows.fixed_decimal(dur % np.uint64(1000), 3),
+        C(b',"args":{"cycles":', n), byte_rows.decimal(np.maximum(ev.duration_cycles, 0)), C(b"}},\n", n),
     ], flat=True)
 
 
 def _names(ev: LaunchEvents, pid_base: int) -> bytes:
     """Process names and sort order per CTA, thread names per warp."""
-    C = rowbytes.const
+    C = byte_rows.const
     ctas, segments = ev.num_ctas, ev.num_segments
     cta = np.arange(ctas)
-    pid = rowbytes.decimal(cta + pid_base)
+    pid = byte_rows.decimal(cta + pid_base)
     label = json.dumps(f"{ev.kernel} #{ev.launch} CTA ")[:-1].encode()
-    processes = rowbytes.concat([
+    processes = byte_rows.concat([
         C(b'{"ph":"M","name":"process_name","pid":', ctas), pid, C(b',"args":{"name":', ctas), C(label, ctas),
-        rowbytes.decimal(cta), C(b" (SM ", ctas), rowbytes.decimal(ev.warp_sm.reshape(ctas, segments)[:, 0]),
+        byte_rows.decimal(cta), C(b" (SM ", ctas), byte_rows.decimal(ev.warp_sm.reshape(ctas, segments)[:, 0]),
         C(b')"}},\n{"ph":"M","name":"process_sort_index","pid":', ctas), pid,
         C(b',"args":{"sort_index":', ctas), pid, C(b"}},\n", ctas),
     ], flat=True)
     w = ctas * segments
-    tid = rowbytes.decimal(ev.warp_ids)
-    threads = rowbytes.concat([
-        C(b'{"ph":"M","name":"thread_name","pid":', w), rowbytes.decimal(np.repeat(cta, segments) + pid_base),
+    tid = byte_rows.decimal(ev.warp_ids)
+    threads = byte_rows.concat([
+        C(b'{"ph":"M","name":"thread_name","pid":', w), byte_rows.decimal(np.repeat(cta, segments) + pid_base),
         C(b',"tid":', w), tid, C(b',"args":{"name":"' + ev.row_label.encode() + b" ", w), tid, C(b'"}},\n', w),
     ], flat=True)
     return processes + threads

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import byte_rows as rowbytes
+from . import byte_rows
 from ..instrument.decode import LaunchEvents
 
 SEQUENCE_ID = 1  # all packets come from one writer (a one-byte varint)
@@ -76,10 +76,10 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
         parent = np.array([sm_uuid[int(sm)] for sm in np.unique(cta_sm)], dtype=np.uint64)[
             np.searchsorted(np.unique(cta_sm), cta_sm)]
         descriptors.append(_descriptors(cta_uuid, parent, order * (1 << 20) + np.arange(ctas),
-                                        rowbytes.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)])))
+                                        byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)])))
         warp_names = sorted(set(ev.warp_ids.tolist()))
         descriptors.append(_descriptors(warp_uuid, np.repeat(cta_uuid, segments), ev.warp_ids,
-                                        rowbytes.table([f"{ev.row_label} {w}".encode() for w in warp_names],
+                                        byte_rows.table([f"{ev.row_label} {w}".encode() for w in warp_names],
                                                        np.searchsorted(warp_names, ev.warp_ids))))
         if ev.num_events:
             slices.append((ev, warp_uuid, iid_of_scope))
@@ -105,16 +105,16 @@ def _descriptors(uuid, parent, rank, names) -> bytes:
     name (2), parent_uuid (5), child_ordering (11), sibling_order_rank
     (12)}} per row, as Trace bytes."""
     n = uuid.size
-    desc = rowbytes.concat([
-        rowbytes.const(b"\x08", n), rowbytes.varint(uuid),
-        rowbytes.const(b"\x12", n), rowbytes.varint(names[1]), names,
-        rowbytes.const(b"\x28", n), rowbytes.varint(parent),
-        rowbytes.const(bytes([0x58, EXPLICIT_ORDER]), n),
-        rowbytes.const(b"\x60", n), rowbytes.varint(np.asarray(rank, dtype=np.uint64)),
+    desc = byte_rows.concat([
+        byte_rows.const(b"\x08", n), byte_rows.varint(uuid),
+        byte_rows.const(b"\x12", n), byte_rows.varint(names[1]), names,
+        byte_rows.const(b"\x28", n), byte_rows.varint(parent),
+        byte_rows.const(bytes([0x58, EXPLICIT_ORDER]), n),
+        byte_rows.const(b"\x60", n), byte_rows.varint(np.asarray(rank, dtype=np.uint64)),
     ])
-    packet = rowbytes.concat([
-        rowbytes.const(bytes([0x50, SEQUENCE_ID, 0xE2, 0x03]), n),  # field 60, length-delimited
-        rowbytes.varint(desc[1]), desc,
+    packet = byte_rows.concat([
+        byte_rows.const(bytes([0x50, SEQUENCE_ID, 0xE2, 0x03]), n),  # field 60, length-delimited
+        byte_rows.varint(desc[1]), desc,
     ])
     return _trace(packet)
 
@@ -122,7 +122,7 @@ def _descriptors(uuid, parent, rank, names) -> bytes:
 def _trace(packets) -> bytes:
     """Trace{repeated TracePacket packet = 1}."""
     n = packets[1].size
-    return rowbytes.join(rowbytes.concat([rowbytes.const(b"\x0a", n), rowbytes.varint(packets[1]), packets]))
+    return byte_rows.join(byte_rows.concat([byte_rows.const(b"\x0a", n), byte_rows.varint(packets[1]), packets]))
 
 
 def _slice_packets(slices, origin_ns: int) -> bytes:
@@ -148,16 +148,16 @@ def _slice_packets(slices, origin_ns: int) -> bytes:
     ts, uuid, kind, iid = ts[order], uuid[order], kind[order], iid[order]
     begin = kind == SLICE_BEGIN
     # TrackEvent: type (9), name_iid (10, begins only), track_uuid (11).
-    event = [rowbytes.const(b"\x48", n), rowbytes.varint(kind), rowbytes.const(b"\x50", n), rowbytes.varint(iid),
-             rowbytes.const(b"\x58", n), rowbytes.varint(uuid)]
+    event = [byte_rows.const(b"\x48", n), byte_rows.varint(kind), byte_rows.const(b"\x50", n), byte_rows.varint(iid),
+             byte_rows.const(b"\x58", n), byte_rows.varint(uuid)]
     event_masks = [None, None, begin, begin, None, None]
-    event_len = rowbytes.varint(rowbytes.total_length(event, event_masks))
+    event_len = byte_rows.varint(byte_rows.total_length(event, event_masks))
     # TracePacket: timestamp (8), trusted_packet_sequence_id (10),
     # track_event (11), sequence_flags (13) on begins, which use interned names.
-    packet = [rowbytes.const(b"\x40", n), rowbytes.varint(ts),
-              rowbytes.const(bytes([0x50, SEQUENCE_ID, 0x5A]), n), event_len] + event + [
-              rowbytes.const(bytes([0x68, SEQ_NEEDS_INCREMENTAL_STATE]), n)]
+    packet = [byte_rows.const(b"\x40", n), byte_rows.varint(ts),
+              byte_rows.const(bytes([0x50, SEQUENCE_ID, 0x5A]), n), event_len] + event + [
+              byte_rows.const(bytes([0x68, SEQ_NEEDS_INCREMENTAL_STATE]), n)]
     packet_masks = [None] * 4 + event_masks + [begin]
-    packet_len = rowbytes.varint(rowbytes.total_length(packet, packet_masks))
+    packet_len = byte_rows.varint(byte_rows.total_length(packet, packet_masks))
     # Trace: repeated TracePacket packet = 1; all in one pass.
-    return rowbytes.concat([rowbytes.const(b"\x0a", n), packet_len] + packet, [None, None] + packet_masks, flat=True)
+    return byte_rows.concat([byte_rows.const(b"\x0a", n), packet_len] + packet, [None, None] + packet_masks, flat=True)

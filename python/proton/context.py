@@ -4,8 +4,8 @@ when `session` is not an open, active host session (upstream: profiling off)."""
 
 from __future__ import annotations
 
-from . import session as session_mod
-from .scope import disabled
+from .host import session as session_mod
+from .host.scope import disabled
 
 
 def depth(session: int | None = 0) -> int | None:
