@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 
@@ -16,7 +17,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from proton import decode, synthetic, trace_chrome, trace_perfetto, tree  # noqa: E402
+from proton.instrument import decode  # noqa: E402
+from proton.writers import chrome_trace, hatchet_tree, perfetto_trace  # noqa: E402
+
+# The synthetic buffer builder is a test helper (test/python/synthetic_buffers.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python"))
+import synthetic_buffers  # noqa: E402
 
 SCOPES = [("kernel", -1), ("load", 0), ("compute", 0), ("store", 0)]
 
@@ -28,17 +34,17 @@ def buffer(ctas, warps, reps, clock_bits):
     ids = np.concatenate(([0], ids, [0]))
     ends = np.concatenate(([0], ends, [1]))
     n = ids.size
-    lay = synthetic.layout(num_warps=warps, segment_bytes=1 << int(np.ceil(np.log2(n * 8))),
-                           clock_bits=clock_bits)
-    tags = np.broadcast_to(synthetic.tag(ids, ends), (ctas, warps, n))
+    lay = synthetic_buffers.layout(num_warps=warps, segment_bytes=1 << int(np.ceil(np.log2(n * 8))),
+                                   clock_bits=clock_bits)
+    tags = np.broadcast_to(synthetic_buffers.tag(ids, ends), (ctas, warps, n))
     start = np.uint64(10**12) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(997) + np.zeros(
         (1, warps), np.uint64)
     clocks = start[:, :, None] + np.uint64(100) * np.arange(1, n + 1, dtype=np.uint64)
     end = start + np.uint64(100 * (n + 1))
     gt0 = np.uint64(1_763_000_000 * 10**9)
-    data = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=end, gt_start=gt0 + (start - start.min()) // 2,
-                           gt_end=gt0 + (end - start.min()) // 2)
-    return data, synthetic.metadata(SCOPES, lay)
+    data = synthetic_buffers.build(lay, tags, clocks, clk_start=start, clk_end=end,
+                                   gt_start=gt0 + (start - start.min()) // 2, gt_end=gt0 + (end - start.min()) // 2)
+    return data, synthetic_buffers.metadata(SCOPES, lay)
 
 
 def best_of(fn, repeat=3):
@@ -61,9 +67,9 @@ def main():
         data, meta = buffer(ctas, warps, reps, bits)
         t_decode, ev = best_of(lambda: decode.decode(data, meta, ctas))
         with tempfile.TemporaryDirectory() as d:
-            t_chrome, _ = best_of(lambda: trace_chrome.write(os.path.join(d, "t.json"), [ev], ev.origin_ns), 1)
-            t_pf, _ = best_of(lambda: trace_perfetto.write(os.path.join(d, "t.pftrace"), [ev]), 1)
-            t_tree, _ = best_of(lambda: tree.build([ev]), 1)
+            t_chrome, _ = best_of(lambda: chrome_trace.write(os.path.join(d, "t.json"), [ev], ev.origin_ns), 1)
+            t_pf, _ = best_of(lambda: perfetto_trace.write(os.path.join(d, "t.pftrace"), [ev]), 1)
+            t_tree, _ = best_of(lambda: hatchet_tree.build([ev]), 1)
             sizes = {k: os.path.getsize(os.path.join(d, f)) for k, f in (("chrome", "t.json"), ("pftrace", "t.pftrace"))}
         n = ev.num_events
         rows.append({"case": label, "ctas": ctas, "warps": warps, "events": n, "buffer_bytes": int(data.nbytes),

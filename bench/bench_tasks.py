@@ -24,7 +24,7 @@ import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
 from proton.tasks import alloc_profiler_buffer  # noqa: E402
 import task_profiler  # noqa: E402
-from bench_overhead import cupti_launch_durations_us  # noqa: E402
+from overhead.timing import cupti_launch_durations_us  # noqa: E402
 
 
 @triton.jit

@@ -31,7 +31,7 @@ def measure(variant, mode, log2n, launches):
 
     sys.path.insert(0, HERE)
     import kernels
-    from bench_overhead import cupti_launch_durations_us
+    from overhead.timing import cupti_launch_durations_us
 
     n = 1 << log2n
     x = torch.randn(n, device="cuda")

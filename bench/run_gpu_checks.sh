@@ -1,5 +1,5 @@
 #!/bin/bash
-# What the GPU evidence in bench/results comes from. Run in the repository
+# The whole GPU suite and the main example (docs/performance.md). Run in the repository
 # root on the GPU machine with the cp312 wheel (plus perfetto and protobuf
 # wheels) in wheelhouse/; results go to $OUT (default bench/results/run).
 set -u

@@ -580,9 +580,9 @@ CASES = [
          launch=_launch_fp8_convert, min_capability=(9, 0), events=lambda: _per_scope(16, "to_fp8", "from_fp8"),
          # On an H100 with Triton 3.6 the fp16 output (e4m3 + e5m2 in fp16)
          # of the plain build differed between two plain runs of the same
-         # inputs in 494 of 2048 elements (bench/results/h100_session8/
-         # probe_fp8.log): Triton's own code does not reproduce it, so it
-         # cannot be compared; the bf16 and fp32 outputs are.
+         # inputs in 494 of 2048 elements (bench/probe_corpus_case.py;
+         # docs/performance.md, GPU test suite): Triton's own code does not
+         # reproduce it, so it cannot be compared; the bf16 and fp32 outputs are.
          unstable_outputs=(0, )),
     # fnuz fp8 (e4m3fnuz / e5m2fnuz): gfx942 only (NVIDIA has no such type;
     # gfx950's conversion lowering fails).

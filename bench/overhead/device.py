@@ -1,0 +1,91 @@
+"""Section `device`: CUPTI device time of each case and variant, with the
+results checked against torch (plain) and against plain (instrumented)."""
+
+import time
+
+from .cases import make_case
+from .config import DEVICE_CASES
+from .ptx import ptx_info, ptx_problems
+from .timing import cupti_kernel_durations_us
+from .util import err_str, mean, median, ratio
+
+
+def run_device(bench):
+    torch = bench.torch
+    from torch.profiler import ProfilerActivity, profile
+    import kernels
+    for key in bench.args.cases:
+        kernel_key, what = DEVICE_CASES[key]
+        warm, n = next(c for g, c in bench.args.device_counts.items() if key.startswith(g))
+        entry = bench.results["device"][key] = {"what": what, "warmup": warm, "launches": n, "variants": {}}
+        print(f"[device] {key}: {what} ({n} launches)", flush=True)
+        try:
+            case = make_case(key)
+        except Exception as exc:  # noqa: BLE001
+            entry["error"] = err_str(exc)
+            bench.note_failure(f"device/{key}", entry["error"])
+            continue
+        plain_out = None
+        for variant in bench.args.variants:
+            rec = entry["variants"][variant] = {}
+            where = f"device/{key}/{variant}"
+
+            def measure(variant=variant, rec=rec, where=where):
+                fn = kernels.build(case.template, variant, case.tag)
+                out = case.output()
+                info = rec["session"] = {}
+                with bench.sessions.session(variant, f"device_{key}", info, data=bench.args.reference_device_data):
+                    t0 = time.perf_counter()
+                    compiled = case.launch(fn, out)  # compiles (outside the measured window)
+                    torch.cuda.synchronize()
+                    rec["first_launch_s"] = time.perf_counter() - t0
+                    for _ in range(warm):
+                        case.launch(fn, out)
+                    torch.cuda.synchronize()
+                    rec.update(ptx_info(compiled))
+                    for problem in ptx_problems(variant, rec):
+                        bench.fail(where, rec, problem)
+                    out.fill_(float("nan"))
+                    torch.cuda.synchronize()
+                    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                        for _ in range(n):
+                            case.launch(fn, out)
+                        torch.cuda.synchronize()
+                if info.get("finalize_error"):
+                    bench.fail(where, rec, "finalize: " + info["finalize_error"])
+                durations, others = cupti_kernel_durations_us(prof, compiled.name)
+                rec["durations_us"] = [round(d, 3) for d in durations]
+                rec["matched_events"] = len(durations)
+                rec["median_us"] = median(durations)
+                rec["mean_us"] = mean(durations)
+                rec["min_us"] = min(durations) if durations else None
+                if len(durations) != n:
+                    bench.fail(where, rec, f"CUPTI matched {len(durations)} of {n} launches of "
+                              f"{compiled.name!r}; other kernels seen: {others}")
+                return out
+
+            out = bench.guarded(where, rec, variant, kernel_key, measure)
+            if out is None:
+                continue
+            if variant == "plain":
+                plain_out = out
+                rec["checks"] = case.sanity(out)
+                if rec["checks"].get("within_tolerance") is False:
+                    bench.fail(where, rec, f"plain result is off the torch reference: {rec['checks']}")
+            elif plain_out is not None:
+                checks, ok = case.compare(out, plain_out)
+                rec["checks"] = checks
+                if not ok:
+                    bench.fail(where, rec, f"result differs from plain: {checks}")
+            if rec.get("median_us") is not None:
+                print(f"    {variant:9} {rec['kernel_name']:24} median {rec['median_us']:10.2f} us  "
+                      f"mean {rec['mean_us']:10.2f} us  clocks {rec['ptx_clock_reads']}", flush=True)
+            if variant != "plain":
+                del out
+        plain = entry["variants"].get("plain", {})
+        for variant, rec in entry["variants"].items():
+            rec["ratio_median"] = ratio(rec.get("median_us"), plain.get("median_us"))
+            rec["ratio_mean"] = ratio(rec.get("mean_us"), plain.get("mean_us"))
+        del case, plain_out
+        torch.cuda.empty_cache()
+        bench.save()
