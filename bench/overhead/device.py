@@ -30,7 +30,7 @@ def run_device(bench):
             rec = entry["variants"][variant] = {}
             where = f"device/{key}/{variant}"
 
-            def measure(variant=variant, rec=rec, where=where):
+            def measure(variant=variant, rec=rec, where=where, case=case):
                 fn = kernels.build(case.template, variant, case.tag)
                 out = case.output()
                 info = rec["session"] = {}

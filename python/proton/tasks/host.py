@@ -75,6 +75,22 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
     """Events of one buffer (int64 words as numpy) and the report."""
     words = np.ascontiguousarray(words).view(np.uint64).reshape(-1)
     report = TaskReport()
+    slots, ctas, groups = _header(words)
+    if ctas == 0 or groups == 0:
+        return None, report  # no kernel recorded into it since the reset
+    report.ctas, report.groups = ctas, groups
+    body, counts, kept = _regions(words, slots, ctas, groups)
+    report.dropped = int((counts - kept).sum())
+    records = _records(body, kept)
+    names = _task_names(task_names, records["task"], report)
+    pairs = _pair(records, names, report)
+    events = _launch_events(records, pairs, names, ctas, groups, counts - kept)
+    report.events = events.num_events
+    return events, report
+
+
+def _header(words: np.ndarray) -> tuple[int, int, int]:
+    """(slots, CTAs, groups) from a buffer's header, checked against its size."""
     if words.size < HEADER_WORDS + ENTRY_WORDS or int(words[0]) != MAGIC:
         raise TaskBufferError("not a task profiler buffer (no header magic): allocate it with "
                               "alloc_profiler_buffer or reset it with reset_profiler_buffer")
@@ -82,19 +98,22 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
     if slots != (words.size - HEADER_WORDS) // ENTRY_WORDS:
         raise TaskBufferError(f"task buffer header says {slots} slots but the buffer holds "
                               f"{(words.size - HEADER_WORDS) // ENTRY_WORDS}: corrupted or truncated")
-    if ctas == 0 or groups == 0:
-        return None, report  # no kernel recorded into it since the reset
+    return slots, ctas, groups
+
+
+def _regions(words: np.ndarray, slots: int, ctas: int, groups: int):
+    """(entries per region, records attempted, records kept): one region per
+    CTA and group, its slot 0 holding the count and the region's id."""
     per_region = slots // (ctas * groups)
-    report.ctas, report.groups = ctas, groups
     if per_region == 0:
         raise TaskBufferError(f"{slots} slots cannot hold {ctas} CTAs x {groups} groups (one slot each for "
                               "the count): raise max_num_profile_slots")
     regions = ctas * groups
-    body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region, ENTRY_WORDS)
+    body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region,
+                                                                                        ENTRY_WORDS)
     # Entries are written in order and a global-timer value is never 0 (the
     # buffer was zeroed): the written ones lead. Slot 0's word 0 holds the
     # records attempted only once some did not fit.
-    capacity = per_region - 1
     written_entries = (body[:, 1:, 0] != 0).sum(axis=1).astype(np.int64)
     counts = np.maximum(body[:, 0, 0].astype(np.int64), written_entries)
     ids = body[:, 0, 1]
@@ -106,28 +125,35 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
         raise TaskBufferError(f"task buffer region {bad[0]} (CTA {bad[0] // groups}, group {bad[0] % groups}) "
                               f"has id 0x{int(ids[bad[0]]):x}: corrupted, or written by a kernel with another "
                               "grid or group count")
-    kept = np.minimum(counts, capacity)
-    report.dropped = int((counts - kept).sum())
+    return body, counts, np.minimum(counts, per_region - 1)
 
-    # Records in the order written, flattened: region, position, time, tag.
-    position = np.arange(capacity)[None, :]
+
+def _records(body: np.ndarray, kept: np.ndarray) -> dict:
+    """The kept records in the order written, flattened, as columns."""
+    position = np.arange(body.shape[1] - 1)[None, :]
     valid = position < kept[:, None]
-    region = np.broadcast_to(np.arange(regions)[:, None], valid.shape)[valid]
-    time = body[:, 1:, 0][valid].astype(np.int64)
     tag = body[:, 1:, 1][valid]
-    is_start = (tag & np.uint64(START_BIT)) != 0
-    task = (tag & np.uint64(TASK_TYPE_MASK)).astype(np.int64)
-    sm = (tag >> np.uint64(32)).astype(np.int64)
-    order = np.arange(region.size)
+    region = np.broadcast_to(np.arange(body.shape[0])[:, None], valid.shape)[valid]
+    return {"region": region, "time": body[:, 1:, 0][valid].astype(np.int64),
+            "is_start": (tag & np.uint64(START_BIT)) != 0,
+            "task": (tag & np.uint64(TASK_TYPE_MASK)).astype(np.int64),
+            "sm": (tag >> np.uint64(32)).astype(np.int64), "order": np.arange(region.size)}
 
+
+def _task_names(task_names, task: np.ndarray, report: TaskReport) -> list[str]:
+    """The user's task names, plus `task N` for types it does not name (counted)."""
     names = list(task_names)
-    unknown = np.unique(task[task >= len(names)])
-    for t in unknown:
+    for t in np.unique(task[task >= len(names)]):
         report.unknown_types[int(t)] = int((task == t).sum())
-    names += [f"task {t}" for t in range(len(names), int(task.max()) + 1 if task.size else 0)]
+    return names + [f"task {t}" for t in range(len(names), int(task.max()) + 1 if task.size else 0)]
 
-    # Pair starts with ends by nesting depth: within a region, a start at
-    # depth d and the end that brings the depth back to d alternate.
+
+def _pair(records: dict, names: list[str], report: TaskReport) -> dict:
+    """Starts paired with ends by nesting depth: within a region, a start at
+    depth d and the end that brings the depth back to d alternate. Returns
+    the kept records sorted so that each pair is adjacent, and the index of
+    every pair's start; unopened, unclosed and mismatched records are counted."""
+    region, is_start, task = records["region"], records["is_start"], records["task"]
     # An end that finds no open task (the running depth, floored at 0, is 0
     # before it) is dropped first: it is where the running minimum of the
     # depth falls below all earlier values and 0.
@@ -143,8 +169,8 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
     depth_after = _cumsum_by(step[keep], region[keep])
     level = np.zeros(region.size, dtype=np.int64)
     level[keep] = np.where(is_start[keep], depth_after - 1, depth_after)
-    key = np.lexsort((order[keep], level[keep], region[keep]))
-    r, lv, s, t, tm, smk = (a[keep][key] for a in (region, level, is_start, task, time, sm))
+    key = np.lexsort((records["order"][keep], level[keep], region[keep]))
+    r, lv, s, t, tm = (a[keep][key] for a in (region, level, is_start, task, records["time"]))
     pair = s[:-1] & ~s[1:] & (r[:-1] == r[1:]) & (lv[:-1] == lv[1:])
     first = np.flatnonzero(pair)
     paired = np.zeros(r.size, dtype=bool)
@@ -153,10 +179,15 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
         report.unclosed[names[ty]] = int((s & ~paired & (t == ty)).sum())
     same = t[first] == t[first + 1]
     report.mismatched = int((~same).sum())
-    first = first[same]
+    return {"region": r, "task": t, "time": tm, "first": first[same]}
 
-    start, end = tm[first], tm[first + 1]
-    row = r[first]
+
+def _launch_events(records: dict, pairs: dict, names: list[str], ctas: int, groups: int,
+                   dropped: np.ndarray) -> LaunchEvents:
+    """The pairs as a launch's events: one row per CTA and group, times in ns."""
+    regions = ctas * groups
+    first, region, time, sm = pairs["first"], records["region"], records["time"], records["sm"]
+    start, end = pairs["time"][first], pairs["time"][first + 1]
     origin = int(start.min()) if start.size else 0
     region_sm = np.zeros(regions, dtype=np.int64)
     recorded, first_record = np.unique(region, return_index=True)
@@ -171,17 +202,15 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
         begin_ns[~np.isfinite(begin_ns)] = 0
         end_ns[~np.isfinite(end_ns)] = 0
     zeros = np.zeros(regions, dtype=np.int64)
-    events = LaunchEvents(
+    return LaunchEvents(
         kernel="tasks", launch=0, scope_names=names, scope_parents=np.full(len(names), -1),
         clock_ghz=1.0, num_segments=groups, origin_ns=origin,
-        row=row.astype(np.int64), scope=t[first].astype(np.int32),
+        row=pairs["region"][first].astype(np.int64), scope=pairs["task"][first].astype(np.int32),
         start_cycles=(start - origin).astype(np.int64), end_cycles=(end - origin).astype(np.int64),
         warp_ids=np.tile(np.arange(groups, dtype=np.int32), ctas), warp_sm=region_sm.astype(np.int32),
         warp_begin_ns=begin_ns, warp_end_ns=end_ns, warp_cycles=zeros, warp_clk_end=zeros,
-        warp_offset_ns=np.zeros(regions), dropped=(counts - kept), unmatched=int(r.size - 2 * first.size),
+        warp_offset_ns=np.zeros(regions), dropped=dropped, unmatched=int(pairs["region"].size - 2 * first.size),
         row_label="group")
-    report.events = events.num_events
-    return events, report
 
 
 def _running_min_by(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
