@@ -248,8 +248,8 @@ class Session:
             self._torch.cuda.synchronize()
         writes = bool(kept_launches) or (final and not self.report.files)
         devices = sorted({_device_index(k.buffer) for k in kept_launches} - {None})
-        if writes:
-            self._measure_clock(self._torch or sys.modules.get("torch"), devices)
+        if kept_launches:
+            self._measure_clock(self._torch, devices)
         part = SessionReport(self.name)
         launches = self._decode(kept_launches, part)
         if writes:
