@@ -4,7 +4,6 @@ simulated GPUs whose timers are offset from the host's clock (and from each
 other), down to the argument the Perfetto writer gets."""
 
 import inspect
-import json
 import random
 import sys
 import types

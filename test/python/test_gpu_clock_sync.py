@@ -61,7 +61,8 @@ def test_a_long_run_writes_parts_with_their_host_clock(tmp_path):
             add()
     report = proton.finalize()
     assert [p["phase"] for p in report.parts] == [0, 1, 2] and report.launches_kept == 6
-    assert sorted(os.listdir(tmp_path)) == sorted(f"run.part_{p}{e}" for p in range(3) for e in (".pftrace", ".hatchet"))
+    assert sorted(os.listdir(tmp_path)) == sorted(f"run.part_{p}{e}" for p in range(3)
+                                                  for e in (".pftrace", ".hatchet"))
     (device, info), = report.clock.items()
     assert len(info["offsets"]) == 4   # start and three flushes (finalize had nothing left to write)
     print("\n" + report.summary())

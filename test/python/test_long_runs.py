@@ -75,7 +75,8 @@ def test_each_phase_is_written_as_its_own_part(tmp_path, buffer):
     assert [p["phase"] for p in report.parts] == [0, 1, 2]
     assert [p["launches_kept"] for p in report.parts] == [2, 4, 1]
     written = sorted(os.listdir(tmp_path))
-    assert written == sorted(f"run.part_{n}{ext}" for n in range(3) for ext in (".chrome_trace", ".pftrace", ".hatchet"))
+    assert written == sorted(f"run.part_{n}{ext}" for n in range(3)
+                             for ext in (".chrome_trace", ".pftrace", ".hatchet"))
     # Each part holds exactly its phase's launches (launch numbers count on over the session).
     assert launches_in_chrome_trace(tmp_path / "run.part_0.chrome_trace") == ["a #0", "a #1"]
     assert launches_in_chrome_trace(tmp_path / "run.part_1.chrome_trace") == ["a #2", "b #0", "b #1", "b #2"]

@@ -24,7 +24,6 @@ time.
 from __future__ import annotations
 
 import collections
-import os
 import sys
 from dataclasses import dataclass, field
 
@@ -80,8 +79,8 @@ class SessionReport:
             lines.append(line)
         for device, info in self.clock.items():
             last = info["offsets"][-1]
-            line = (f"  host clock of GPU {device}: realtime - globaltimer = {last['realtime_minus_globaltimer_ns']} ns "
-                    f"+- {last['uncertainty_ns']} ns")
+            line = (f"  host clock of GPU {device}: realtime - globaltimer = "
+                    f"{last['realtime_minus_globaltimer_ns']} ns +- {last['uncertainty_ns']} ns")
             if "drift" in info:
                 d = info["drift"]
                 line += (f"; drifted {d['drift_ns']} ns (+- {d['uncertainty_ns']}) over {d['over_ns'] / 1e9:.1f} s "
@@ -179,7 +178,8 @@ class Session:
         self._flush(final=True)
         report = self.report
         for device, offsets in self.clock_offsets.items():
-            report.clock[device] = {"offsets": [{**o.host_clock(), "globaltimer_ns": o.globaltimer_ns} for o in offsets]}
+            report.clock[device] = {"offsets": [{**o.host_clock(), "globaltimer_ns": o.globaltimer_ns}
+                                                for o in offsets]}
             if len(offsets) > 1:
                 report.clock[device]["drift"] = clock_sync.drift(offsets[0], offsets[-1])
         if not self.quiet:
