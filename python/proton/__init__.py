@@ -17,7 +17,7 @@ import os as _os
 from . import gpu, hooks, mode, specs
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
 from .errors import PipeliningWarning, ProfilerError
-from . import context
+from . import context, data
 from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
 from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .instrument.stage_hook import DUMP_ENV as _DUMP_ENV
@@ -37,7 +37,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "DEFAULT_PROFILE_NAME", "context", "specs", "cpu_timed_scope", "enter_state", "exit_state", "hooks",
+    "DEFAULT_PROFILE_NAME", "context", "data", "specs", "cpu_timed_scope", "enter_state", "exit_state", "hooks",
     "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "PipeliningWarning", "ProfilerError",
     "SessionReport",
     "activate", "deactivate", "enter_scope", "exit_scope", "finalize", "instrument_llvm_ir", "mode", "profile",

@@ -4,6 +4,7 @@
     session = proton.start(name, backend=..., mode=..., data=..., hook=...)   # an int: 0, 1, 2, ...
     proton.activate([session]) / proton.deactivate([session])                 # None: every session
     proton.finalize([session], [output_format])                               # None: every session
+    proton.data.advance_phase(session) / proton.data.is_phase_flushed(session, phase)
     @proton.profile / @proton.profile(name=...)                               # start at the call, stays open
 
 Without a backend a session profiles kernel launches on the host (CUPTI on
@@ -73,12 +74,16 @@ class SessionId(int):
 
 def start(name: str | None = None, *, context: str = "shadow", data: str | None = None, backend: str | None = None,
           mode=None, hook: str | None = None, max_launches_per_kernel: int = 1, max_buffer_bytes: int = 2 << 30,
-          outputs=None, quiet: bool = False) -> SessionId | None:
+          outputs=None, quiet: bool = False, periodic_flushing: bool = False) -> SessionId | None:
     """Opens a profiling session, active; returns its id (None when
     profiling is disabled). `name` is the output files' path without
     extension (default "proton"); data="tree" writes <name>.hatchet,
     data="trace" <name>.chrome_trace (instrumentation: also <name>.pftrace);
-    without data, instrumentation writes all three and host sessions the tree."""
+    without data, instrumentation writes all three and host sessions the tree.
+    In a torch.distributed run the names carry the rank (<name>.rank_<r>.*).
+    periodic_flushing=True (instrumentation; Triton's Proton's mode
+    "periodic_flushing" of its host backends): proton.data.advance_phase
+    writes each phase as <name>.part_<phase>.* and frees its buffers."""
     if profiling_disabled() or _command_line_session is not None:
         return None
     name = DEFAULT_PROFILE_NAME if name is None else name
@@ -105,11 +110,15 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
         session = _instrumentation().start_instrumentation(name, mode=parsed, max_launches_per_kernel=max_launches_per_kernel,
-                                                max_buffer_bytes=max_buffer_bytes, outputs=outputs, quiet=quiet)
+                                                max_buffer_bytes=max_buffer_bytes, outputs=outputs, quiet=quiet,
+                                                periodic_flushing=periodic_flushing)
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
         if outputs is not None or max_launches_per_kernel != 1:
             raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
+        if periodic_flushing:
+            raise ProfilerError("periodic_flushing is implemented for backend='instrumentation' sessions; host "
+                                "sessions write one file at finalize")
         if parsed is not None and not isinstance(parsed, PCSampling):
             raise ProfilerError(f"mode {str(parsed)!r} is an instrumentation mode; host backends take "
                                 "mode=None or 'pcsampling'")
@@ -137,9 +146,11 @@ def activate(session: int | None = None) -> None:
         s.activate()
 
 
-def deactivate(session: int | None = None) -> None:
+def deactivate(session: int | None = None, flushing: bool = False) -> None:
     """Stops recording in `session` (None: every open session); its data
-    stays until finalize. Deactivating twice is no error."""
+    stays until finalize. Deactivating twice is no error. `flushing`, as in
+    Triton's Proton, asks for ended phases to be written: here
+    proton.data.advance_phase has already written them, so it changes nothing."""
     if _check_command_line(session, "deactivated"):
         session = _command_line_session
     for s in _select(session):

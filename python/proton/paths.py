@@ -1,17 +1,46 @@
 """Where a session's outputs go: `<name><extension>`. As in Triton's Proton,
 the name may already carry an output's extension ("run.hatchet"): it is not
-doubled, and the other outputs go beside it ("run.chrome_trace")."""
+doubled, and the other outputs go beside it ("run.chrome_trace").
+
+Two optional fields come before the extension: the process's rank in a
+torch.distributed run (`run.rank_1.pftrace`), so that the ranks of one job do
+not overwrite each other's files, and the part of a session written in
+periodic-flushing mode (`run.part_3.pftrace`, Triton's Proton's name for the
+part of phase 3); both: `run.rank_1.part_3.pftrace`."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 EXTENSIONS = (".hatchet", ".chrome_trace", ".pftrace")
 
 
-def output_path(name: str, extension: str) -> str:
+def output_path(name: str, extension: str, *, rank: int | None = None, part: int | None = None) -> str:
     base = next((name[:-len(e)] for e in EXTENSIONS if name.endswith(e)), name)
+    if rank is not None:
+        base += f".rank_{int(rank)}"
+    if part is not None:
+        base += f".part_{int(part)}"
     return os.path.abspath(base + extension)
+
+
+def distributed_rank() -> int | None:
+    """This process's rank when it is one of several: torch.distributed's
+    when initialized, else torchrun's RANK when its WORLD_SIZE is above 1
+    (a session often starts before init_process_group); None otherwise.
+    Never imports torch: a process that did not import torch.distributed is
+    not a distributed run."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except (AttributeError, RuntimeError, ValueError):
+        pass  # a half-initialized process group: fall back to the environment
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+    if rank is not None and world is not None and rank.isdigit() and world.isdigit() and int(world) > 1:
+        return int(rank)
+    return None
 
 
 def check_output_directory(name: str) -> None:

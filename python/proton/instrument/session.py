@@ -8,12 +8,22 @@ most recent ones: warm caches and clocks, as in a do_bench loop), within
 `max_buffer_bytes` of buffers in all. Every launch runs instrumented; the
 buffers of launches not kept go back to PyTorch's caching allocator, and the
 report counts those launches.
+
+Long runs (periodic_flushing=True, Triton's Proton's mode of that name):
+proton.data.advance_phase(session) ends a phase; its kept launches are
+decoded, written as `<name>.part_<phase>.<ext>` and released, so memory stays
+within one phase's buffers. finalize writes the last phase. docs/long-runs.md.
+
+At start, at each flush and at finalize the session measures, on each GPU
+its launches used, the offset between the GPU's global timer and the host's
+real-time clock (clock_sync); each trace gets the offset interpolated to its
+launches, so that ranks on several GPUs and machines can be aligned on host
+time.
 """
 
 from __future__ import annotations
 
 import collections
-import os
 import sys
 from dataclasses import dataclass, field
 
@@ -21,12 +31,12 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, decode, stage_hook
+from . import calibration, clock_sync, decode, stage_hook
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
 from ..errors import ProfilerError
 from ..mode import Default, OpMeasure, parse
-from ..paths import output_path, write_or_fall_back
+from ..paths import distributed_rank, output_path, write_or_fall_back
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 
@@ -53,6 +63,8 @@ class SessionReport:
     per_kernel: dict = field(default_factory=dict)      # kernel -> counts
     errors: list = field(default_factory=list)          # launches that could not be decoded
     warnings: list = field(default_factory=list)
+    parts: list = field(default_factory=list)           # periodic flushing: one dict per part written
+    clock: dict = field(default_factory=dict)           # GPU -> host-clock offsets measured, drift
 
     def summary(self) -> str:
         lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"
@@ -65,16 +77,45 @@ class SessionReport:
                 line += (f", {info['dropped']} records lost to full buffers in {info['lossy_warps']} warps "
                          "(raise buffer_size)")
             lines.append(line)
+        for device, info in self.clock.items():
+            last = info["offsets"][-1]
+            line = (f"  host clock of GPU {device}: realtime - globaltimer = "
+                    f"{last['realtime_minus_globaltimer_ns']} ns +- {last['uncertainty_ns']} ns")
+            if "drift" in info:
+                d = info["drift"]
+                line += (f"; drifted {d['drift_ns']} ns (+- {d['uncertainty_ns']}) over {d['over_ns'] / 1e9:.1f} s "
+                         f"({d['drift_ppm']:.2f} ppm)")
+            lines.append(line)
         lines += [f"  warning: {w}" for w in self.warnings]
         lines += [f"  error: {e}" for e in self.errors]
+        if len(self.parts) > 1:
+            lines.append(f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
+                         f"{self.parts[-1]['phase']}; the last:")
         lines += [f"  wrote {path}" for path in self.files.values()]
         return "\n".join(lines)
+
+    def add(self, part: "SessionReport") -> None:
+        """Adds a part's counts to these totals; its files become the latest."""
+        for key in ("events", "launches_kept", "launches_skipped", "dropped_events", "unmatched_records"):
+            setattr(self, key, getattr(self, key) + getattr(part, key))
+        self.record_cost_cycles = part.record_cost_cycles or self.record_cost_cycles
+        for kernel, info in part.per_kernel.items():
+            total = self.per_kernel.setdefault(kernel, dict.fromkeys(info, 0))
+            for key, value in info.items():
+                total[key] += value
+        self.errors += part.errors
+        self.warnings += [w for w in part.warnings if w not in self.warnings]
+        if part.files:
+            self.files = part.files
 
 
 class Session:
 
     def __init__(self, name: str, mode: Default, max_launches_per_kernel: int = 1,
-                 max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False):
+                 max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False,
+                 periodic_flushing: bool = False):
+        if not isinstance(periodic_flushing, bool):
+            raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
         if not isinstance(max_launches_per_kernel, int) or max_launches_per_kernel < 0:
             raise ProfilerError(f"max_launches_per_kernel must be an integer >= 0, got {max_launches_per_kernel!r}")
         if not isinstance(max_buffer_bytes, int) or max_buffer_bytes < 0:
@@ -91,6 +132,14 @@ class Session:
             if kind not in OUTPUT_SUFFIXES:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
         self.quiet = quiet
+        self.periodic_flushing = periodic_flushing
+        self.phase = 0                     # advance_phase counts up; parts are named by it
+        self.report = SessionReport(name)  # totals over the parts written so far
+        self.clock_offsets: dict[int, list] = {}  # GPU -> clock_sync.ClockOffset, oldest first
+        self._clock_warned = False
+        self._rank: int | None = None      # read once, when the first file is written
+        self._rank_read = False
+        self._record_cost: float | None = None
         self.hook = stage_hook.InstrumentationHook(mode.pipeline_options(), label=str(mode))
         self.kept_per_kernel: dict[str, collections.deque] = {}
         self.launch_counts: dict[str, int] = {}
@@ -103,6 +152,8 @@ class Session:
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
+        # Before anything is installed: the clock kernel is compiled plain.
+        self._measure_clock(sys.modules.get("torch"), devices=())
         self._previous_allocator = _allocation._profile_allocator.get()
         _allocation.set_profile_allocator(self._allocate)
         triton.knobs.runtime.launch_enter_hook.add(self._on_launch)
@@ -122,14 +173,33 @@ class Session:
 
     def finalize(self) -> SessionReport:
         self.deactivate()
-        if self.kept_per_kernel:
-            self._torch.cuda.synchronize()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
         _allocation.set_profile_allocator(self._previous_allocator)
-        report = self._decode_and_write()
+        self._flush(final=True)
+        report = self.report
+        for device, offsets in self.clock_offsets.items():
+            report.clock[device] = {"offsets": [{**o.host_clock(), "globaltimer_ns": o.globaltimer_ns}
+                                                for o in offsets]}
+            if len(offsets) > 1:
+                report.clock[device]["drift"] = clock_sync.drift(offsets[0], offsets[-1])
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
+
+    # -- phases (periodic flushing) ------------------------------------------
+    def advance_phase(self) -> int:
+        """Ends the current phase and returns the next one's number. With
+        periodic flushing the phase's kept launches are written now as part
+        <phase> and released (this waits for the GPU); if writing fails they
+        stay kept, the phase does not advance, and ProfilerError says why."""
+        if self.periodic_flushing:
+            self._flush(final=False)
+        self.phase += 1
+        return self.phase
+
+    def is_phase_flushed(self, phase: int) -> bool:
+        """Whether `phase` is written (or had nothing to write)."""
+        return self.periodic_flushing and 0 <= phase < self.phase
 
     def _load_torch(self):
         self._torch = _torch()
@@ -169,15 +239,48 @@ class Session:
     def kept(self) -> list[KeptLaunch]:
         return [launch for kept in self.kept_per_kernel.values() for launch in kept]
 
-    def _decode_and_write(self) -> SessionReport:
-        report = SessionReport(self.name)
+    def _flush(self, final: bool) -> None:
+        """Decodes the kept launches and writes them (as part <phase> with
+        periodic flushing), then releases their buffers. A phase that kept
+        nothing writes nothing, except that a session always leaves files."""
         kept_launches = self.kept
+        if kept_launches:
+            self._torch.cuda.synchronize()
+        writes = bool(kept_launches) or (final and not self.report.files)
+        devices = sorted({_device_index(k.buffer) for k in kept_launches} - {None})
+        if kept_launches:
+            self._measure_clock(self._torch, devices)
+        part = SessionReport(self.name)
+        launches = self._decode(kept_launches, part)
+        if writes:
+            number = self.phase if self.periodic_flushing else None
+            try:
+                part.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch),
+                                           *_device(self._torch), warnings=part.warnings, rank=self._output_rank(),
+                                           part=number, host_clock=self._host_clock(launches, devices, part.warnings))
+            except Exception as error:
+                what = "the outputs" if number is None else f"part {number}"
+                keep = "" if final else (f"; its {len(kept_launches)} launches stay kept and are written with the next "
+                                         "flush or at finalize")
+                raise ProfilerError(f"session {self.name!r}: could not write {what} ({error}){keep}") from error
+            if number is not None:
+                self.report.parts.append({"phase": number, "files": part.files, "events": part.events,
+                                          "launches_kept": part.launches_kept})
+                if not final and not self.quiet:
+                    print(f"proton: session {self.name!r} phase {number}: {part.events} scope events from "
+                          f"{part.launches_kept} launches, wrote " + ", ".join(part.files.values()), file=sys.stderr)
+        self.kept_per_kernel.clear()
+        self.skipped.clear()
+        self.kept_bytes = 0
+        self.report.add(part)
+
+    def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> list[decode.LaunchEvents]:
+        """Decodes the launches, counting into `report`."""
         report.launches_kept = len(kept_launches)
         report.launches_skipped = sum(self.skipped.values())
-        cost = 0.0
-        if self.mode.time_shift and kept_launches:
-            cost = calibration.record_cost_cycles(self.mode)
-        report.record_cost_cycles = cost
+        if self.mode.time_shift and kept_launches and self._record_cost is None:
+            self._record_cost = calibration.record_cost_cycles(self.mode)
+        cost = report.record_cost_cycles = self._record_cost or 0.0
         launches: list[decode.LaunchEvents] = []
         for kept in kept_launches:
             info = report.per_kernel.setdefault(kept.kernel, {"kept": 0, "skipped": self.skipped.get(kept.kernel, 0),
@@ -207,24 +310,73 @@ class Session:
         if report.unmatched_records:
             report.warnings.append(f"{report.unmatched_records} records had no partner (a scope cut by a full "
                                    "buffer, or a warp that returned inside a scope)")
-        self.kept_per_kernel.clear()
-        # A session that recorded nothing still writes its (empty) outputs,
-        # as in Triton's Proton: a script can always find its files.
-        report.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch), *_device(self._torch),
-                                     warnings=report.warnings)
-        return report
+        return launches
+
+    # -- output names and host clock -----------------------------------------
+    def _output_rank(self) -> int | None:
+        # Read once, so that all parts of a session carry the same name.
+        if not self._rank_read:
+            self._rank, self._rank_read = distributed_rank(), True
+        return self._rank
+
+    def _measure_clock(self, torch, devices) -> None:
+        """Adds a host-clock offset for each GPU in `devices` (none given:
+        the current one, if PyTorch has set it up). Alignment is an extra:
+        a failure is reported once and the traces are written without it."""
+        if torch is None:
+            return
+        if not devices:
+            initialized = getattr(getattr(torch, "cuda", None), "is_initialized", None)
+            if not callable(initialized) or not initialized():
+                return  # never create a CUDA context only to read a clock
+            devices = [torch.cuda.current_device()]
+        for device in devices:
+            try:
+                offset = clock_sync.measure(torch, device)
+            except Exception as error:  # noqa: BLE001 - see above
+                if not self._clock_warned:
+                    self.report.warnings.append(f"could not measure GPU {device}'s global timer against the host "
+                                                f"clock ({type(error).__name__}: {error}); traces are written without "
+                                                "host time")
+                    self._clock_warned = True
+                continue
+            if offset is not None:
+                self.clock_offsets.setdefault(device, []).append(offset)
+
+    def _host_clock(self, launches, devices: list, warnings: list) -> dict | None:
+        """The offset at these launches' time, interpolated between the
+        measurements around them; None without measurements."""
+        if not launches:
+            return None
+        device = devices[0] if devices else next(iter(self.clock_offsets), None)
+        if len(devices) > 1:
+            warnings.append(f"launches of GPUs {devices} in one trace: its host time uses GPU {device}'s clock offset")
+        origins = [ev.origin_ns for ev in launches]
+        offset = clock_sync.interpolate(self.clock_offsets.get(device, []), (min(origins) + max(origins)) // 2)
+        return None if offset is None else offset.host_clock()
 
 
 def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices: dict | None = None,
-                  device_type: str = "CUDA", warnings: list | None = None) -> dict:
+                  device_type: str = "CUDA", warnings: list | None = None, *, rank: int | None = None,
+                  part: int | None = None, host_clock: dict | None = None) -> dict:
+    """Writes each output as `<name>[.rank_<rank>][.part_<part>]<ext>`;
+    host_clock (clock_sync.ClockOffset.host_clock()) goes into the .pftrace."""
+    # Only with a host clock: keeps the call valid for writers without the keyword.
+    clock = {} if host_clock is None else {"host_clock": host_clock}
     writers = {
         "chrome_trace": lambda path: trace_chrome.write(path, launches, trace_chrome.session_origin(launches)),
-        "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name),
+        "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name, **clock),
         "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type),
     }
     warnings = [] if warnings is None else warnings
-    return {kind: write_or_fall_back(output_path(name, OUTPUT_SUFFIXES[kind]), writers[kind], warnings)
+    return {kind: write_or_fall_back(output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part), writers[kind],
+                                     warnings)
             for kind in outputs}
+
+
+def _device_index(buffer) -> int | None:
+    """The GPU a kept buffer lives on (None for test doubles without one)."""
+    return getattr(getattr(buffer, "device", None), "index", None)
 
 
 def _device(torch) -> tuple[dict, str]:
@@ -267,13 +419,14 @@ _session: Session | None = None   # the open instrumentation session (one at a t
 
 
 def start_instrumentation(name: str, *, mode=None, max_launches_per_kernel: int = 1,
-                          max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False) -> Session:
+                          max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False,
+                          periodic_flushing: bool = False) -> Session:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
     if _session is not None:
         raise ProfilerError(f"instrumentation session {_session.name!r} is still open; finalize it first "
                             "(one instrumentation session at a time)")
-    session = Session(name, parse(mode), max_launches_per_kernel, max_buffer_bytes, outputs, quiet)
+    session = Session(name, parse(mode), max_launches_per_kernel, max_buffer_bytes, outputs, quiet, periodic_flushing)
     session.start()
     _session = session
     return session
