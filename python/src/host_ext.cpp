@@ -1,12 +1,12 @@
 // proton._host: the host profiler's runtime (CUPTI, and ROCTracer where
-// built), a plain binding over python/src/host. Launch bookkeeping stays in
+// built), a plain binding over lib/Host. Launch bookkeeping stays in
 // C++; Python only sees per-session results at finalize.
-#include "host/activity_store.h"
-#include "host/call_path.h"
-#include "host/cupti_api.h"
-#include "host/cupti_tracer.h"
-#include "host/pc_sampling.h"
-#include "host/roctracer_tracer.h"
+#include "proton/Host/ActivityStore.h"
+#include "proton/Host/CallPath.h"
+#include "proton/Host/CuptiApi.h"
+#include "proton/Host/CuptiTracer.h"
+#include "proton/Host/PcSampling.h"
+#include "proton/Host/RoctracerTracer.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -88,25 +88,6 @@ void raiseIfError(const std::string &error) {
     throw std::runtime_error(error);
 }
 
-#ifndef PROTON_HOST_ROCTRACER
-// Built without AMD's headers (triton/backends/amd/include): the ROCTracer
-// backend says so where it would load, and is otherwise never tracing.
-const char *kRoctracerNotBuilt =
-    "the ROCTracer backend is not built into this install of proton._host (no AMD headers, "
-    "roctracer/roctracer_hip.h, at build time; install triton with its AMD backend and rebuild)";
-} // namespace
-namespace proton::host {
-std::string loadRoctracerLibrary(const std::string &) { return kRoctracerNotBuilt; }
-std::string startRoctracerTracing() { return kRoctracerNotBuilt; }
-std::string flushRoctracerTracing() { return ""; }
-std::string stopRoctracerTracing() { return ""; }
-bool roctracerTracing() { return false; }
-std::string roctracerLibraryPath() { return ""; }
-std::pair<uint32_t, uint32_t> roctracerVersion() { return {0, 0}; }
-uint64_t roctracerActivities() { return 0; }
-} // namespace proton::host
-namespace {
-#endif
 
 // Fixed-layout rows for numpy.frombuffer (python/proton/host/records.py).
 #pragma pack(push, 1)
@@ -178,13 +159,7 @@ NB_MODULE(_host, m) {
   m.def("set_active_sessions", &setActiveSessions);
 
   // ROCTracer (AMD): the same launch bookkeeping and store as CUPTI.
-  m.def("roctracer_built", []() {
-#ifdef PROTON_HOST_ROCTRACER
-    return true;
-#else
-    return false;
-#endif
-  });
+  m.def("roctracer_built", &roctracerBuilt);
   m.def("load_roctracer", [](const std::string &path) { raiseIfError(loadRoctracerLibrary(path)); });
   m.def("roctracer_path", &roctracerLibraryPath);
   m.def("roctracer_version", &roctracerVersion);

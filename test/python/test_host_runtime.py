@@ -1,4 +1,4 @@
-"""CPU tests of the host profiler's runtime (proton._host, python/src/host)
+"""CPU tests of the host profiler's runtime (proton._host, lib/Host)
 through a fake libcupti (fake_cupti/fake_cupti.c): the fake plays the CUDA
 driver (API and resource callbacks, activity records), the runtime under
 test is the real one.

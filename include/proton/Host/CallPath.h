@@ -1,7 +1,8 @@
 // Calling contexts of launches: a tree of interned names (scopes, Python
 // frames, state tags) shared by all sessions, and each thread's position in
 // it (its scope stack and state tag), read by the launch callback.
-#pragma once
+#ifndef PROTON_HOST_CALLPATH_H
+#define PROTON_HOST_CALLPATH_H
 
 #include <cstdint>
 #include <mutex>
@@ -82,3 +83,5 @@ void setContextCapture(ContextCapture capture);
 uint32_t currentLaunchNode();
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_CALLPATH_H

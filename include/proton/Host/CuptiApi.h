@@ -1,6 +1,7 @@
 // CUPTI entry points, resolved from a libcupti loaded at run time (dlopen):
 // the extension links no CUDA library, so it imports on machines without one.
-#pragma once
+#ifndef PROTON_HOST_CUPTIAPI_H
+#define PROTON_HOST_CUPTIAPI_H
 
 #include <cupti.h>
 #include <cupti_pcsampling.h>
@@ -53,3 +54,5 @@ std::string loadCupti(const std::string &path);
 std::string cuptiErrorText(CUptiResult result);
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_CUPTIAPI_H

@@ -1,4 +1,4 @@
-#include "call_path.h"
+#include "proton/Host/CallPath.h"
 
 #include <atomic>
 

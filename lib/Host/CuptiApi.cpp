@@ -1,6 +1,6 @@
-#include "cupti_api.h"
+#include "proton/Host/CuptiApi.h"
 
-#include "dynamic_library.h"
+#include "proton/Host/DynamicLibrary.h"
 
 #include <dlfcn.h>
 

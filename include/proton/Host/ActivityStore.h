@@ -2,9 +2,10 @@
 // launch's calling context is kept, by correlation id, in a fixed-size ring
 // (bounded memory, however many launches or graph launches), and each
 // activity is added to the sessions that were active at its launch.
-#pragma once
+#ifndef PROTON_HOST_ACTIVITYSTORE_H
+#define PROTON_HOST_ACTIVITYSTORE_H
 
-#include "call_path.h"
+#include "proton/Host/CallPath.h"
 
 #include <array>
 #include <atomic>
@@ -123,3 +124,5 @@ LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch);
 uint64_t launchesRecorded();
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_ACTIVITYSTORE_H

@@ -1,9 +1,9 @@
-#include "cupti_tracer.h"
+#include "proton/Host/CuptiTracer.h"
 
-#include "activity_store.h"
-#include "call_path.h"
-#include "cupti_api.h"
-#include "pc_sampling.h"
+#include "proton/Host/ActivityStore.h"
+#include "proton/Host/CallPath.h"
+#include "proton/Host/CuptiApi.h"
+#include "proton/Host/PcSampling.h"
 
 
 #include <array>
