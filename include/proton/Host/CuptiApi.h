@@ -25,7 +25,6 @@ struct CuptiApi {
   X(cuptiActivityFlushAll)                                                     \
   X(cuptiActivityGetNextRecord)                                                \
   X(cuptiActivityGetNumDroppedRecords)                                         \
-  X(cuptiActivitySetAttribute)                                                 \
   X(cuptiGetGraphNodeId)                                                       \
   X(cuptiFinalize)                                                             \
   X(cuptiPCSamplingEnable)                                                     \
