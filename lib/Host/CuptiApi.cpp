@@ -23,6 +23,13 @@ std::string loadCupti(const std::string &path) {
   });
 }
 
+uint32_t cuptiVersion() {
+  uint32_t version = 0;
+  if (!cupti().handle || cupti().cuptiGetVersion(&version) != CUPTI_SUCCESS)
+    return 0;
+  return version;
+}
+
 std::string cuptiErrorText(CUptiResult result) {
   const char *text = nullptr;
   if (cupti().cuptiGetResultString &&

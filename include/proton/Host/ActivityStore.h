@@ -16,7 +16,15 @@
 
 namespace proton::host {
 
-enum class ActivityKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2 };
+// Kinds of activities as (enumerator, name in Python), numbered from 0 in
+// this order: one list for the enum and for proton._host.ACTIVITY_KINDS.
+#define PROTON_HOST_ACTIVITY_KINDS(X)                                          \
+  X(Kernel, "kernel")                                                          \
+  X(Memcpy, "memcpy")                                                          \
+  X(Memset, "memset")
+#define PROTON_HOST_ENUMERATOR(kind, name) kind,
+enum class ActivityKind : uint8_t { PROTON_HOST_ACTIVITY_KINDS(PROTON_HOST_ENUMERATOR) };
+#undef PROTON_HOST_ENUMERATOR
 
 constexpr int kMaxSessions = 64;
 

@@ -49,6 +49,9 @@ CuptiApi &cupti();
 // an empty string on success, else why it failed (naming the path).
 std::string loadCupti(const std::string &path);
 
+// The loaded CUPTI's version (cuptiGetVersion), 0 if none is loaded.
+uint32_t cuptiVersion();
+
 // "CUPTI_ERROR_...: message" for a result code.
 std::string cuptiErrorText(CUptiResult result);
 
