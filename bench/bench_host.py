@@ -14,24 +14,16 @@ variant's loop over the same round's plain loop.
     triton           triton.profiler.start()
     triton_hook      triton.profiler.start(hook="triton")
     torch            torch.profiler.profile(activities=[CPU, CUDA])
-    proton_activity_only   the floor of CUPTI kernel tracing: CUPTI's kernel,
-                     copy and set activity with no launch callback, so no
-                     calling context (every kernel is left unattributed)
     plain_hook_get   the floor of hook="triton": no profiler, a Python
                      launch_enter_hook that evaluates launch_metadata
     proton_pcsampling  proton.start(mode="pcsampling")  (only with --pcsampling)
-    ablations (--ablations): proton_callbacks_only (the launch callbacks
-                     without activity), proton_subscribe_only (only a CUPTI
-                     subscription), proton_per_thread (per-thread activity
-                     buffers), proton_preallocate (65,536 device buffers
-                     allocated up front), proton_pyhook (proton plus a Python
-                     hook evaluating launch_metadata), plain_hook_noop (a hook
+    ablations (--ablations): proton_pyhook (proton plus a Python hook
+                     evaluating launch_metadata), plain_hook_noop (a hook
                      that does nothing: Triton still builds each launch's
                      metadata dict)
 
---inprocess-cycles N also runs plain, proton, proton_hook,
-proton_activity_only and plain_hook_get in one process, alternating, and
-divides each loop by the same cycle's plain loop: the spread between
+--inprocess-cycles N also runs plain, proton, proton_hook and
+plain_hook_get in one process, alternating, and divides each loop by the same cycle's plain loop: the spread between
 processes drops out of those ratios.
 
 The timed region is the launch loop plus one synchronize; 200 scopes of 100
@@ -52,7 +44,7 @@ import tempfile
 import time
 
 VARIANTS = ("plain", "proton", "proton_hook", "proton_python", "triton", "triton_hook", "torch",
-            "proton_activity_only", "plain_hook_get")
+            "plain_hook_get")
 
 
 def _tiny_kernel():
@@ -101,13 +93,7 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     session_start = time.perf_counter()
     torch_prof = None
     if variant.startswith("proton"):
-        if variant in ("proton_activity_only", "proton_callbacks_only", "proton_subscribe_only"):
-            os.environ["PROTON_CUPTI_ABLATION"] = variant[len("proton_"):].replace("_", "-")
-        elif variant == "proton_per_thread":
-            os.environ["PROTON_CUPTI_PER_THREAD_BUFFERS"] = "1"
-        elif variant == "proton_preallocate":
-            os.environ["PROTON_CUPTI_PREALLOCATE"] = "65536"
-        elif variant == "proton_pyhook":
+        if variant == "proton_pyhook":
             triton.knobs.runtime.launch_enter_hook.add(lambda md: md.get())
         import proton
         kwargs = {"proton": {}, "proton_hook": {"hook": "triton"}, "proton_python": {"context": "python"},
@@ -152,7 +138,7 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
             "scoped_kernels": scoped, "flops32": flops}
 
 
-INPROCESS_VARIANTS = ("plain", "proton", "proton_hook", "proton_activity_only", "plain_hook_get")
+INPROCESS_VARIANTS = ("plain", "proton", "proton_hook", "plain_hook_get")
 
 
 def inprocess_child(launches: int, cycles: int, out_dir: str) -> list:
@@ -182,10 +168,6 @@ def inprocess_child(launches: int, cycles: int, out_dir: str) -> list:
                 finally:
                     triton.knobs.runtime.launch_enter_hook.remove(get_hook)
             else:
-                if variant == "proton_activity_only":
-                    os.environ["PROTON_CUPTI_ABLATION"] = "activity-only"
-                else:
-                    os.environ.pop("PROTON_CUPTI_ABLATION", None)
                 proton.start(os.path.join(out_dir, f"inprocess_{variant}_{cycle}"), backend="cupti", quiet=True,
                              hook="triton" if variant == "proton_hook" else None)
                 loop = _timed_loop(tiny, x, launches, proton.scope)
@@ -271,7 +253,7 @@ def main() -> None:
                         help="timed loops per process (the median is kept; all run inside one session)")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--pcsampling", action="store_true", help="also time mode='pcsampling'")
-    parser.add_argument("--ablations", action="store_true", help="also time CUPTI activity / callbacks alone")
+    parser.add_argument("--ablations", action="store_true", help="also time a Python launch hook with and without proton")
     parser.add_argument("--out", default="bench/results/host_overhead", help="path prefix for .json and .md")
     parser.add_argument("--inprocess-cycles", type=int, default=0,
                         help="also time the proton variants against plain loops inside one process (cycles per process)")
@@ -287,9 +269,7 @@ def main() -> None:
         return
 
     variants = [v for v in args.variants.split(",") if v] + (["proton_pcsampling"] if args.pcsampling else [])
-    variants += [v for v in ("proton_callbacks_only", "proton_subscribe_only", "proton_per_thread",
-                             "proton_preallocate", "proton_pyhook", "plain_hook_noop") if v not in variants] \
-        if args.ablations else []
+    variants += [v for v in ("proton_pyhook", "plain_hook_noop") if v not in variants] if args.ablations else []
     runs = []
     work = tempfile.mkdtemp(prefix="bench_host_")
     if args.inprocess_cycles:

@@ -1,12 +1,16 @@
 // proton._host: the host profiler's runtime (CUPTI, and ROCTracer where
-// built), a plain binding over python/src/host. Launch bookkeeping stays in
-// C++; Python only sees per-session results at finalize.
-#include "host/activity_store.h"
-#include "host/call_path.h"
-#include "host/cupti_api.h"
-#include "host/cupti_tracer.h"
-#include "host/pc_sampling.h"
-#include "host/roctracer_tracer.h"
+// built), a plain binding over lib/Host. Launch bookkeeping stays in
+// C++; Python only sees per-session results at finalize. What needs Python
+// itself (the launch's Python call path, the Triton launch hook's metadata)
+// is here; everything else is in lib/Host.
+#include "proton/Host/ActivityStore.h"
+#include "proton/Host/CallPath.h"
+#include "proton/Host/CuptiApi.h"
+#include "proton/Host/CuptiTracer.h"
+#include "proton/Host/Demangle.h"
+#include "proton/Host/PackedRows.h"
+#include "proton/Host/PcSampling.h"
+#include "proton/Host/RoctracerTracer.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -19,8 +23,6 @@
 #include <frameobject.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cxxabi.h>
 #include <map>
 #include <stdexcept>
 
@@ -28,6 +30,20 @@ namespace nb = nanobind;
 using namespace proton::host;
 
 namespace {
+
+void raiseIfError(const std::string &error) {
+  if (!error.empty())
+    throw std::runtime_error(error);
+}
+
+void checkSlot(int slot) {
+  if (slot < 0 || slot >= kMaxSessions)
+    throw nb::value_error("session slot out of range");
+}
+
+template <typename T> nb::bytes packed(const std::vector<T> &rows) {
+  return nb::bytes(reinterpret_cast<const char *>(rows.data()), rows.size() * sizeof(T));
+}
 
 // --- context="python": the launch's Python call path --------------------
 // Frames are named "file:line@function"; frames from files under a skipped
@@ -83,82 +99,85 @@ uint32_t capturePythonContext(uint32_t base) {
   return callPaths().descend(base, names.data(), names.size(), NodeKind::Frame);
 }
 
-void raiseIfError(const std::string &error) {
-  if (!error.empty())
-    throw std::runtime_error(error);
-}
-
-#ifndef PROTON_HOST_ROCTRACER
-// Built without AMD's headers (triton/backends/amd/include): the ROCTracer
-// backend says so where it would load, and is otherwise never tracing.
-const char *kRoctracerNotBuilt =
-    "the ROCTracer backend is not built into this install of proton._host (no AMD headers, "
-    "roctracer/roctracer_hip.h, at build time; install triton with its AMD backend and rebuild)";
-} // namespace
-namespace proton::host {
-std::string loadRoctracerLibrary(const std::string &) { return kRoctracerNotBuilt; }
-std::string startRoctracerTracing() { return kRoctracerNotBuilt; }
-std::string flushRoctracerTracing() { return ""; }
-std::string stopRoctracerTracing() { return ""; }
-bool roctracerTracing() { return false; }
-std::string roctracerLibraryPath() { return ""; }
-std::pair<uint32_t, uint32_t> roctracerVersion() { return {0, 0}; }
-uint64_t roctracerActivities() { return 0; }
-} // namespace proton::host
-namespace {
-#endif
-
-// Fixed-layout rows for numpy.frombuffer (python/proton/host/records.py).
-#pragma pack(push, 1)
-struct AggregateRow {
-  uint32_t node, name, device, kind;
-  uint64_t count, totalNs, minNs, maxNs;
-  double flops[4];
-  double bytes;
-};
-struct TraceRowOut {
-  uint32_t node, name, device, stream, kind, correlation;
-  uint64_t start, end;
-};
-struct NodeRow {
-  uint32_t parent, name, kind;
-};
-#pragma pack(pop)
-
-template <typename T> nb::bytes packed(const std::vector<T> &rows) {
-  return nb::bytes(reinterpret_cast<const char *>(rows.data()), rows.size() * sizeof(T));
-}
-
-} // namespace
-
-/// The scope launch_metadata runs in (see triton_launch_hook): closed,
-/// with anything the function left open inside it, when evaluation ends.
-class LaunchMetadataScope {
-public:
-  LaunchMetadataScope() : depth(threadContext().scopes.size()) {
-    enterScope("__proton_launch_metadata", false);
+// --- hook="triton" ---------------------------------------------------------
+// Called by Triton before each launch with its LazyDict of launch metadata.
+// In C++ because it runs once per launch. The usual LazyDict holds one
+// launch_metadata call: it is made here directly, which spares
+// LazyDict.get's merged copy of the dict; other hooks in the chain can
+// still call get().
+void tritonLaunchHook(nb::handle metadata) {
+  if (metadata.is_none())
+    return;
+  static PyObject *extrasAttr = PyUnicode_InternFromString("extras");
+  static PyObject *dataAttr = PyUnicode_InternFromString("data");
+  static PyObject *nameKey = PyUnicode_InternFromString("name");
+  nb::object extras = nb::steal(PyObject_GetAttr(metadata.ptr(), extrasAttr));
+  if (!extras.is_valid())
+    throw nb::python_error();
+  if (PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 0)
+    return; // the kernel has no launch_metadata function
+  // The kernel's own name, before launch_metadata's result is merged in.
+  nb::object base = nb::steal(PyObject_GetAttr(metadata.ptr(), dataAttr));
+  if (!base.is_valid())
+    throw nb::python_error();
+  nb::object kernelName = PyDict_Check(base.ptr()) ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey)) : nb::object();
+  LaunchMetadataScope metadataScope;
+  nb::object data;
+  PyObject *only = PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
+                       ? PyList_GET_ITEM(extras.ptr(), 0) : nullptr; // borrowed
+  if (only && PyTuple_Check(only) && PyTuple_GET_SIZE(only) == 2 && PyTuple_Check(PyTuple_GET_ITEM(only, 1))) {
+    data = nb::steal(PyObject_Call(PyTuple_GET_ITEM(only, 0), PyTuple_GET_ITEM(only, 1), nullptr));
+    if (!data.is_valid())
+      throw nb::python_error(); // launch_metadata raised: the launch fails with its error
+  } else {
+    data = metadata.attr("get")();
   }
-  ~LaunchMetadataScope() { close(); }
-  void close() {
-    ThreadContext &thread = threadContext();
-    while (thread.scopes.size() > depth) {
-      thread.scopes.pop_back();
-      thread.nvtx.pop_back();
+  metadataScope.close();
+  if (!PyDict_Check(data.ptr()))
+    throw nb::type_error("a Triton launch_metadata function must return a dict");
+  static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
+  static PyObject *keyObjects[5] = {PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
+                                    PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
+                                    PyUnicode_InternFromString(keys[4])}; // made once, never freed
+  double values[5] = {0, 0, 0, 0, 0};
+  bool any = false;
+  for (int i = 0; i < 5; ++i) {
+    PyObject *value = PyDict_GetItem(data.ptr(), keyObjects[i]); // borrowed
+    if (!value)
+      continue;
+    values[i] = PyFloat_AsDouble(value);
+    if (values[i] == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      PyObject *name = PyDict_GetItem(data.ptr(), nameKey);
+      if (!name && kernelName.is_valid())
+        name = kernelName.ptr();
+      std::string kernel = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
+      throw nb::value_error(("launch_metadata of kernel " + kernel + " gave a non-numeric '" + keys[i] +
+                             "'").c_str());
+    }
+    any |= values[i] != 0;
+  }
+  // A "name" other than the kernel's own renames this launch's node, as
+  // Triton's profiler does (e.g. "matmul_4096x4096x4096").
+  uint32_t renamed = kNoName;
+  PyObject *name = PyDict_GetItem(data.ptr(), nameKey); // borrowed
+  if (name && PyUnicode_Check(name) && kernelName.is_valid()) {
+    if (PyObject_RichCompareBool(name, kernelName.ptr(), Py_NE) == 1) {
+      renamed = callPaths().intern(PyUnicode_AsUTF8(name));
+      any = true;
     }
   }
+  if (!any)
+    return;
+  const double flops[4] = {values[0], values[1], values[2], values[3]};
+  setLaunchMetrics(flops, values[4], renamed);
+}
 
-private:
-  size_t depth;
-};
+// --- the module, by area -----------------------------------------------------
 
-NB_MODULE(_host, m) {
+void bindCupti(nb::module_ &m) {
   m.def("load_cupti", [](const std::string &path) { raiseIfError(loadCupti(path)); });
-  m.def("cupti_version", []() {
-    uint32_t version = 0;
-    if (!cupti().handle || cupti().cuptiGetVersion(&version) != CUPTI_SUCCESS)
-      return 0u;
-    return version;
-  });
+  m.def("cupti_version", &cuptiVersion);
   m.def("cupti_path", []() { return cupti().path; });
   m.def("start_cupti", []() { raiseIfError(startCuptiTracing()); });
   m.def("flush_cupti", []() {
@@ -175,16 +194,13 @@ NB_MODULE(_host, m) {
     setPcSampling(enabled, interval);
   });
   m.def("pc_sampling_error", []() { return pcSampler().error(); });
-  m.def("set_active_sessions", &setActiveSessions);
+  m.def("set_nvtx", &setNvtxEnabled);
+  m.def("nvtx_enabled", &nvtxEnabled);
+}
 
-  // ROCTracer (AMD): the same launch bookkeeping and store as CUPTI.
-  m.def("roctracer_built", []() {
-#ifdef PROTON_HOST_ROCTRACER
-    return true;
-#else
-    return false;
-#endif
-  });
+// ROCTracer (AMD): the same launch bookkeeping and store as CUPTI.
+void bindRoctracer(nb::module_ &m) {
+  m.def("roctracer_built", &roctracerBuilt);
   m.def("load_roctracer", [](const std::string &path) { raiseIfError(loadRoctracerLibrary(path)); });
   m.def("roctracer_path", &roctracerLibraryPath);
   m.def("roctracer_version", &roctracerVersion);
@@ -198,187 +214,65 @@ NB_MODULE(_host, m) {
     raiseIfError(stopRoctracerTracing());
   });
   m.def("roctracer_tracing", &roctracerTracing);
+}
+
+// Where launches belong: scopes, NVTX ranges, states, Python frames.
+void bindScopes(nb::module_ &m) {
   m.def("set_python_context", [](bool enabled, std::vector<std::string> prefixes) {
     skippedPrefixes = std::move(prefixes);
     setContextCapture(enabled ? capturePythonContext : nullptr);
-  });
-
-  m.def("intern", [](const std::string &name) { return callPaths().intern(name); });
-  m.def("names", []() { return callPaths().names(); });
-  m.def("nodes", []() {
-    std::vector<NodeRow> rows;
-    for (const CallPathNode &node : callPaths().nodes())
-      rows.push_back({node.parent, node.name, uint32_t(node.kind)});
-    return packed(rows);
   });
   m.def("enter_scope", [](const std::string &name) { return enterScope(name, false); });
   // Closes the innermost scope (which must be `name` when one is given) and
   // returns its node; an NVTX range still open inside it is closed with it.
   m.def("exit_scope", [](std::optional<std::string> name) {
-    ThreadContext &thread = threadContext();
-    while (thread.scopes.size() > 1 && thread.nvtx.back() && !(name && callPaths().name(
-               callPaths().node(thread.scopes.back()).name) == *name))
-      popNvtxRange();
-    std::string what = name ? "'" + *name + "'" : std::string("(innermost)");
-    if (thread.scopes.size() == 1)
-      throw nb::value_error(("exit of scope " + what + " with no scope open on this thread").c_str());
-    uint32_t node = thread.scopes.back();
-    std::string openName = callPaths().name(callPaths().node(node).name);
-    if (name && openName != *name)
-      throw nb::value_error(("exit of scope " + what + " while scope '" + openName +
-                             "' is the innermost open one").c_str());
-    thread.scopes.pop_back();
-    thread.nvtx.pop_back();
+    uint32_t node = kRootNode;
+    std::string error = exitScope(name, node);
+    if (!error.empty())
+      throw nb::value_error(error.c_str());
     return node;
   }, nb::arg("name").none() = nb::none());
   m.def("scope_depth", []() { return threadContext().scopes.size() - 1; });
   m.def("nvtx_push", [](const std::string &name) { return enterScope(name, true); });
   m.def("nvtx_pop", &popNvtxRange);
-  m.def("set_nvtx", &setNvtxEnabled);
-  m.def("nvtx_enabled", &nvtxEnabled);
-  m.def("scope_stack", []() {
-    std::vector<std::string> names;
-    for (size_t i = 1; i < threadContext().scopes.size(); ++i)
-      names.push_back(callPaths().name(callPaths().node(threadContext().scopes[i]).name));
-    return names;
-  });
+  m.def("scope_stack", &scopeStack);
   m.def("current_scope_node", []() { return threadContext().scopes.back(); });
   m.def("current_launch_node", &currentLaunchNode);
-  m.def("set_state", [](std::optional<std::string> name) {
-    ThreadContext &thread = threadContext();
-    std::optional<std::string> previous;
-    if (thread.state != kNoName)
-      previous = callPaths().name(thread.state);
-    thread.state = name ? callPaths().intern(*name) : kNoName;
-    return previous;
-  }, nb::arg("name").none()); // None clears the state
-  m.def("set_launch_metrics", [](double flops8, double flops16, double flops32, double flops64, double bytes) {
-    LaunchMetrics &metrics = threadContext().pendingMetrics;
-    metrics.flops[0] = flops8;
-    metrics.flops[1] = flops16;
-    metrics.flops[2] = flops32;
-    metrics.flops[3] = flops64;
-    metrics.bytes = bytes;
-    metrics.present = true;
-  });
-  // hook="triton": called by Triton before each launch with its LazyDict of
-  // launch metadata. In C++ because it runs once per launch. The usual
-  // LazyDict holds one launch_metadata call: it is made here directly, which
-  // spares LazyDict.get's merged copy of the dict; other hooks in the chain
-  // can still call get().
-  m.def("triton_launch_hook", [](nb::handle metadata) {
-    if (metadata.is_none())
-      return;
-    static PyObject *extrasAttr = PyUnicode_InternFromString("extras");
-    static PyObject *dataAttr = PyUnicode_InternFromString("data");
-    static PyObject *nameKey = PyUnicode_InternFromString("name");
-    nb::object extras = nb::steal(PyObject_GetAttr(metadata.ptr(), extrasAttr));
-    if (!extras.is_valid())
-      throw nb::python_error();
-    if (PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 0)
-      return; // the kernel has no launch_metadata function
-    // The kernel's own name, before launch_metadata's result is merged in.
-    nb::object base = nb::steal(PyObject_GetAttr(metadata.ptr(), dataAttr));
-    if (!base.is_valid())
-      throw nb::python_error();
-    nb::object kernelName = PyDict_Check(base.ptr()) ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey)) : nb::object();
-    // Kernels that launch_metadata itself launches (a tensor's .item(), say)
-    // go under a __proton_launch_metadata scope, as in Triton's Proton, not
-    // among the user's kernels; viewers leave that frame out.
-    LaunchMetadataScope metadataScope;
-    nb::object data;
-    PyObject *only = PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
-                         ? PyList_GET_ITEM(extras.ptr(), 0) : nullptr; // borrowed
-    if (only && PyTuple_Check(only) && PyTuple_GET_SIZE(only) == 2 && PyTuple_Check(PyTuple_GET_ITEM(only, 1))) {
-      data = nb::steal(PyObject_Call(PyTuple_GET_ITEM(only, 0), PyTuple_GET_ITEM(only, 1), nullptr));
-      if (!data.is_valid())
-        throw nb::python_error(); // launch_metadata raised: the launch fails with its error
-    } else {
-      data = metadata.attr("get")();
-    }
-    metadataScope.close();
-    if (!PyDict_Check(data.ptr()))
-      throw nb::type_error("a Triton launch_metadata function must return a dict");
-    static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
-    static PyObject *keyObjects[5] = {PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
-                                      PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
-                                      PyUnicode_InternFromString(keys[4])}; // made once, never freed
-    double values[5] = {0, 0, 0, 0, 0};
-    bool any = false;
-    for (int i = 0; i < 5; ++i) {
-      PyObject *value = PyDict_GetItem(data.ptr(), keyObjects[i]); // borrowed
-      if (!value)
-        continue;
-      values[i] = PyFloat_AsDouble(value);
-      if (values[i] == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyObject *name = PyDict_GetItem(data.ptr(), nameKey);
-        if (!name && kernelName.is_valid())
-          name = kernelName.ptr();
-        std::string kernel = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
-        throw nb::value_error(("launch_metadata of kernel " + kernel + " gave a non-numeric '" + keys[i] +
-                               "'").c_str());
-      }
-      any |= values[i] != 0;
-    }
-    // A "name" other than the kernel's own renames this launch's node, as
-    // Triton's profiler does (e.g. "matmul_4096x4096x4096").
-    uint32_t renamed = kNoName;
-    PyObject *name = PyDict_GetItem(data.ptr(), nameKey); // borrowed
-    if (name && PyUnicode_Check(name) && kernelName.is_valid()) {
-      if (PyObject_RichCompareBool(name, kernelName.ptr(), Py_NE) == 1) {
-        renamed = callPaths().intern(PyUnicode_AsUTF8(name));
-        any = true;
-      }
-    }
-    if (!any)
-      return;
-    LaunchMetrics &metrics = threadContext().pendingMetrics;
-    std::copy(values, values + 4, metrics.flops);
-    metrics.bytes = values[4];
-    metrics.name = renamed;
-    metrics.present = true;
-  });
-  m.def("clear_launch_metrics", []() { threadContext().pendingMetrics = LaunchMetrics{}; });
+  m.def("set_state", [](std::optional<std::string> name) { return setState(name); },
+        nb::arg("name").none()); // None clears the state
+}
 
+void bindLaunchMetrics(nb::module_ &m) {
+  m.def("set_launch_metrics", [](double flops8, double flops16, double flops32, double flops64, double bytes) {
+    const double flops[4] = {flops8, flops16, flops32, flops64};
+    setLaunchMetrics(flops, bytes, kNoName);
+  });
+  m.def("triton_launch_hook", &tritonLaunchHook);
+  m.def("clear_launch_metrics", &clearLaunchMetrics);
+}
+
+void bindSessions(nb::module_ &m) {
+  m.def("set_active_sessions", &setActiveSessions);
   m.def("open_session", [](int slot, bool keepTrace, uint64_t traceCap) {
-    if (slot < 0 || slot >= kMaxSessions)
-      throw nb::value_error("session slot out of range");
+    checkSlot(slot);
     activityStore().openSession(slot, keepTrace, traceCap);
     pcSampler().clearSession(slot);
   });
+  // (aggregate rows, trace rows, trace rows dropped over the cap).
   m.def("take_session", [](int slot) {
-    if (slot < 0 || slot >= kMaxSessions)
-      throw nb::value_error("session slot out of range");
+    checkSlot(slot);
     SessionResult result = activityStore().takeSession(slot);
-    std::vector<AggregateRow> aggregates;
-    for (const Aggregate &a : result.aggregates)
-      aggregates.push_back({a.node, a.name, a.device, uint32_t(a.kind), a.count, a.totalNs, a.minNs, a.maxNs,
-                            {a.flops[0], a.flops[1], a.flops[2], a.flops[3]}, a.bytes});
-    std::vector<TraceRowOut> trace;
-    for (const TraceRow &t : result.trace)
-      trace.push_back({t.node, t.name, t.device, t.stream, uint32_t(t.kind), t.correlation, t.start, t.end});
-    return nb::make_tuple(packed(aggregates), packed(trace), result.traceDropped);
+    return nb::make_tuple(packed(packAggregates(result.aggregates)), packed(packTrace(result.trace)),
+                          result.traceDropped);
   });
   // [(node, kernel, line, CUPTI stall reason, samples)]: few rows (lines x
   // reasons per kernel and context), so plain tuples.
   m.def("take_pc_samples", [](int slot) {
-    if (slot < 0 || slot >= kMaxSessions)
-      throw nb::value_error("session slot out of range");
+    checkSlot(slot);
     std::vector<std::tuple<uint32_t, std::string, std::string, std::string, uint64_t>> rows;
     for (PcSampleRow &row : pcSampler().takeSession(slot))
       rows.emplace_back(row.node, std::move(row.kernel), std::move(row.line), std::move(row.stall), row.count);
     return rows;
-  });
-  m.def("demangle", [](const std::string &name) {
-    // Itanium C++ names (CUDA C++ kernels such as PyTorch's); others as they are.
-    if (name.rfind("_Z", 0) != 0)
-      return name;
-    int status = 0;
-    char *text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-    std::string out = status == 0 && text ? text : name;
-    std::free(text);
-    return out;
   });
   m.def("counters", []() {
     TracerCounters counters = tracerCounters();
@@ -392,4 +286,44 @@ NB_MODULE(_host, m) {
     out["pc_samples_dropped"] = pcSampler().droppedSamples();
     return out;
   });
+}
+
+// The calling-context tree and the packed rows' layouts and kinds, which
+// python/proton/host/records.py turns into numpy dtypes.
+void bindRecords(nb::module_ &m) {
+  m.def("intern", [](const std::string &name) { return callPaths().intern(name); });
+  m.def("names", []() { return callPaths().names(); });
+  m.def("nodes", []() { return packed(packNodes(callPaths().nodes())); });
+  m.def("demangle", &demangle);
+  nb::dict layouts;
+  for (const RowLayout &layout : kRowLayouts) {
+    nb::list fields;
+    for (size_t i = 0; i < layout.count; ++i) {
+      const RowField &field = layout.fields[i];
+      fields.append(nb::make_tuple(field.name, field.type, field.count, field.offset));
+    }
+    nb::dict entry;
+    entry["itemsize"] = layout.itemsize;
+    entry["fields"] = fields;
+    layouts[layout.name] = entry;
+  }
+  m.attr("ROW_LAYOUTS") = layouts;
+  nb::dict nodeKinds, activityKinds;
+  for (size_t i = 0; i < std::size(kNodeKindNames); ++i)
+    nodeKinds[nb::int_(i)] = kNodeKindNames[i];
+  for (size_t i = 0; i < std::size(kActivityKindNames); ++i)
+    activityKinds[nb::int_(i)] = kActivityKindNames[i];
+  m.attr("NODE_KINDS") = nodeKinds;
+  m.attr("ACTIVITY_KINDS") = activityKinds;
+}
+
+} // namespace
+
+NB_MODULE(_host, m) {
+  bindCupti(m);
+  bindRoctracer(m);
+  bindScopes(m);
+  bindLaunchMetrics(m);
+  bindSessions(m);
+  bindRecords(m);
 }

@@ -35,3 +35,20 @@ def test_host_profiler_can_be_switched_off_on_purpose(tmp_path):
     done = configure(tmp_path, "-DPROTON_HOST_PROFILER=OFF")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Host profiler not built (PROTON_HOST_PROFILER=OFF)" in done.stdout
+
+
+def test_package_imports_without_the_host_runtime():
+    # A build with PROTON_HOST_PROFILER=OFF has no proton._host: the package
+    # still imports (records.py takes its row layouts from _host when there
+    # is one), and a host session says what is missing.
+    code = ("import sys; sys.modules['proton._host'] = None\n"
+            "import proton\n"
+            "from proton.host import records, session\n"
+            "assert records.AGGREGATE is None and records.NODE_KINDS == {}\n"
+            "try:\n"
+            "    session._host()\n"
+            "except proton.ProfilerError as error:\n"
+            "    print(error)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "proton._host) is not built into this install" in done.stdout

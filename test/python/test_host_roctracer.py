@@ -1,5 +1,5 @@
 """CPU tests of the host profiler's ROCTracer (AMD) backend
-(python/src/host/roctracer_tracer.cpp) through a fake libroctracer64
+(lib/Host/RoctracerTracer.cpp) through a fake libroctracer64
 (fake_roctracer/fake_roctracer.c): the fake plays the HIP runtime (HIP API
 callbacks, HIP_OPS records in a pool), the runtime under test is the real
 one. No AMD GPU is involved: what the real library and HIP do is taken from
@@ -207,7 +207,7 @@ def test_api_ids_come_from_the_library(roctracer_fake, api):
         fake.fake_hip_launch(extra, b"rt_future_k", 0, 9, 1)
         h.flush_roctracer()
         row = by_path(take(slot)[0])[("rt_future_k",)]
-        assert (row["count"], row["total"], row["flops"][1]) == (1, 9, 5.0)  # a launch: metrics attach
+        assert (row["count"], row["total_ns"], row["flops"][1]) == (1, 9, 5.0)  # a launch: metrics attach
     finally:
         h.set_active_sessions(0)
         h.stop_roctracer()
@@ -236,12 +236,12 @@ def test_kernels_land_in_scopes_and_states(roctracer_fake, api):
     rows = by_path(aggregates)
     assert set(rows) == {("rt_outer", "rt_k1"), ("rt_outer", "rt_fwd", "rt_k2"), ("rt_k1",)}
     outer = rows[("rt_outer", "rt_k1")]
-    assert (outer["count"], outer["total"], outer["node"]) == (1, 200, scope)
+    assert (outer["count"], outer["total_ns"], outer["node"]) == (1, 200, scope)
     fwd = rows[("rt_outer", "rt_fwd", "rt_k2")]
-    assert (fwd["count"], fwd["total"], fwd["min"], fwd["max"]) == (2, 610, 10, 600)
+    assert (fwd["count"], fwd["total_ns"], fwd["min_ns"], fwd["max_ns"]) == (2, 610, 10, 600)
     assert node_path(int(fwd["node"])) == (("rt_outer", NODE_SCOPE), ("rt_fwd", NODE_STATE))
     root = rows[("rt_k1",)]
-    assert (root["count"], root["total"], root["min"], root["max"], root["node"]) == (2, 120, 50, 70, 0)
+    assert (root["count"], root["total_ns"], root["min_ns"], root["max_ns"], root["node"]) == (2, 120, 50, 70, 0)
     assert all(row["kind"] == KIND_KERNEL and row["device"] == 2 for row in aggregates)
     # The timeline keeps each record's times, queue (as the stream) and
     # correlation id.
@@ -291,7 +291,7 @@ def test_copies_and_sets(roctracer_fake, api):
     rows = by_path(take(slot)[0])
     assert set(rows) == {("rt_io", "memcpy HtoD"), ("rt_io", "memcpy DtoH"), ("rt_io", "memcpy DtoD"),
                          ("rt_io", "memcpy"), ("rt_io", "memset")}
-    summary = {key[-1]: (int(r["kind"]), int(r["count"]), int(r["total"])) for key, r in rows.items()}
+    summary = {key[-1]: (int(r["kind"]), int(r["count"]), int(r["total_ns"])) for key, r in rows.items()}
     assert summary == {"memcpy HtoD": (KIND_MEMCPY, 1, 100), "memcpy DtoH": (KIND_MEMCPY, 1, 60),
                        "memcpy DtoD": (KIND_MEMCPY, 1, 3), "memcpy": (KIND_MEMCPY, 1, 40),
                        "memset": (KIND_MEMSET, 2, 8)}
@@ -309,7 +309,7 @@ def test_graph_launch(roctracer_fake, api):
     h.exit_scope("rt_graph_scope")
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
-    assert {key: (int(r["count"]), int(r["total"])) for key, r in rows.items()} == {
+    assert {key: (int(r["count"]), int(r["total_ns"])) for key, r in rows.items()} == {
         ("rt_graph_scope", "rt_graph_a"): (2, 20), ("rt_graph_scope", "rt_graph_b"): (1, 10)}
     assert all(int(r["node"]) == with_scope for r in rows.values())
 
@@ -334,7 +334,7 @@ def test_session_windows_and_counters(roctracer_fake, api):
     rows_first, rows_second = by_path(take(first)[0]), by_path(take(second)[0])
     assert set(rows_first) == {("rt_win_first",), ("rt_win_both",)}
     assert set(rows_second) == {("rt_win_both",), ("rt_win_second",)}
-    assert rows_first[("rt_win_both",)]["total"] == rows_second[("rt_win_both",)]["total"] == 20
+    assert rows_first[("rt_win_both",)]["total_ns"] == rows_second[("rt_win_both",)]["total_ns"] == 20
 
 
 def test_unmatched_and_foreign_records(roctracer_fake, api):
@@ -373,7 +373,7 @@ def test_full_buffer_goes_out_on_another_thread(roctracer_fake, api):
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
     assert list(rows) == [("rt_full", "rt_full_k")]
-    assert (rows[("rt_full", "rt_full_k")]["count"], rows[("rt_full", "rt_full_k")]["total"]) == (capacity + 10,
+    assert (rows[("rt_full", "rt_full_k")]["count"], rows[("rt_full", "rt_full_k")]["total_ns"]) == (capacity + 10,
                                                                                                   5 * (capacity + 10))
     assert not any("#" in name for name in h.names())
 
@@ -393,7 +393,7 @@ def test_stop_delivers_and_releases(roctracer_fake, api):
     h.stop_roctracer()   # again: nothing to do
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
-    assert (rows[("rt_stop_k",)]["count"], rows[("rt_stop_k",)]["total"]) == (1, 42)
+    assert (rows[("rt_stop_k",)]["count"], rows[("rt_stop_k",)]["total_ns"]) == (1, 42)
 
 
 # ------------------------------------------------- whole sessions (proton.*)

@@ -1,4 +1,4 @@
-"""CPU tests of the host profiler's runtime (proton._host, python/src/host)
+"""CPU tests of the host profiler's runtime (proton._host, lib/Host)
 through a fake libcupti (fake_cupti/fake_cupti.c): the fake plays the CUDA
 driver (API and resource callbacks, activity records), the runtime under
 test is the real one.
@@ -23,6 +23,7 @@ import pytest
 from fake_cupti_support import reset_thread_state
 
 h = pytest.importorskip("proton._host", reason="proton._host (the host profiler runtime) is not built")
+from proton.host import records  # noqa: E402 (needs proton._host)
 
 
 # CUPTI constants (cupti_callbacks.h, cupti_driver_cbid.h, cupti_activity.h).
@@ -44,15 +45,11 @@ ACTIVITY_MEMCPY, ACTIVITY_MEMSET, ACTIVITY_KERNEL, ACTIVITY_CONCURRENT_KERNEL = 
 MEMCPY_HTOD, MEMCPY_DTOH = 1, 2
 RING_SIZE = 1 << 17  # ActivityStore::kRingSize
 
-# The packed rows of host_ext.cpp.
-AGGREGATE = np.dtype([("node", "<u4"), ("name", "<u4"), ("device", "<u4"), ("kind", "<u4"),
-                      ("count", "<u8"), ("total", "<u8"), ("min", "<u8"), ("max", "<u8"),
-                      ("flops", "<f8", (4,)), ("bytes", "<f8")])
-TRACE = np.dtype([("node", "<u4"), ("name", "<u4"), ("device", "<u4"), ("stream", "<u4"), ("kind", "<u4"),
-                  ("correlation", "<u4"), ("start", "<u8"), ("end", "<u8")])
-NODE = np.dtype([("parent", "<u4"), ("name", "<u4"), ("kind", "<u4")])
-KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET = 0, 1, 2
-NODE_ROOT, NODE_SCOPE, NODE_FRAME, NODE_STATE = 0, 1, 2, 3
+# Kinds by name, as proton._host numbers them.
+ACTIVITY_KIND = {name: number for number, name in records.ACTIVITY_KINDS.items()}
+NODE_KIND = {name: number for number, name in records.NODE_KINDS.items()}
+KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET = ACTIVITY_KIND["kernel"], ACTIVITY_KIND["memcpy"], ACTIVITY_KIND["memset"]
+NODE_SCOPE, NODE_FRAME, NODE_STATE = NODE_KIND["scope"], NODE_KIND["frame"], NODE_KIND["state"]
 
 
 # Fixtures `fake_path` and `fake` (the fake libcupti): fake_cupti_support.py, via conftest.py.
@@ -97,7 +94,7 @@ def graph_launch(fake, nodes, start=0, duration=10):
 
 def node_path(node: int) -> tuple:
     """The names from the root (excluded) down to `node`, each with its kind."""
-    nodes = np.frombuffer(h.nodes(), dtype=NODE)
+    nodes = records.nodes(h.nodes())
     names = h.names()
     path = []
     while node != 0:
@@ -112,9 +109,9 @@ def names_of(node: int) -> tuple:
 
 def take(slot):
     aggregates, trace, dropped = h.take_session(slot)
-    assert len(aggregates) % AGGREGATE.itemsize == 0
-    assert len(trace) % TRACE.itemsize == 0
-    return np.frombuffer(aggregates, dtype=AGGREGATE), np.frombuffer(trace, dtype=TRACE), dropped
+    assert len(aggregates) % records.AGGREGATE.itemsize == 0
+    assert len(trace) % records.TRACE.itemsize == 0
+    return records.aggregates(aggregates), records.trace_rows(trace), dropped
 
 
 def by_path(aggregates) -> dict:
@@ -135,10 +132,53 @@ def rss_bytes() -> int:
 
 # ------------------------------------------------------------------ tests
 
-def test_row_layouts():
-    assert AGGREGATE.itemsize == 88
-    assert TRACE.itemsize == 40
-    assert NODE.itemsize == 12
+def test_row_layouts_come_from_cpp():
+    # records.py's dtypes are the layouts C++ exports, field for field.
+    dtypes = {"aggregate": records.AGGREGATE, "trace": records.TRACE, "node": records.NODE}
+    assert set(h.ROW_LAYOUTS) == set(dtypes)
+    for row, layout in h.ROW_LAYOUTS.items():
+        dtype = dtypes[row]
+        assert dtype.itemsize == layout["itemsize"], row
+        assert list(dtype.names) == [name for name, _, _, _ in layout["fields"]], row
+        for name, scalar, count, offset in layout["fields"]:
+            field, field_offset = dtype.fields[name][:2]
+            assert field_offset == offset, (row, name)
+            assert field.base == np.dtype(scalar) and int(np.prod(field.shape)) == count, (row, name)
+    # The wire format itself is unchanged (packed, little-endian).
+    assert (records.AGGREGATE.itemsize, records.TRACE.itemsize, records.NODE.itemsize) == (88, 40, 12)
+    assert records.NODE_KINDS == h.NODE_KINDS and records.ACTIVITY_KINDS == h.ACTIVITY_KINDS
+    assert records.NODE_KINDS == {0: "root", 1: "scope", 2: "frame", 3: "state", 4: "captured_at", 5: "nvtx"}
+    assert records.ACTIVITY_KINDS == {0: "kernel", 1: "memcpy", 2: "memset"}
+
+
+def test_rows_round_trip(fake):
+    # Real rows (the runtime's, from the fake's records) read through
+    # records.py give back every field C++ wrote, and their bytes unchanged.
+    slot = new_slot(keep_trace=True, cap=10)
+    h.set_active_sessions(1 << slot)
+    fake.fake_set_device_stream(3, 9)
+    h.enter_scope("roundtrip_scope")
+    h.set_launch_metrics(1.5, 2.5, 3.5, 4.5, 64.0)
+    correlation = launch(fake, "roundtrip_k", 100, 175)
+    h.exit_scope("roundtrip_scope")
+    h.flush_cupti()
+    aggregate_bytes, trace_bytes, dropped = h.take_session(slot)
+    aggregates, trace = records.aggregates(aggregate_bytes), records.trace_rows(trace_bytes)
+    assert aggregates.tobytes() == aggregate_bytes and trace.tobytes() == trace_bytes and dropped == 0
+    names = h.names()
+    (row,) = aggregates
+    assert names_of(int(row["node"])) == ("roundtrip_scope",) and names[row["name"]] == "roundtrip_k"
+    assert (row["device"], row["kind"], row["count"]) == (3, KIND_KERNEL, 1)
+    assert (row["total_ns"], row["min_ns"], row["max_ns"]) == (75, 75, 75)
+    assert list(row["flops"]) == [1.5, 2.5, 3.5, 4.5] and row["bytes"] == 64.0
+    (event,) = trace
+    assert (event["node"], event["name"]) == (row["node"], row["name"])
+    assert (event["device"], event["stream"], event["kind"]) == (3, 9, KIND_KERNEL)
+    assert (event["correlation"], event["start"], event["end"]) == (correlation, 100, 175)
+    nodes = records.nodes(h.nodes())
+    assert records.nodes(nodes.tobytes()).tobytes() == nodes.tobytes()
+    scope = nodes[int(row["node"])]
+    assert (names[scope["name"]], scope["parent"], scope["kind"]) == ("roundtrip_scope", 0, NODE_SCOPE)
 
 
 def test_load_errors(fake_path):
@@ -223,12 +263,12 @@ def test_scopes_aggregate(fake):
     assert set(rows) == {("agg_a", "agg_k1"), ("agg_a", "agg_b", "agg_k1"), ("agg_a", "agg_b", "agg_k2"),
                          ("agg_a", "agg_k2"), ("agg_k2",)}
     k1 = rows[("agg_a", "agg_k1")]
-    assert (k1["count"], k1["total"], k1["min"], k1["max"]) == (2, 400, 100, 300)
+    assert (k1["count"], k1["total_ns"], k1["min_ns"], k1["max_ns"]) == (2, 400, 100, 300)
     inner = rows[("agg_a", "agg_b", "agg_k1")]
-    assert (inner["count"], inner["total"], inner["min"], inner["max"]) == (1, 50, 50, 50)
-    assert rows[("agg_a", "agg_b", "agg_k2")]["total"] == 7
-    assert rows[("agg_a", "agg_k2")]["total"] == 1
-    assert rows[("agg_k2",)]["total"] == 20 and rows[("agg_k2",)]["node"] == 0
+    assert (inner["count"], inner["total_ns"], inner["min_ns"], inner["max_ns"]) == (1, 50, 50, 50)
+    assert rows[("agg_a", "agg_b", "agg_k2")]["total_ns"] == 7
+    assert rows[("agg_a", "agg_k2")]["total_ns"] == 1
+    assert rows[("agg_k2",)]["total_ns"] == 20 and rows[("agg_k2",)]["node"] == 0
     for row in aggregates:
         assert row["kind"] == KIND_KERNEL and row["device"] == 0
         assert list(row["flops"]) == [0, 0, 0, 0] and row["bytes"] == 0
@@ -260,7 +300,7 @@ def test_inactive_launches_not_counted(fake):
     aggregates, _, _ = take(slot)
     rows = by_path(aggregates)
     assert list(rows) == [("inactive_k",)]
-    assert (rows[("inactive_k",)]["count"], rows[("inactive_k",)]["total"]) == (1, 42)
+    assert (rows[("inactive_k",)]["count"], rows[("inactive_k",)]["total_ns"]) == (1, 42)
 
 
 def test_two_sessions_windows(fake):
@@ -277,8 +317,8 @@ def test_two_sessions_windows(fake):
     rows_second = by_path(take(second)[0])
     assert set(rows_first) == {("win_only_first",), ("win_both",)}
     assert set(rows_second) == {("win_both",), ("win_only_second",)}
-    assert rows_first[("win_both",)]["total"] == rows_second[("win_both",)]["total"] == 20
-    assert rows_second[("win_only_second",)]["total"] == 30
+    assert rows_first[("win_both",)]["total_ns"] == rows_second[("win_both",)]["total_ns"] == 20
+    assert rows_second[("win_only_second",)]["total_ns"] == 30
 
 
 def test_state_overrides(fake):
@@ -300,13 +340,13 @@ def test_state_overrides(fake):
                          ("state_scope", "state_k")}
     s1 = rows[("state_scope", "state_s1", "state_k")]
     s2 = rows[("state_scope", "state_s2", "state_k")]
-    assert (s1["count"], s1["total"]) == (1, 1)
-    assert (s2["count"], s2["total"]) == (2, 5)
+    assert (s1["count"], s1["total_ns"]) == (1, 1)
+    assert (s2["count"], s2["total_ns"]) == (2, 5)
     assert rows[("state_scope", "state_k")]["node"] == scope
     # Both states hang directly below the scope (the second replaced the
     # first rather than nesting in it), as State nodes.
     assert node_path(int(s2["node"])) == (("state_scope", NODE_SCOPE), ("state_s2", NODE_STATE))
-    nodes = np.frombuffer(h.nodes(), dtype=NODE)
+    nodes = records.nodes(h.nodes())
     assert nodes[int(s1["node"])]["parent"] == nodes[int(s2["node"])]["parent"] == scope
 
 
@@ -333,7 +373,7 @@ def test_scopes_are_per_thread(fake):
     assert seen["stack"] == []
     assert set(rows) == {("thread_worker_k",), ("thread_worker_scope", "thread_worker_k"),
                          ("thread_main_scope", "thread_main_k")}
-    assert rows[("thread_worker_k",)]["total"] == 3
+    assert rows[("thread_worker_k",)]["total_ns"] == 3
 
 
 def _python_context_launch(fake, name):
@@ -420,7 +460,7 @@ def test_trace_cap(fake):
         assert row["correlation"] == correlations[i]
         assert (row["start"], row["end"]) == (1000 * i, 1000 * i + 10 + i)
     (row,) = aggregates
-    assert (row["count"], row["total"], row["min"], row["max"], row["device"]) == (5, 60, 10, 14, 2)
+    assert (row["count"], row["total_ns"], row["min_ns"], row["max_ns"], row["device"]) == (5, 60, 10, 14, 2)
     # Without keep_trace, no trace at all.
     plain = new_slot(keep_trace=False, cap=100)
     h.set_active_sessions(1 << plain)
@@ -453,7 +493,7 @@ def test_graph_capture_then_replay(fake):
     rows = by_path(take(replay)[0])
     assert set(rows) == {("g_replay", "<captured_at>", "g_capture", "g_k1"), ("g_replay", "<captured_at>", "g_capture", "g_k2")}
     k1 = rows[("g_replay", "<captured_at>", "g_capture", "g_k1")]
-    assert (k1["count"], k1["total"], k1["min"], k1["max"]) == (2, 40, 10, 30)
+    assert (k1["count"], k1["total_ns"], k1["min_ns"], k1["max_ns"]) == (2, 40, 10, 30)
     # The captured launch's metrics go with its node, on every replay.
     assert list(k1["flops"]) == [0, 0, 20.0, 0] and k1["bytes"] == 200.0
     assert list(rows[("g_replay", "<captured_at>", "g_capture", "g_k2")]["flops"]) == [0, 0, 0, 0]
@@ -473,7 +513,7 @@ def test_graph_capture_then_replay(fake):
     h.flush_cupti()
     rows = by_path(take(again)[0])
     assert set(rows) == {("g_replay", "<captured_at>", "g_capture", "g_k1"), ("g_replay", "<captured_at>", "g_capture", "g_k2")}
-    assert rows[("g_replay", "<captured_at>", "g_capture", "g_k2")]["total"] == 5
+    assert rows[("g_replay", "<captured_at>", "g_capture", "g_k2")]["total_ns"] == 5
     for node in clones:
         fake.fake_destroy_node(node)
     assert h.counters()["graph_nodes_kept"] == baseline
@@ -538,7 +578,7 @@ def test_graph_launches_do_not_leak(fake):
     rows = by_path(take(slot)[0])
     assert set(rows) == {("<captured_at>", "leak_capture", f"leak_k{i}") for i in range(3)}
     for row in rows.values():
-        assert (row["count"], row["total"], row["min"], row["max"]) == (10_000, 70_000, 7, 7)
+        assert (row["count"], row["total_ns"], row["min_ns"], row["max_ns"]) == (10_000, 70_000, 7, 7)
     for node in nodes:
         fake.fake_destroy_node(node)
     assert h.counters()["graph_nodes_kept"] == baseline
@@ -585,10 +625,10 @@ def test_memcpy_and_memset(fake):
     rows = by_path(aggregates)
     assert set(rows) == {("mem_scope", "memcpy HtoD"), ("mem_scope", "memcpy DtoH"), ("mem_scope", "memset")}
     htod = rows[("mem_scope", "memcpy HtoD")]
-    assert (htod["kind"], htod["count"], htod["total"], htod["min"], htod["max"]) == (KIND_MEMCPY, 2, 60, 10, 50)
+    assert (htod["kind"], htod["count"], htod["total_ns"], htod["min_ns"], htod["max_ns"]) == (KIND_MEMCPY, 2, 60, 10, 50)
     assert rows[("mem_scope", "memcpy DtoH")]["kind"] == KIND_MEMCPY
     memset = rows[("mem_scope", "memset")]
-    assert (memset["kind"], memset["count"], memset["total"]) == (KIND_MEMSET, 1, 80)
+    assert (memset["kind"], memset["count"], memset["total_ns"]) == (KIND_MEMSET, 1, 80)
     by_correlation = {int(row["correlation"]): row for row in trace}
     assert by_correlation[copy]["kind"] == KIND_MEMCPY and by_correlation[copy]["stream"] == 7
     assert (by_correlation[fill]["kind"], by_correlation[fill]["start"], by_correlation[fill]["end"]) == \
@@ -616,7 +656,7 @@ def test_many_records_span_buffers(fake):
     h.flush_cupti()
     assert fake.fake_buffers_completed() - buffers == 3
     (row,) = take(slot)[0]
-    assert (row["count"], row["total"]) == (count, count)
+    assert (row["count"], row["total_ns"]) == (count, count)
 
 
 def test_stop_unsubscribes_and_restart_works(fake):
@@ -656,4 +696,4 @@ def test_stop_unsubscribes_and_restart_works(fake):
     h.exit_scope("restart_scope")
     h.flush_cupti()
     rows = by_path(take(slot)[0])
-    assert list(rows) == [("restart_scope", "restart_k")] and rows[("restart_scope", "restart_k")]["total"] == 9
+    assert list(rows) == [("restart_scope", "restart_k")] and rows[("restart_scope", "restart_k")]["total_ns"] == 9

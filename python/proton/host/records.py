@@ -1,19 +1,38 @@
-"""numpy views of the packed rows `proton._host` returns (layouts fixed in
-python/src/host_ext.cpp)."""
+"""numpy views of the packed rows `proton._host` returns. Their layouts and
+the node and activity kinds are defined once, in C++
+(include/proton/Host/PackedRows.h), and read here from the extension."""
 
 import numpy as np
 
-AGGREGATE = np.dtype([("node", "<u4"), ("name", "<u4"), ("device", "<u4"), ("kind", "<u4"),
-                      ("count", "<u8"), ("total_ns", "<u8"), ("min_ns", "<u8"), ("max_ns", "<u8"),
-                      ("flops", "<f8", (4,)), ("bytes", "<f8")])
-TRACE = np.dtype([("node", "<u4"), ("name", "<u4"), ("device", "<u4"), ("stream", "<u4"), ("kind", "<u4"),
-                  ("correlation", "<u4"), ("start", "<u8"), ("end", "<u8")])
-NODE = np.dtype([("parent", "<u4"), ("name", "<u4"), ("kind", "<u4")])
+try:
+    from .. import _host
+except ImportError:  # built without the host profiler: no rows to read
+    _host = None
 
-# Kinds of calling-context nodes and of activities, as numbered in C++.
-NODE_KINDS = {0: "root", 1: "scope", 2: "frame", 3: "state", 4: "captured_at", 5: "nvtx"}
-ACTIVITY_KINDS = {0: "kernel", 1: "memcpy", 2: "memset"}
 FLOPS_METRICS = ("flops8", "flops16", "flops32", "flops64")
+
+
+def _dtype(layout: dict) -> np.dtype:
+    """The dtype of one of `_host.ROW_LAYOUTS`: (name, type, count, offset)
+    fields and the C++ row's size, so any padding in C++ is honoured."""
+    names, formats, offsets = [], [], []
+    for name, scalar, count, offset in layout["fields"]:
+        names.append(name)
+        formats.append(scalar if count == 1 else (scalar, (count,)))
+        offsets.append(offset)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": layout["itemsize"]})
+
+
+if _host is not None:
+    AGGREGATE = _dtype(_host.ROW_LAYOUTS["aggregate"])
+    TRACE = _dtype(_host.ROW_LAYOUTS["trace"])
+    NODE = _dtype(_host.ROW_LAYOUTS["node"])
+    # Kinds of calling-context nodes and of activities, by number.
+    NODE_KINDS = dict(_host.NODE_KINDS)
+    ACTIVITY_KINDS = dict(_host.ACTIVITY_KINDS)
+else:
+    AGGREGATE = TRACE = NODE = None
+    NODE_KINDS, ACTIVITY_KINDS = {}, {}
 
 
 def aggregates(data: bytes) -> np.ndarray:

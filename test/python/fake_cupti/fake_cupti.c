@@ -1,5 +1,5 @@
 /* A fake libcupti for CPU tests of the host profiler's runtime
- * (python/src/host). The runtime loads it with proton._host.load_cupti(path)
+ * (lib/Host). The runtime loads it with proton._host.load_cupti(path)
  * like a real libcupti; the tests drive it through the fake_* functions
  * (ctypes), which play the part of the CUDA driver: API callbacks around
  * "launches", resource callbacks for graph nodes, and activity records

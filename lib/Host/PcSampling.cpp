@@ -1,4 +1,4 @@
-#include "pc_sampling.h"
+#include "proton/Host/PcSampling.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,10 +1,12 @@
 // Calling contexts of launches: a tree of interned names (scopes, Python
 // frames, state tags) shared by all sessions, and each thread's position in
 // it (its scope stack and state tag), read by the launch callback.
-#pragma once
+#ifndef PROTON_HOST_CALLPATH_H
+#define PROTON_HOST_CALLPATH_H
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -12,7 +14,18 @@
 
 namespace proton::host {
 
-enum class NodeKind : uint8_t { Root = 0, Scope = 1, Frame = 2, State = 3, Captured = 4, Nvtx = 5 };
+// Kinds of calling-context nodes as (enumerator, name in Python), numbered
+// from 0 in this order: one list for the enum and for proton._host.NODE_KINDS.
+#define PROTON_HOST_NODE_KINDS(X)                                              \
+  X(Root, "root")                                                              \
+  X(Scope, "scope")                                                            \
+  X(Frame, "frame")                                                            \
+  X(State, "state")                                                            \
+  X(Captured, "captured_at")                                                   \
+  X(Nvtx, "nvtx")
+#define PROTON_HOST_ENUMERATOR(kind, name) kind,
+enum class NodeKind : uint8_t { PROTON_HOST_NODE_KINDS(PROTON_HOST_ENUMERATOR) };
+#undef PROTON_HOST_ENUMERATOR
 
 constexpr uint32_t kRootNode = 0;
 constexpr uint32_t kNoName = UINT32_MAX;
@@ -67,6 +80,35 @@ ThreadContext &threadContext();
 uint32_t enterScope(std::string_view name, bool nvtx);
 // Closes this thread's innermost NVTX range, if the innermost entry is one.
 void popNvtxRange();
+// Closes this thread's innermost scope, which must be `name` when one is
+// given; NVTX ranges still open above it are closed first. Sets `node` to
+// the closed scope's node and returns "", or returns why nothing was closed.
+std::string exitScope(std::optional<std::string_view> name, uint32_t &node);
+// The names of this thread's open scopes and NVTX ranges, outermost first.
+std::vector<std::string> scopeStack();
+
+// Sets this thread's state tag (none: clears it); returns the previous one.
+std::optional<std::string> setState(std::optional<std::string_view> name);
+
+// Attaches metrics to this thread's next kernel launch (a launch hook's
+// result): flops8..flops64, bytes, and `name` renaming the launch (kNoName:
+// it keeps the kernel's own).
+void setLaunchMetrics(const double (&flops)[4], double bytes, uint32_t name);
+void clearLaunchMetrics();
+
+// The scope a launch hook evaluates launch_metadata in: kernels that the
+// function itself launches go below "__proton_launch_metadata" (viewers leave
+// that frame out), not among the user's. Closed, with anything the function
+// left open inside it, at close() or destruction.
+class LaunchMetadataScope {
+public:
+  LaunchMetadataScope();
+  ~LaunchMetadataScope() { close(); }
+  void close();
+
+private:
+  size_t depth;
+};
 
 // The node `capture` (a graph's capture context) grafted below `launch`
 // (where the graph was launched): launch / "<captured_at>" / capture's path.
@@ -82,3 +124,5 @@ void setContextCapture(ContextCapture capture);
 uint32_t currentLaunchNode();
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_CALLPATH_H

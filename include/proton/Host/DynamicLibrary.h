@@ -1,6 +1,7 @@
 // Opening a vendor library at run time and resolving a table of its entry
 // points: the one mechanism behind the CUPTI and ROCTracer loaders.
-#pragma once
+#ifndef PROTON_HOST_DYNAMICLIBRARY_H
+#define PROTON_HOST_DYNAMICLIBRARY_H
 
 #include <functional>
 #include <string>
@@ -36,3 +37,5 @@ std::string loadOnce(Api &api, const std::string &path, const char *library, con
 }
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_DYNAMICLIBRARY_H

@@ -1,5 +1,6 @@
-#include "call_path.h"
+#include "proton/Host/CallPath.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace proton::host {
@@ -87,6 +88,63 @@ uint32_t enterScope(std::string_view name, bool nvtx) {
 void popNvtxRange() {
   ThreadContext &thread = threadContext();
   if (thread.scopes.size() > 1 && thread.nvtx.back()) {
+    thread.scopes.pop_back();
+    thread.nvtx.pop_back();
+  }
+}
+
+std::string exitScope(std::optional<std::string_view> name, uint32_t &node) {
+  ThreadContext &thread = threadContext();
+  CallPathTree &tree = callPaths();
+  while (thread.scopes.size() > 1 && thread.nvtx.back() &&
+         !(name && tree.name(tree.node(thread.scopes.back()).name) == *name))
+    popNvtxRange();
+  std::string what = name ? "'" + std::string(*name) + "'" : std::string("(innermost)");
+  if (thread.scopes.size() == 1)
+    return "exit of scope " + what + " with no scope open on this thread";
+  std::string openName = tree.name(tree.node(thread.scopes.back()).name);
+  if (name && openName != *name)
+    return "exit of scope " + what + " while scope '" + openName + "' is the innermost open one";
+  node = thread.scopes.back();
+  thread.scopes.pop_back();
+  thread.nvtx.pop_back();
+  return "";
+}
+
+std::vector<std::string> scopeStack() {
+  const ThreadContext &thread = threadContext();
+  std::vector<std::string> names;
+  for (size_t i = 1; i < thread.scopes.size(); ++i)
+    names.push_back(callPaths().name(callPaths().node(thread.scopes[i]).name));
+  return names;
+}
+
+std::optional<std::string> setState(std::optional<std::string_view> name) {
+  ThreadContext &thread = threadContext();
+  std::optional<std::string> previous;
+  if (thread.state != kNoName)
+    previous = callPaths().name(thread.state);
+  thread.state = name ? callPaths().intern(*name) : kNoName;
+  return previous;
+}
+
+void setLaunchMetrics(const double (&flops)[4], double bytes, uint32_t name) {
+  LaunchMetrics &metrics = threadContext().pendingMetrics;
+  std::copy(flops, flops + 4, metrics.flops);
+  metrics.bytes = bytes;
+  metrics.name = name;
+  metrics.present = true;
+}
+
+void clearLaunchMetrics() { threadContext().pendingMetrics = LaunchMetrics{}; }
+
+LaunchMetadataScope::LaunchMetadataScope() : depth(threadContext().scopes.size()) {
+  enterScope("__proton_launch_metadata", false);
+}
+
+void LaunchMetadataScope::close() {
+  ThreadContext &thread = threadContext();
+  while (thread.scopes.size() > depth) {
     thread.scopes.pop_back();
     thread.nvtx.pop_back();
   }

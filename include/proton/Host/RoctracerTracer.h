@@ -3,19 +3,24 @@
 // correlation id, through recordLaunchNow) and HIP_OPS activity records
 // (kernel dispatches, copies, fills) fed to the same ActivityStore as CUPTI.
 //
-// No ROCm header here: host_ext.cpp includes this file whether or not the
-// backend was built (PROTON_HOST_ROCTRACER, set by CMakeLists.txt when
-// Triton's AMD headers are there).
+// No ROCm header here: the extension includes this file whether or not the
+// backend was built. lib/Host/CMakeLists.txt builds RoctracerTracer.cpp when
+// Triton's AMD headers are there, else RoctracerMissing.cpp, whose functions
+// say that the backend is not built.
 //
 // Tested on the CPU only, through a fake libroctracer64 that follows the
 // documented API (test/python/fake_roctracer); never run on an AMD GPU.
-#pragma once
+#ifndef PROTON_HOST_ROCTRACERTRACER_H
+#define PROTON_HOST_ROCTRACERTRACER_H
 
 #include <cstdint>
 #include <string>
 #include <utility>
 
 namespace proton::host {
+
+// Whether this build has the backend (RoctracerTracer.cpp) or its stand-in.
+bool roctracerBuilt();
 
 // Each returns an empty string on success, else the error.
 std::string loadRoctracerLibrary(const std::string &path);
@@ -35,3 +40,5 @@ std::pair<uint32_t, uint32_t> roctracerVersion();
 uint64_t roctracerActivities();
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_ROCTRACERTRACER_H

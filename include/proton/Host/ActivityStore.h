@@ -2,9 +2,10 @@
 // launch's calling context is kept, by correlation id, in a fixed-size ring
 // (bounded memory, however many launches or graph launches), and each
 // activity is added to the sessions that were active at its launch.
-#pragma once
+#ifndef PROTON_HOST_ACTIVITYSTORE_H
+#define PROTON_HOST_ACTIVITYSTORE_H
 
-#include "call_path.h"
+#include "proton/Host/CallPath.h"
 
 #include <array>
 #include <atomic>
@@ -15,7 +16,15 @@
 
 namespace proton::host {
 
-enum class ActivityKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2 };
+// Kinds of activities as (enumerator, name in Python), numbered from 0 in
+// this order: one list for the enum and for proton._host.ACTIVITY_KINDS.
+#define PROTON_HOST_ACTIVITY_KINDS(X)                                          \
+  X(Kernel, "kernel")                                                          \
+  X(Memcpy, "memcpy")                                                          \
+  X(Memset, "memset")
+#define PROTON_HOST_ENUMERATOR(kind, name) kind,
+enum class ActivityKind : uint8_t { PROTON_HOST_ACTIVITY_KINDS(PROTON_HOST_ENUMERATOR) };
+#undef PROTON_HOST_ENUMERATOR
 
 constexpr int kMaxSessions = 64;
 
@@ -123,3 +132,5 @@ LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch);
 uint64_t launchesRecorded();
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_ACTIVITYSTORE_H

@@ -3,10 +3,11 @@
 // are drained and summed per session, calling context, kernel, PC and stall
 // reason. PCs become source lines only at take time, from the cubins kept
 // as modules load (the sass-to-source lookup is slow, the launch path not).
-#pragma once
+#ifndef PROTON_HOST_PCSAMPLING_H
+#define PROTON_HOST_PCSAMPLING_H
 
-#include "activity_store.h"
-#include "cupti_api.h"
+#include "proton/Host/ActivityStore.h"
+#include "proton/Host/CuptiApi.h"
 
 #include <array>
 #include <atomic>
@@ -101,3 +102,5 @@ private:
 PcSampler &pcSampler();
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_PCSAMPLING_H

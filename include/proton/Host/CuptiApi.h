@@ -1,6 +1,7 @@
 // CUPTI entry points, resolved from a libcupti loaded at run time (dlopen):
 // the extension links no CUDA library, so it imports on machines without one.
-#pragma once
+#ifndef PROTON_HOST_CUPTIAPI_H
+#define PROTON_HOST_CUPTIAPI_H
 
 #include <cupti.h>
 #include <cupti_pcsampling.h>
@@ -24,7 +25,6 @@ struct CuptiApi {
   X(cuptiActivityFlushAll)                                                     \
   X(cuptiActivityGetNextRecord)                                                \
   X(cuptiActivityGetNumDroppedRecords)                                         \
-  X(cuptiActivitySetAttribute)                                                 \
   X(cuptiGetGraphNodeId)                                                       \
   X(cuptiFinalize)                                                             \
   X(cuptiPCSamplingEnable)                                                     \
@@ -49,7 +49,12 @@ CuptiApi &cupti();
 // an empty string on success, else why it failed (naming the path).
 std::string loadCupti(const std::string &path);
 
+// The loaded CUPTI's version (cuptiGetVersion), 0 if none is loaded.
+uint32_t cuptiVersion();
+
 // "CUPTI_ERROR_...: message" for a result code.
 std::string cuptiErrorText(CUptiResult result);
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_CUPTIAPI_H

@@ -1,4 +1,4 @@
-#include "dynamic_library.h"
+#include "proton/Host/DynamicLibrary.h"
 
 #include <dlfcn.h>
 

@@ -1,6 +1,6 @@
-#include "roctracer_api.h"
+#include "proton/Host/RoctracerApi.h"
 
-#include "dynamic_library.h"
+#include "proton/Host/DynamicLibrary.h"
 
 #include <cstdlib>
 #include <dlfcn.h>

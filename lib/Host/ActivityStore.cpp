@@ -1,4 +1,4 @@
-#include "activity_store.h"
+#include "proton/Host/ActivityStore.h"
 
 namespace proton::host {
 

@@ -1,6 +1,6 @@
-#include "cupti_api.h"
+#include "proton/Host/CuptiApi.h"
 
-#include "dynamic_library.h"
+#include "proton/Host/DynamicLibrary.h"
 
 #include <dlfcn.h>
 
@@ -21,6 +21,13 @@ std::string loadCupti(const std::string &path) {
 #undef PROTON_CUPTI_RESOLVE
     return nullptr;
   });
+}
+
+uint32_t cuptiVersion() {
+  uint32_t version = 0;
+  if (!cupti().handle || cupti().cuptiGetVersion(&version) != CUPTI_SUCCESS)
+    return 0;
+  return version;
 }
 
 std::string cuptiErrorText(CUptiResult result) {

@@ -4,11 +4,11 @@
 // libroctracer64 written from the same headers. It has never run against
 // the real library on an AMD GPU; the points that only hardware can settle
 // are marked "Unverified on hardware".
-#include "roctracer_tracer.h"
+#include "proton/Host/RoctracerTracer.h"
 
-#include "activity_store.h"
-#include "call_path.h"
-#include "roctracer_api.h"
+#include "proton/Host/ActivityStore.h"
+#include "proton/Host/CallPath.h"
+#include "proton/Host/RoctracerApi.h"
 
 // hip_api_data_t (the callback's data) and HIP_OP_ID_*. It pulls in HIP's
 // host-side headers (hip_runtime.h wants __HIP_PLATFORM_AMD__, which
@@ -273,6 +273,8 @@ std::string stopRoctracerTracing() {
   activityStore().reset();
   return error;
 }
+
+bool roctracerBuilt() { return true; }
 
 bool roctracerTracing() { return tracing.load(); }
 

@@ -1,10 +1,9 @@
-#include "cupti_tracer.h"
+#include "proton/Host/CuptiTracer.h"
 
-#include "activity_store.h"
-#include "call_path.h"
-#include "cupti_api.h"
-#include "pc_sampling.h"
-
+#include "proton/Host/ActivityStore.h"
+#include "proton/Host/CallPath.h"
+#include "proton/Host/CuptiApi.h"
+#include "proton/Host/PcSampling.h"
 
 #include <array>
 #include <atomic>
@@ -191,23 +190,6 @@ void enablePcSamplingCallbacks(bool enable) {
     cupti().cuptiEnableCallback(enable ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
 }
 
-// Benchmark knobs (bench/bench_host.py), read at each start before
-// activity is enabled: per-thread activity buffers, and how many device
-// buffers / timestamp semaphores CUPTI allocates up front.
-void applyActivityAttributes() {
-  if (const char *value = std::getenv("PROTON_CUPTI_PER_THREAD_BUFFERS")) {
-    uint8_t enable = std::atoi(value) != 0;
-    size_t size = sizeof(enable);
-    cupti().cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &size, &enable);
-  }
-  if (const char *value = std::getenv("PROTON_CUPTI_PREALLOCATE")) {
-    size_t count = std::strtoull(value, nullptr, 10);
-    size_t size = sizeof(count);
-    cupti().cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size, &count);
-    cupti().cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_PRE_ALLOCATE_VALUE, &size, &count);
-  }
-}
-
 std::string check(CUptiResult result, const char *what) {
   if (result == CUPTI_SUCCESS)
     return "";
@@ -266,15 +248,9 @@ std::string startCuptiTracing() {
       return error + " (no usable CUDA driver or GPU in this process)";
     return error;
   }
-  // Benchmark ablations only (bench/bench_host.py): trace without the
-  // launch callbacks, call them without collecting activity, or neither.
-  const char *ablation = std::getenv("PROTON_CUPTI_ABLATION");
-  auto ablated = [&](const char *name) { return ablation && std::strcmp(ablation, name) == 0; };
-  bool withCallbacks = !ablated("activity-only") && !ablated("subscribe-only");
-  bool withActivity = !ablated("callbacks-only") && !ablated("subscribe-only");
   // Only the launch, copy and set entry points: every other driver call
   // stays free of callbacks.
-  for (uint32_t cbid = 1; withCallbacks && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
     const char *name = nullptr;
     if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
       continue;
@@ -285,22 +261,19 @@ std::string startCuptiTracing() {
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING})
     api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-  if (withCallbacks && nvtxOn.load())
+  if (nvtxOn.load())
     for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
                                   CUPTI_CBID_NVTX_nvtxRangePop})
       api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
   if (pcSampler().enabled())
     enablePcSamplingCallbacks(true);
   // Every start registers: the stop before it detached CUPTI, which drops them.
-  applyActivityAttributes();
   error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
                 "cuptiActivityRegisterCallbacks");
   if (!error.empty())
     return error;
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                   CUPTI_ACTIVITY_KIND_MEMSET}) {
-    if (!withActivity)
-      break;
     error = check(api.cuptiActivityEnable(kind), "cuptiActivityEnable");
     if (!error.empty())
       return error;

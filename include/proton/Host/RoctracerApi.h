@@ -1,7 +1,8 @@
 // ROCTracer entry points, resolved from a libroctracer64 loaded at run time
 // (dlopen): the extension links no ROCm library, so it imports on machines
 // without one. Only roctracer.h (plain C, no HIP) is needed here.
-#pragma once
+#ifndef PROTON_HOST_ROCTRACERAPI_H
+#define PROTON_HOST_ROCTRACERAPI_H
 
 #include <roctracer/roctracer.h>
 
@@ -43,3 +44,5 @@ std::string loadRoctracer(const std::string &path);
 std::string roctracerErrorText(roctracer_status_t status);
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_ROCTRACERAPI_H

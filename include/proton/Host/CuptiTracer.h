@@ -1,7 +1,8 @@
 // The CUPTI side of the host profiler: the launch callback (calling context
 // and launch metrics by correlation id), graph-node bookkeeping, and the
 // activity buffers (kernels, memory copies and sets) fed to the store.
-#pragma once
+#ifndef PROTON_HOST_CUPTITRACER_H
+#define PROTON_HOST_CUPTITRACER_H
 
 #include <cstdint>
 #include <string>
@@ -14,7 +15,7 @@ std::string flushCuptiTracing();
 std::string stopCuptiTracing();
 bool cuptiTracing();
 
-// PC sampling of every kernel launch (python/src/host/pc_sampling.h); set
+// PC sampling of every kernel launch (proton/Host/PcSampling.h); set
 // before startCuptiTracing, which then also keeps the cubins loaded.
 void setPcSampling(bool enabled, uint32_t interval);
 
@@ -35,3 +36,5 @@ bool nvtxEnabled();
 void processActivityBuffer(uint8_t *buffer, size_t validSize);
 
 } // namespace proton::host
+
+#endif // PROTON_HOST_CUPTITRACER_H
