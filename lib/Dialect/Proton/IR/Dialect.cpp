@@ -9,7 +9,7 @@
 using namespace mlir;
 using namespace mlir::proton;
 
-#include "proton/Dialect/Proton/IR/ProtonDialect.cpp.inc"
+#include "proton/Dialect/Proton/IR/ProtonOpsDialect.cpp.inc"
 #include "proton/Dialect/Proton/IR/ProtonEnums.cpp.inc"
 
 void ProtonDialect::initialize() {

@@ -9,12 +9,12 @@ using namespace mlir;
 using namespace mlir::proton;
 using namespace mlir::proton::gpu;
 
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUDialect.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.cpp.inc"
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUTypes.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsTypes.cpp.inc"
 
 void ProtonGPUDialect::initialize() {
   addAttributes<
@@ -23,7 +23,7 @@ void ProtonGPUDialect::initialize() {
       >();
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUTypes.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST

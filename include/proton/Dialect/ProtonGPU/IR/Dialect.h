@@ -10,11 +10,11 @@
 #include "proton/Dialect/Proton/IR/Dialect.h"
 
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.h.inc"
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUDialect.h.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUAttrs.h.inc"
 #define GET_TYPEDEF_CLASSES
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUTypes.h.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsTypes.h.inc"
 #define GET_OP_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUOps.h.inc"
 
