@@ -25,7 +25,7 @@ NB_MODULE(_C, m) {
   m.doc() = "Proton's MLIR instrumentation pipeline";
 
   static nb::exception<CompilerError> compilerError(m, "CompilerError",
-                                                     PyExc_RuntimeError);
+                                                    PyExc_RuntimeError);
 
   m.attr("HIDDEN_INTRINSIC_PREFIX") = proton::kHiddenIntrinsicPrefix;
   m.attr("LLVM_VERSION") = proton::llvmVersion();
@@ -61,8 +61,7 @@ NB_MODULE(_C, m) {
           result = proton::instrumentLLVMIR(llvmIR, options);
         }
         if (!result.ok) {
-          PyErr_SetObject(compilerError.ptr(),
-                          text(result.diagnostics).ptr());
+          PyErr_SetObject(compilerError.ptr(), text(result.diagnostics).ptr());
           throw nb::python_error();
         }
         return nb::make_tuple(text(result.llvmIR), text(result.metadataJson),

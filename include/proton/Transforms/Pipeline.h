@@ -19,8 +19,7 @@ namespace mlir::proton {
 /// they stay the same.
 struct ProtonPipelineOptions
     : public PassPipelineOptions<ProtonPipelineOptions> {
-  Option<std::string> target{*this, "target",
-                             llvm::cl::desc("nvptx or amdgpu"),
+  Option<std::string> target{*this, "target", llvm::cl::desc("nvptx or amdgpu"),
                              llvm::cl::init("nvptx")};
   Option<std::string> arch{
       *this, "arch",
@@ -28,7 +27,8 @@ struct ProtonPipelineOptions
       llvm::cl::init("")};
   Option<unsigned> kernelId{
       *this, "kernel-id",
-      llvm::cl::desc("the id convert-protongpu-to-llvm writes into CTA headers"),
+      llvm::cl::desc(
+          "the id convert-protongpu-to-llvm writes into CTA headers"),
       llvm::cl::init(0)};
   Option<bool> schedStores{*this, "sched-stores",
                            llvm::cl::desc("run proton-schedule-stores"),

@@ -98,9 +98,10 @@ struct LiftMarkersPass
           continue;
         }
         OpBuilder builder(carrier);
-        auto record = RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
-                                       RecordKindAttr::get(&getContext(), m.kind),
-                                       builder.getStringAttr(m.name));
+        auto record =
+            RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
+                             RecordKindAttr::get(&getContext(), m.kind),
+                             builder.getStringAttr(m.name));
         if (::mlir::failed(record.verify()))
           failed = true;
         if (duplicate) {

@@ -9,8 +9,8 @@ using namespace mlir;
 using namespace mlir::proton;
 using namespace mlir::proton::gpu;
 
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.cpp.inc"
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
@@ -31,12 +31,11 @@ void ProtonGPUDialect::initialize() {
       >();
 }
 
-LogicalResult
-LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   BufferType bufferType, Granularity granularity,
-                   unsigned clockBits, unsigned numWarps,
-                   ArrayRef<int32_t> warps, unsigned segmentBytes,
-                   unsigned sharedOffset) {
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 BufferType bufferType, Granularity granularity,
+                                 unsigned clockBits, unsigned numWarps,
+                                 ArrayRef<int32_t> warps, unsigned segmentBytes,
+                                 unsigned sharedOffset) {
   if (bufferType == BufferType::automatic)
     return emitError() << "a layout's buffer type is shared, global or "
                           "registers; auto is resolved by the conversion";

@@ -1,8 +1,8 @@
 #ifndef PROTON_DIALECT_PROTONGPU_IR_DIALECT_H
 #define PROTON_DIALECT_PROTONGPU_IR_DIALECT_H
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
