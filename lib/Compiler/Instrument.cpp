@@ -14,14 +14,14 @@
 #include "proton/Transforms/Passes.h"
 #include "llvm/AsmParser/LLParser.h"
 #include "llvm/AsmParser/Parser.h"
-#include "llvm/IR/DebugInfo.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,10 +43,18 @@ std::string formatDiagnostic(Diagnostic &diag) {
   if (!where.empty())
     os << where << ": ";
   switch (diag.getSeverity()) {
-  case DiagnosticSeverity::Error: os << "error: "; break;
-  case DiagnosticSeverity::Warning: os << "warning: "; break;
-  case DiagnosticSeverity::Remark: os << "remark: "; break;
-  case DiagnosticSeverity::Note: os << "note: "; break;
+  case DiagnosticSeverity::Error:
+    os << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    os << "warning: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    os << "remark: ";
+    break;
+  case DiagnosticSeverity::Note:
+    os << "note: ";
+    break;
   }
   os << diag.str() << "\n";
   for (Diagnostic &note : diag.getNotes())
@@ -60,7 +68,8 @@ llvm::json::Object layoutJson(pgpu::LayoutAttr layout) {
     warps.push_back(w);
   return llvm::json::Object{
       {"buffer_type", pgpu::stringifyBufferType(layout.getBufferType()).str()},
-      {"granularity", pgpu::stringifyGranularity(layout.getGranularity()).str()},
+      {"granularity",
+       pgpu::stringifyGranularity(layout.getGranularity()).str()},
       {"clock_bits", layout.getClockBits()},
       {"num_warps", layout.getNumWarps()},
       {"warps", std::move(warps)},
@@ -143,8 +152,8 @@ void restoreStringParamAttrs(llvm::Module &m,
     llvm::Function *f = m.getFunction(a.function);
     if (f && a.index < f->arg_size() &&
         !f->getAttributes().hasParamAttr(a.index, a.kind))
-      f->addParamAttr(a.index, llvm::Attribute::get(f->getContext(), a.kind,
-                                                    a.value));
+      f->addParamAttr(a.index,
+                      llvm::Attribute::get(f->getContext(), a.kind, a.value));
   }
 }
 
@@ -218,9 +227,8 @@ std::unique_ptr<llvm::Module> parseWithoutAborting(const std::string &text,
   }
   // What the usual parse does with debug info it cannot use: drop it. The
   // bridge check then reports the module's named metadata as changed.
-  if (brokenDebugInfo ||
-      llvm::getDebugMetadataVersionFromModule(*module) !=
-          llvm::DEBUG_METADATA_VERSION)
+  if (brokenDebugInfo || llvm::getDebugMetadataVersionFromModule(*module) !=
+                             llvm::DEBUG_METADATA_VERSION)
     llvm::StripDebugInfo(*module);
   return module;
 }
@@ -279,9 +287,12 @@ std::string optionReasons(const std::string &captured,
 
 } // namespace
 
-::proton::InstrumentResult (::proton::instrumentLLVMIR)(const std::string &llvmIR,
-                                                  const std::string &options) {
-  ::proton::InstrumentResult result;
+// Instrument.h's API.
+namespace proton {
+
+InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
+                                  const std::string &options) {
+  InstrumentResult result;
   static std::once_flag registered;
   std::call_once(registered, mlir::proton::registerProtonPasses);
   DialectRegistry registry;
@@ -340,9 +351,9 @@ std::string optionReasons(const std::string &captured,
                                        pipelineErrorStream));
   });
   if (!parsed) {
-    result.diagnostics =
-        "invalid pipeline options: " + optionReasons(optionErrors, pipelineError) +
-        " (options: '" + options + "')\n";
+    result.diagnostics = "invalid pipeline options: " +
+                         optionReasons(optionErrors, pipelineError) +
+                         " (options: '" + options + "')\n";
     return result;
   }
   if (failed(pm.run(*module))) {
@@ -397,12 +408,14 @@ std::string optionReasons(const std::string &captured,
   return result;
 }
 
-const char *::proton::llvmVersion() { return LLVM_VERSION_STRING; }
+const char *llvmVersion() { return LLVM_VERSION_STRING; }
 
-int ::proton::protonOptMain(int argc, char **argv) {
+int protonOptMain(int argc, char **argv) {
   DialectRegistry registry;
   mlir::proton::registerProtonDialects(registry);
   mlir::proton::registerProtonPasses();
   return asMainReturnCode(
       MlirOptMain(argc, argv, "Proton optimizer driver\n", registry));
 }
+
+} // namespace proton

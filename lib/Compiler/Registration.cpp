@@ -16,6 +16,7 @@
 #include "proton/Conversion/ProtonToProtonGPU/Passes.h"
 #include "proton/Dialect/ProtonGPU/IR/Dialect.h"
 #include "proton/Transforms/Passes.h"
+#include "proton/Transforms/Pipeline.h"
 
 void mlir::proton::registerProtonDialects(DialectRegistry &registry) {
   registry.insert<DLTIDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
@@ -35,6 +36,7 @@ void mlir::proton::registerProtonPasses() {
   registerProtonCheckScopes();
   registerProtonScheduleStores();
   registerProtonAddSchedBarriers();
+  registerProtonStripMetadata();
   registerProtonPipeline();
   registerMem2RegPass();
 }

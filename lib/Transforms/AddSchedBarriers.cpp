@@ -13,7 +13,8 @@ using namespace mlir::proton::gpu;
 
 namespace {
 struct AddSchedBarriersPass
-    : public ::mlir::proton::impl::ProtonAddSchedBarriersBase<AddSchedBarriersPass> {
+    : public ::mlir::proton::impl::ProtonAddSchedBarriersBase<
+          AddSchedBarriersPass> {
   void runOnOperation() override {
     getOperation()->walk([&](ReadCounterOp read) {
       // Mask 0: no instruction may be scheduled across the barrier.

@@ -1,14 +1,12 @@
-#include "proton/Transforms/Passes.h"
+#include "proton/Transforms/Pipeline.h"
 
-#include "mlir/Pass/PassManager.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "proton/Conversion/LiftMarkers/Passes.h"
 #include "proton/Conversion/ProtonGPUToLLVM/Passes.h"
 #include "proton/Conversion/ProtonToProtonGPU/Passes.h"
-
-namespace mlir::proton {
-#define GEN_PASS_DEF_PROTONPIPELINE
-#include "proton/Transforms/Passes.h.inc"
-} // namespace mlir::proton
+#include "proton/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::proton;
@@ -26,39 +24,50 @@ std::optional<unsigned> sharedLimitOf(StringRef arch) {
       .Default(std::nullopt);
 }
 
-struct PipelinePass : public ::mlir::proton::impl::ProtonPipelineBase<PipelinePass> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    bool amd = target == "amdgpu";
-    ConvertProtonToProtonGPUOptions buffer;
-    buffer.bufferType = bufferType;
-    buffer.bufferSize = bufferSize;
-    buffer.granularity = granularity;
-    buffer.samplingStrategy = samplingStrategy;
-    buffer.samplingOptions = llvm::to_vector(samplingOptions);
-    buffer.clockBits = clockBits;
-    buffer.numWarps = numWarps;
-    buffer.sharedOffset = sharedOffset;
-    buffer.threadsPerWarp =
-        threadsPerWarp.hasValue() ? threadsPerWarp : (amd ? 64u : 32u);
-    buffer.sharedLimit = sharedLimit;
-    if (!sharedLimit.hasValue())
-      if (std::optional<unsigned> limit = sharedLimitOf(arch))
-        buffer.sharedLimit = *limit;
-
-    OpPassManager pm(ModuleOp::getOperationName());
-    pm.addPass(createProtonLiftMarkers());
-    pm.addPass(createConvertProtonToProtonGPU(buffer));
-    if (schedStores)
-      pm.addPass(createProtonScheduleStores());
-    if (amd && schedBarriers)
-      pm.addPass(createProtonAddSchedBarriers());
-    pm.addPass(createConvertProtonGPUToLLVM(
-        ConvertProtonGPUToLLVMOptions{target, arch, kernelId}));
-    if (failed(runPipeline(pm, getOperation())))
-      signalPassFailure();
-  }
-};
+/// The buffer options for convert-proton-to-protongpu, with the
+/// target-dependent defaults filled in where the options leave them open.
+ConvertProtonToProtonGPUOptions
+bufferOptionsOf(const ProtonPipelineOptions &options) {
+  bool amd = options.target == "amdgpu";
+  ConvertProtonToProtonGPUOptions buffer;
+  buffer.bufferType = options.bufferType;
+  buffer.bufferSize = options.bufferSize;
+  buffer.granularity = options.granularity;
+  buffer.samplingStrategy = options.samplingStrategy;
+  buffer.samplingOptions = llvm::to_vector(options.samplingOptions);
+  buffer.clockBits = options.clockBits;
+  buffer.numWarps = options.numWarps;
+  buffer.sharedOffset = options.sharedOffset;
+  buffer.threadsPerWarp = options.threadsPerWarp.hasValue()
+                              ? options.threadsPerWarp
+                              : (amd ? 64u : 32u);
+  buffer.sharedLimit = options.sharedLimit;
+  if (!options.sharedLimit.hasValue())
+    if (std::optional<unsigned> limit = sharedLimitOf(options.arch))
+      buffer.sharedLimit = *limit;
+  return buffer;
+}
 
 } // namespace
+
+void mlir::proton::buildProtonPipeline(OpPassManager &pm,
+                                       const ProtonPipelineOptions &options) {
+  bool amd = options.target == "amdgpu";
+  pm.addPass(createProtonLiftMarkers());
+  pm.addPass(createConvertProtonToProtonGPU(bufferOptionsOf(options)));
+  if (options.schedStores)
+    pm.addPass(createProtonScheduleStores());
+  if (amd && options.schedBarriers)
+    pm.addPass(createProtonAddSchedBarriers());
+  pm.addPass(createConvertProtonGPUToLLVM(ConvertProtonGPUToLLVMOptions{
+      options.target, options.arch, options.kernelId}));
+  if (options.stripMetadata)
+    pm.addPass(createProtonStripMetadata());
+}
+
+void mlir::proton::registerProtonPipeline() {
+  PassPipelineRegistration<ProtonPipelineOptions>(
+      "proton-pipeline",
+      "The whole instrumentation chain the Triton plugin runs",
+      buildProtonPipeline);
+}

@@ -11,7 +11,8 @@ using namespace mlir::proton::gpu;
 
 namespace {
 struct ScheduleStoresPass
-    : public ::mlir::proton::impl::ProtonScheduleStoresBase<ScheduleStoresPass> {
+    : public ::mlir::proton::impl::ProtonScheduleStoresBase<
+          ScheduleStoresPass> {
   void runOnOperation() override {
     getOperation()->walk([&](LLVM::LLVMFuncOp function) {
       // Scope ids are unique per start/end pair within a kernel.

@@ -25,10 +25,32 @@ NB_MODULE(_C, m) {
   m.doc() = "Proton's MLIR instrumentation pipeline";
 
   static nb::exception<CompilerError> compilerError(m, "CompilerError",
-                                                     PyExc_RuntimeError);
+                                                    PyExc_RuntimeError);
 
   m.attr("HIDDEN_INTRINSIC_PREFIX") = proton::kHiddenIntrinsicPrefix;
   m.attr("LLVM_VERSION") = proton::llvmVersion();
+
+  // The formats shared with the compiler, for proton's decoder and language.
+  nb::module_ bufferFormat = m.def_submodule(
+      "buffer_format", "The profile buffer's layout (docs/buffer-format.md)");
+  for (const proton::NamedInt &constant : proton::bufferFormatConstants())
+    bufferFormat.attr(constant.name.c_str()) = constant.value;
+  nb::module_ markers =
+      m.def_submodule("markers", "The text of the markers kernels carry");
+  for (const proton::NamedText &text : proton::markerSyntax())
+    markers.attr(text.name.c_str()) = text.value;
+  nb::dict enums;
+  for (const proton::EnumCases &e : proton::enums()) {
+    nb::dict cases;
+    for (const proton::NamedInt &c : e.cases)
+      cases[c.name.c_str()] = c.value;
+    enums[e.name.c_str()] = cases;
+  }
+  m.attr("ENUMS") = enums;
+  nb::list strategies;
+  for (const std::string &strategy : proton::samplingStrategies())
+    strategies.append(strategy);
+  m.attr("SAMPLING_STRATEGIES") = nb::tuple(strategies);
 
   m.def(
       "instrument",
@@ -39,8 +61,7 @@ NB_MODULE(_C, m) {
           result = proton::instrumentLLVMIR(llvmIR, options);
         }
         if (!result.ok) {
-          PyErr_SetObject(compilerError.ptr(),
-                          text(result.diagnostics).ptr());
+          PyErr_SetObject(compilerError.ptr(), text(result.diagnostics).ptr());
           throw nb::python_error();
         }
         return nb::make_tuple(text(result.llvmIR), text(result.metadataJson),

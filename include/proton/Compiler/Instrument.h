@@ -5,7 +5,9 @@
 // Python extension (built with RTTI) and tools link against the compiler
 // library (built without) through this header alone.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #if defined(_WIN32)
 #define PROTON_API
@@ -40,6 +42,39 @@ PROTON_API InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
 
 /// The proton-opt driver (MlirOptMain with Proton's dialects and passes).
 PROTON_API int protonOptMain(int argc, char **argv);
+
+// The formats shared with Python, for bindings to export: defined once, in
+// proton/Format/*.h and the dialects' ODS enums, never retyped by a binding.
+
+struct NamedInt {
+  std::string name;
+  int64_t value;
+};
+
+struct NamedText {
+  std::string name;
+  std::string value;
+};
+
+/// An enum of the dialects (ODS) with its cases' strings and values.
+struct EnumCases {
+  std::string name;
+  std::vector<NamedInt> cases;
+};
+
+/// The profile buffer's layout (proton/Format/BufferFormat.h) under the names
+/// Python uses: MAGIC, VERSION, W_COUNT, RECORD_BYTES, ...
+PROTON_API std::vector<NamedInt> bufferFormatConstants();
+
+/// The marker text (proton/Format/MarkerSyntax.h): PREFIX, LOCATION_SUFFIX,
+/// RECORD_OP.
+PROTON_API std::vector<NamedText> markerSyntax();
+
+/// BufferType, Granularity and RecordKind, from the ODS-generated functions.
+PROTON_API std::vector<EnumCases> enums();
+
+/// The values of the sampling-strategy option.
+PROTON_API std::vector<std::string> samplingStrategies();
 
 } // namespace proton
 

@@ -2,7 +2,6 @@
 #define PROTON_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-include "proton/Conversion/ProtonToProtonGPU/BufferOptions.td"
 
 def ProtonCheckScopes : Pass<"proton-check-scopes", "::mlir::ModuleOp"> {
   let summary = "Check that proton.record scopes pair up and nest";
@@ -38,32 +37,15 @@ def ProtonAddSchedBarriers
   let dependentDialects = ["::mlir::ROCDL::ROCDLDialect"];
 }
 
-def ProtonPipeline : Pass<"proton-pipeline", "::mlir::ModuleOp"> {
-  let summary = "The whole instrumentation chain the Triton plugin runs";
+def ProtonStripMetadata : Pass<"proton-strip-metadata", "::mlir::ModuleOp"> {
+  let summary = "Drop the layout and scope table the lowering leaves on kernels";
   let description = [{
-    proton-lift-markers, convert-proton-to-protongpu, optionally
-    proton-schedule-stores, proton-add-sched-barriers (AMDGPU, on by
-    default) and convert-protongpu-to-llvm. Target-dependent defaults
-    (threads per warp, shared-memory limit) come from `target` and `arch`
-    unless given.
+    Removes `proton.layout` (the buffer layout, a `proton_gpu` attribute)
+    and `proton.scopes` (the scope table) from every function. The compiler
+    reads them back for the kernel's metadata; other tools, such as stock
+    `mlir-translate`, cannot parse the layout. `--proton-pipeline` runs this
+    pass last with `strip-metadata=true`.
   }];
-  let options = !listconcat([
-    Option<"target", "target", "std::string", "\"nvptx\"",
-           "nvptx or amdgpu">,
-    Option<"arch", "arch", "std::string", "\"\"",
-           "sm_90, ... for nvptx; gfx942 or gfx950 for amdgpu">,
-    Option<"kernelId", "kernel-id", "unsigned", "0",
-           "the id convert-protongpu-to-llvm writes into CTA headers">,
-    Option<"schedStores", "sched-stores", "bool", "false",
-           "run proton-schedule-stores">,
-    Option<"schedBarriers", "sched-barriers", "bool", "true",
-           "run proton-add-sched-barriers (AMDGPU only)">
-  ], ProtonBufferOptions);
-  let dependentDialects = ["::mlir::proton::ProtonDialect",
-                           "::mlir::proton::gpu::ProtonGPUDialect",
-                           "::mlir::LLVM::LLVMDialect",
-                           "::mlir::NVVM::NVVMDialect",
-                           "::mlir::ROCDL::ROCDLDialect"];
 }
 
 #endif

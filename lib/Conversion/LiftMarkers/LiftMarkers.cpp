@@ -2,6 +2,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "proton/Dialect/Proton/IR/Dialect.h"
+#include "proton/Format/MarkerSyntax.h"
 
 namespace mlir::proton {
 #define GEN_PASS_DEF_PROTONLIFTMARKERS
@@ -12,12 +13,6 @@ using namespace mlir;
 using namespace mlir::proton;
 
 namespace {
-
-constexpr llvm::StringLiteral kMarkerPrefix = "// @proton ";
-/// An optional suffix naming the marker's source, for markers whose debug
-/// location cannot say it (TTGIR override files: Triton's debug info keeps
-/// only the kernel's own file). Scope names cannot hold ';'.
-constexpr llvm::StringLiteral kLocationSuffix = " ;loc=";
 
 struct Marker {
   RecordKind kind;
@@ -40,11 +35,11 @@ std::optional<Location> parseSourceLocation(MLIRContext *ctx, StringRef text) {
 /// other assembly text, an error for a malformed marker.
 FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
   StringRef text = carrier.getAsmString().trim();
-  if (!text.consume_front(kMarkerPrefix))
+  if (!text.consume_front(::proton::markers::kPrefix))
     return std::optional<Marker>();
   auto [kindText, rest] = text.split(' ');
   std::optional<RecordKind> kind = symbolizeRecordKind(kindText);
-  auto [name, locText] = rest.split(kLocationSuffix);
+  auto [name, locText] = rest.split(::proton::markers::kLocationSuffix);
   name = name.trim();
   std::optional<Location> loc;
   if (!locText.empty())
@@ -103,9 +98,10 @@ struct LiftMarkersPass
           continue;
         }
         OpBuilder builder(carrier);
-        auto record = RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
-                                       RecordKindAttr::get(&getContext(), m.kind),
-                                       builder.getStringAttr(m.name));
+        auto record =
+            RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
+                             RecordKindAttr::get(&getContext(), m.kind),
+                             builder.getStringAttr(m.name));
         if (::mlir::failed(record.verify()))
           failed = true;
         if (duplicate) {

@@ -9,8 +9,8 @@
 using namespace mlir;
 using namespace mlir::proton;
 
-#include "proton/Dialect/Proton/IR/ProtonDialect.cpp.inc"
 #include "proton/Dialect/Proton/IR/ProtonEnums.cpp.inc"
+#include "proton/Dialect/Proton/IR/ProtonOpsDialect.cpp.inc"
 
 void ProtonDialect::initialize() {
   addOperations<
@@ -32,11 +32,15 @@ LogicalResult RecordOp::verify() {
       std::string shown =
           llvm::isPrint(c)
               ? "the character '" + std::string(1, c) + "'"
-              : llvm::formatv("the byte {0:x2} (a control or non-ASCII character)", (unsigned char)c).str();
+              : llvm::formatv(
+                    "the byte {0:x2} (a control or non-ASCII character)",
+                    (unsigned char)c)
+                    .str();
       std::string printable;
       for (char d : name)
-        printable += llvm::isPrint(d) ? std::string(1, d)
-                                      : llvm::formatv("\\x{0:x-2}", (unsigned char)d).str();
+        printable += llvm::isPrint(d)
+                         ? std::string(1, d)
+                         : llvm::formatv("\\x{0:x-2}", (unsigned char)d).str();
       return emitOpError("scope name '")
              << printable << "' contains " << shown
              << "; allowed are letters, digits, spaces and _-.:/[]()<>,+=#@";

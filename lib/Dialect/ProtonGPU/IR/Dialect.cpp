@@ -9,12 +9,12 @@ using namespace mlir;
 using namespace mlir::proton;
 using namespace mlir::proton::gpu;
 
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUDialect.cpp.inc"
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUTypes.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsTypes.cpp.inc"
 
 void ProtonGPUDialect::initialize() {
   addAttributes<
@@ -23,7 +23,7 @@ void ProtonGPUDialect::initialize() {
       >();
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUTypes.cpp.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
@@ -31,12 +31,11 @@ void ProtonGPUDialect::initialize() {
       >();
 }
 
-LogicalResult
-LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   BufferType bufferType, Granularity granularity,
-                   unsigned clockBits, unsigned numWarps,
-                   ArrayRef<int32_t> warps, unsigned segmentBytes,
-                   unsigned sharedOffset) {
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 BufferType bufferType, Granularity granularity,
+                                 unsigned clockBits, unsigned numWarps,
+                                 ArrayRef<int32_t> warps, unsigned segmentBytes,
+                                 unsigned sharedOffset) {
   if (bufferType == BufferType::automatic)
     return emitError() << "a layout's buffer type is shared, global or "
                           "registers; auto is resolved by the conversion";

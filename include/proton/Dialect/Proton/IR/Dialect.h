@@ -8,7 +8,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "proton/Dialect/Proton/IR/ProtonEnums.h.inc"
-#include "proton/Dialect/Proton/IR/ProtonDialect.h.inc"
+#include "proton/Dialect/Proton/IR/ProtonOpsDialect.h.inc"
 #define GET_OP_CLASSES
 #include "proton/Dialect/Proton/IR/ProtonOps.h.inc"
 

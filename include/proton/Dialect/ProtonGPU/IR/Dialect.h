@@ -1,8 +1,8 @@
 #ifndef PROTON_DIALECT_PROTONGPU_IR_DIALECT_H
 #define PROTON_DIALECT_PROTONGPU_IR_DIALECT_H
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -10,11 +10,11 @@
 #include "proton/Dialect/Proton/IR/Dialect.h"
 
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.h.inc"
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUDialect.h.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUAttrs.h.inc"
 #define GET_TYPEDEF_CLASSES
-#include "proton/Dialect/ProtonGPU/IR/ProtonGPUTypes.h.inc"
+#include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsTypes.h.inc"
 #define GET_OP_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUOps.h.inc"
 

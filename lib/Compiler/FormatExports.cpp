@@ -1,0 +1,89 @@
+// The formats Python shares with the compiler, as plain data for the
+// bindings (see Instrument.h).
+#include "proton/Compiler/Instrument.h"
+
+#include "proton/Dialect/Proton/IR/Dialect.h"
+#include "proton/Dialect/ProtonGPU/IR/Dialect.h"
+#include "proton/Format/BufferFormat.h"
+#include "proton/Format/MarkerSyntax.h"
+
+namespace fmt = proton::format;
+namespace pgpu = mlir::proton::gpu;
+
+namespace {
+
+/// Every case of an ODS I32 enum: each value up to the largest that
+/// symbolizes, with its string.
+template <typename Enum, typename Symbolize, typename Stringify>
+proton::EnumCases casesOf(const char *name, uint64_t maxValue,
+                          Symbolize symbolize, Stringify stringify) {
+  proton::EnumCases result{name, {}};
+  for (uint32_t value = 0; value <= maxValue; ++value)
+    if (std::optional<Enum> e = symbolize(value))
+      result.cases.push_back({stringify(*e).str(), value});
+  return result;
+}
+
+} // namespace
+
+std::vector<proton::NamedInt> proton::bufferFormatConstants() {
+  return {
+      {"MAGIC", fmt::kMagic},
+      {"VERSION", fmt::kVersion},
+      {"HEADER_WORDS", fmt::kHeaderWords},
+      {"SEGMENT_HEADER_BYTES", fmt::kSegmentHeaderBytes},
+      {"W_MAGIC_FLAGS", fmt::kWordMagicFlags},
+      {"W_KERNEL_ID", fmt::kWordKernelId},
+      {"W_COUNT", fmt::kWordCount},
+      {"W_LOCATION", fmt::kWordLocation},
+      {"W_TIMER_START", fmt::kWordTimerStart},
+      {"W_CLOCK_START", fmt::kWordClockStart},
+      {"W_TIMER_END", fmt::kWordTimerEnd},
+      {"W_CLOCK_END", fmt::kWordClockEnd},
+      {"CLOCK64_BIT", fmt::kClock64Bit},
+      {"BUFFER_TYPE_SHIFT", fmt::kBufferTypeShift},
+      {"GRANULARITY_SHIFT", fmt::kGranularityShift},
+      {"TIMER_100MHZ_BIT", fmt::kTimer100MHzBit},
+      {"WARP_SHIFT", fmt::kWarpShift},
+      {"RECORD_WORDS", fmt::kRecordWords},
+      {"RECORD_BYTES", fmt::kRecordBytes},
+      {"TAG_SHIFT", fmt::kTagShift},
+      {"END_TAG_BIT", fmt::kEndTagBit},
+      {"MAX_SCOPES", fmt::kMaxScopes},
+      {"CHUNK_BYTES", fmt::kChunkBytes},
+      {"SECTOR_BYTES", fmt::kSectorBytes},
+  };
+}
+
+std::vector<proton::NamedText> proton::markerSyntax() {
+  return {
+      {"PREFIX", markers::kPrefix},
+      {"LOCATION_SUFFIX", markers::kLocationSuffix},
+      {"RECORD_OP", markers::kRecordOp},
+  };
+}
+
+std::vector<proton::EnumCases> proton::enums() {
+  return {
+      casesOf<pgpu::BufferType>(
+          "BufferType", pgpu::getMaxEnumValForBufferType(),
+          [](uint32_t v) { return pgpu::symbolizeBufferType(v); },
+          [](pgpu::BufferType e) { return pgpu::stringifyBufferType(e); }),
+      casesOf<pgpu::Granularity>(
+          "Granularity", pgpu::getMaxEnumValForGranularity(),
+          [](uint32_t v) { return pgpu::symbolizeGranularity(v); },
+          [](pgpu::Granularity e) { return pgpu::stringifyGranularity(e); }),
+      casesOf<mlir::proton::RecordKind>(
+          "RecordKind", mlir::proton::getMaxEnumValForRecordKind(),
+          [](uint32_t v) { return mlir::proton::symbolizeRecordKind(v); },
+          [](mlir::proton::RecordKind e) {
+            return mlir::proton::stringifyRecordKind(e);
+          }),
+  };
+}
+
+std::vector<std::string> proton::samplingStrategies() {
+  // convert-proton-to-protongpu's sampling-strategy is a string option; these
+  // are the values it accepts (test_format_exports.py checks its message).
+  return {"none", "selective"};
+}

@@ -1,0 +1,24 @@
+#include "proton/Transforms/Passes.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::proton {
+#define GEN_PASS_DEF_PROTONSTRIPMETADATA
+#include "proton/Transforms/Passes.h.inc"
+} // namespace mlir::proton
+
+using namespace mlir;
+
+namespace {
+struct StripMetadataPass
+    : public ::mlir::proton::impl::ProtonStripMetadataBase<StripMetadataPass> {
+  void runOnOperation() override {
+    // The names under which the conversions attach them (and
+    // lib/Compiler/Instrument.cpp reads them).
+    getOperation()->walk([](FunctionOpInterface function) {
+      function->removeAttr("proton.layout");
+      function->removeAttr("proton.scopes");
+    });
+  }
+};
+} // namespace
