@@ -4,6 +4,7 @@
 #include "proton/Analysis/ScopeIdAllocation.h"
 #include "proton/Analysis/SourceLocation.h"
 #include "proton/Conversion/ProtonToProtonGPU/KernelInfo.h"
+#include "proton/Format/BufferFormat.h"
 
 namespace mlir::proton {
 #define GEN_PASS_DEF_CONVERTPROTONTOPROTONGPU
@@ -13,6 +14,7 @@ namespace mlir::proton {
 using namespace mlir;
 using namespace mlir::proton;
 using namespace mlir::proton::gpu;
+namespace fmt = ::proton::format;
 
 namespace {
 
@@ -27,8 +29,8 @@ unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
 /// padding) fits in `bytes`; 0 if none does.
 unsigned largestSegmentFitting(unsigned bytes) {
   unsigned segment = floorPowerOf2(
-      bytes > LayoutAttr::kSegmentHeaderBytes
-          ? bytes - LayoutAttr::kSegmentHeaderBytes
+      bytes > fmt::kSegmentHeaderBytes
+          ? bytes - fmt::kSegmentHeaderBytes
           : 0);
   while (segment && LayoutAttr::blockBytesFor(segment) > bytes)
     segment /= 2;
@@ -170,7 +172,7 @@ struct ProtonToProtonGPUPass
     unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
     // Inferred sizes shrink to what straight-line records need: less shared
     // memory, and a compact global block whose writes fill whole sectors.
-    unsigned recordBytes = LayoutAttr::kRecordBytes;
+    unsigned recordBytes = fmt::kRecordBytes;
     // With no record on a CFG cycle a warp writes at most `bound` records:
     // exactly sized segments, and registers can hold them.
     std::optional<unsigned> bound = staticRecordBound(kernel);
@@ -182,7 +184,7 @@ struct ProtonToProtonGPUPass
       return bound ? std::min(cap, boundBytes) : cap;
     };
     // A registers buffer keeps the block in one 16-byte chunk per lane.
-    unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
+    unsigned warpBytes = threadsPerWarp * fmt::kChunkBytes;
     unsigned registerSegmentBytes = largestSegmentFitting(warpBytes);
     bool fitsRegisters = bound && boundBytes <= registerSegmentBytes;
 
@@ -255,10 +257,10 @@ struct ProtonToProtonGPUPass
     FailureOr<ScopeIdAllocation> scopes = ScopeIdAllocation::run(kernel);
     if (::mlir::failed(scopes))
       return failure();
-    if (scopes->getScopes().size() > LayoutAttr::kMaxScopes)
+    if (scopes->getScopes().size() > fmt::kMaxScopes)
       return kernel.emitError("kernel @")
              << kernel.getName() << " has " << scopes->getScopes().size()
-             << " scopes; a record holds at most " << LayoutAttr::kMaxScopes
+             << " scopes; a record holds at most " << fmt::kMaxScopes
              << " scope ids";
     BlockArgument scratch = getProfileScratch(kernel);
     if (!scratch)
