@@ -69,8 +69,10 @@ struct RecordSites {
   /// With no record on a CFG cycle a warp writes at most `bound` records:
   /// exactly sized segments, and registers can hold them.
   std::optional<unsigned> bound;
-  unsigned boundBytes = 0; // `bound` records, a power of two, one sector or more
-  unsigned registerSegmentBytes = 0; // the most a registers buffer holds
+  /// `bound` records' bytes: a power of two, one sector or more.
+  unsigned boundBytes = 0;
+  /// The largest segment a registers buffer holds.
+  unsigned registerSegmentBytes = 0;
 
   bool fitsRegisters() const {
     return bound && boundBytes <= registerSegmentBytes;
@@ -89,14 +91,16 @@ bool isKernel(LLVM::LLVMFuncOp func) {
 }
 
 struct ProtonToProtonGPUPass
-    : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<ProtonToProtonGPUPass> {
+    : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<
+          ProtonToProtonGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     bool failed = false;
     bool moduleHasKernel = false;
-    module.walk([&](LLVM::LLVMFuncOp func) { moduleHasKernel |= isKernel(func); });
+    module.walk(
+        [&](LLVM::LLVMFuncOp func) { moduleHasKernel |= isKernel(func); });
     module.walk([&](LLVM::LLVMFuncOp func) {
       RecordOp first;
       func->walk([&](RecordOp record) {
