@@ -34,6 +34,26 @@ public:
   bool empty() const { return scopes.empty(); }
 
 private:
+  /// The ids of the scopes open at a program point, innermost last.
+  using OpenScopes = std::vector<int>;
+
+  /// Gives every start an id, in textual order.
+  void numberStarts(Region &body);
+  /// Follows every path through `body`, pairing each end with the start it
+  /// closes; reports every mismatch.
+  LogicalResult pairAlongPaths(Region &body);
+  /// Pairs the records of one block, from the scopes open at its entry
+  /// (`open`, left as they are at its end).
+  LogicalResult pairInBlock(Block &block, OpenScopes &open);
+  /// A path leaves the function through `terminator` (null if the block is
+  /// empty) with `open` still open.
+  LogicalResult checkClosedAtExit(Operation *terminator,
+                                  const OpenScopes &open);
+  /// Reports that two paths reach `successor` with different scopes open.
+  void reportMismatch(const OpenScopes &open, const OpenScopes &other,
+                      Operation *terminator, Block *successor);
+  StringRef nameOf(int id) const { return scopes[id].name; }
+
   std::vector<ScopeInfo> scopes;
   llvm::DenseMap<Operation *, int> idOf;
 };

@@ -62,13 +62,12 @@ public:
                  l.shl(l.band(xcc, l.i32(0xF)), l.i32(16)));
   }
 
-  void storeWords(OpBuilder &b, Location loc, Value ptr, ArrayRef<Value> words,
-                  Value predicate) const override {
+  void storeWords(RewriterBase &b, Location loc, Value ptr,
+                  ArrayRef<Value> words, Value predicate) const override {
     LLVMBuilder l{b, loc};
     Block *current = b.getInsertionBlock();
-    Block *rest = current->splitBlock(b.getInsertionPoint());
-    Block *then = new Block();
-    then->insertBefore(rest);
+    Block *rest = b.splitBlock(current, b.getInsertionPoint());
+    Block *then = b.createBlock(rest);
     b.setInsertionPointToEnd(current);
     LLVM::CondBrOp::create(b, loc, predicate, then, rest);
     b.setInsertionPointToStart(then);

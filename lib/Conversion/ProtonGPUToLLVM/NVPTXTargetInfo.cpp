@@ -50,10 +50,10 @@ public:
                                          "mov.u32 $0, %smid;", "=r");
   }
 
-  void storeWords(OpBuilder &b, Location loc, Value ptr, ArrayRef<Value> words,
-                  Value predicate) const override {
-    unsigned space = cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace();
-    bool shared = space == 3;
+  void storeWords(RewriterBase &b, Location loc, Value ptr,
+                  ArrayRef<Value> words, Value predicate) const override {
+    auto pointer = cast<LLVM::LLVMPointerType>(ptr.getType());
+    bool shared = pointer.getAddressSpace() == 3;
     unsigned n = words.size();
     SmallVector<std::string> slots;
     for (unsigned i = 1; i <= n; ++i)

@@ -4,6 +4,7 @@
 #include "proton/Analysis/ScopeIdAllocation.h"
 #include "proton/Analysis/SourceLocation.h"
 #include "proton/Conversion/ProtonToProtonGPU/KernelInfo.h"
+#include "proton/Format/BufferFormat.h"
 
 namespace mlir::proton {
 #define GEN_PASS_DEF_CONVERTPROTONTOPROTONGPU
@@ -13,6 +14,7 @@ namespace mlir::proton {
 using namespace mlir;
 using namespace mlir::proton;
 using namespace mlir::proton::gpu;
+namespace fmt = ::proton::format;
 
 namespace {
 
@@ -27,8 +29,8 @@ unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
 /// padding) fits in `bytes`; 0 if none does.
 unsigned largestSegmentFitting(unsigned bytes) {
   unsigned segment = floorPowerOf2(
-      bytes > LayoutAttr::kSegmentHeaderBytes
-          ? bytes - LayoutAttr::kSegmentHeaderBytes
+      bytes > fmt::kSegmentHeaderBytes
+          ? bytes - fmt::kSegmentHeaderBytes
           : 0);
   while (segment && LayoutAttr::blockBytesFor(segment) > bytes)
     segment /= 2;
@@ -60,6 +62,27 @@ std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
   return records;
 }
 
+/// What a kernel's record sites allow. Inferred sizes shrink to what
+/// straight-line records need: less shared memory, and a compact global
+/// block whose writes fill whole sectors.
+struct RecordSites {
+  /// With no record on a CFG cycle a warp writes at most `bound` records:
+  /// exactly sized segments, and registers can hold them.
+  std::optional<unsigned> bound;
+  /// `bound` records' bytes: a power of two, one sector or more.
+  unsigned boundBytes = 0;
+  /// The largest segment a registers buffer holds.
+  unsigned registerSegmentBytes = 0;
+
+  bool fitsRegisters() const {
+    return bound && boundBytes <= registerSegmentBytes;
+  }
+  /// An inferred segment size: `cap`, or less where the bound allows.
+  unsigned inferred(unsigned cap) const {
+    return bound ? std::min(cap, boundBytes) : cap;
+  }
+};
+
 /// Triton's kernels: NVIDIA's and AMD's kernel calling conventions.
 bool isKernel(LLVM::LLVMFuncOp func) {
   LLVM::cconv::CConv cc = func.getCConv();
@@ -68,14 +91,16 @@ bool isKernel(LLVM::LLVMFuncOp func) {
 }
 
 struct ProtonToProtonGPUPass
-    : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<ProtonToProtonGPUPass> {
+    : public ::mlir::proton::impl::ConvertProtonToProtonGPUBase<
+          ProtonToProtonGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     bool failed = false;
     bool moduleHasKernel = false;
-    module.walk([&](LLVM::LLVMFuncOp func) { moduleHasKernel |= isKernel(func); });
+    module.walk(
+        [&](LLVM::LLVMFuncOp func) { moduleHasKernel |= isKernel(func); });
     module.walk([&](LLVM::LLVMFuncOp func) {
       RecordOp first;
       func->walk([&](RecordOp record) {
@@ -146,119 +171,141 @@ struct ProtonToProtonGPUPass
     return selected;
   }
 
-  FailureOr<LayoutAttr> buildLayout(LLVM::LLVMFuncOp kernel) {
+  /// Warps per CTA, from the options or the kernel's launch bounds; checks
+  /// the options the layout depends on.
+  FailureOr<unsigned> countWarps(LLVM::LLVMFuncOp kernel) {
     if (clockBits != 32 && clockBits != 64)
       return kernel.emitError("clock-bits must be 32 or 64, got ")
              << (unsigned)clockBits;
     if (threadsPerWarp == 0 || !llvm::isPowerOf2_32(threadsPerWarp))
       return kernel.emitError("threads-per-warp must be a power of two, got ")
              << (unsigned)threadsPerWarp;
-    unsigned warps = numWarps;
-    if (warps == 0) {
-      unsigned threads = getDeclaredThreadsPerCta(kernel);
-      if (threads == 0)
-        return kernel.emitError("kernel @")
-               << kernel.getName()
-               << " declares no threads per CTA (nvvm.reqntid or "
-                  "amdgpu-flat-work-group-size); pass num-warps";
-      warps = std::max(1u, threads / threadsPerWarp);
+    if (numWarps != 0)
+      return (unsigned)numWarps;
+    unsigned threads = getDeclaredThreadsPerCta(kernel);
+    if (threads == 0)
+      return kernel.emitError("kernel @")
+             << kernel.getName()
+             << " declares no threads per CTA (nvvm.reqntid or "
+                "amdgpu-flat-work-group-size); pass num-warps";
+    return std::max(1u, threads / threadsPerWarp);
+  }
+
+  /// What the kernel's record sites allow.
+  RecordSites recordSites(LLVM::LLVMFuncOp kernel) {
+    RecordSites sites;
+    sites.bound = staticRecordBound(kernel);
+    if (sites.bound)
+      sites.boundBytes = std::max(
+          kMinInferredSegmentBytes,
+          (unsigned)llvm::PowerOf2Ceil(*sites.bound * fmt::kRecordBytes));
+    // A registers buffer keeps the block in one 16-byte chunk per lane.
+    sites.registerSegmentBytes =
+        largestSegmentFitting(threadsPerWarp * fmt::kChunkBytes);
+    return sites;
+  }
+
+  FailureOr<unsigned> registersSegmentBytes(LLVM::LLVMFuncOp kernel,
+                                            const RecordSites &sites) {
+    if (bufferSize != 0)
+      return kernel.emitError("buffer-size does not apply to "
+                              "buffer-type=registers: the block is sized by "
+                              "the kernel's record sites");
+    if (!sites.bound)
+      return kernel.emitError("buffer-type=registers needs every record "
+                              "outside loops; kernel @")
+             << kernel.getName()
+             << " records inside a loop: use buffer-type=shared";
+    if (!sites.fitsRegisters())
+      return kernel.emitError("buffer-type=registers holds at most ")
+             << sites.registerSegmentBytes / fmt::kRecordBytes
+             << " records per warp; kernel @" << kernel.getName() << " has "
+             << *sites.bound << " record sites: use buffer-type=shared";
+    return sites.boundBytes;
+  }
+
+  FailureOr<unsigned> sharedSegmentBytes(LLVM::LLVMFuncOp kernel,
+                                         const RecordSites &sites,
+                                         unsigned segments) {
+    unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
+    unsigned available =
+        sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
+    unsigned segmentBytes;
+    if (bufferSize == 0) {
+      segmentBytes = std::min(sites.inferred(kInferredSharedSegmentBytes),
+                              largestSegmentFitting(available / segments));
+    } else {
+      segmentBytes = floorPowerOf2(bufferSize / segments);
+      if (segmentBytes < 16)
+        return kernel.emitError("buffer-size=")
+               << (unsigned)bufferSize
+               << " gives less than 16 bytes to each of " << segments
+               << " recording warps";
+      if (LayoutAttr::blockBytesFor(segmentBytes) * segments > available)
+        return kernel.emitError("buffer-size=")
+               << (unsigned)bufferSize << " does not fit: kernel @"
+               << kernel.getName() << " uses " << (unsigned)sharedOffset
+               << " of " << (unsigned)sharedLimit
+               << " bytes of shared memory; use a smaller buffer-size or "
+                  "buffer-type=global";
     }
-    FailureOr<SmallVector<int32_t>> selected = recordingWarps(kernel, warps);
+    if (segmentBytes < 16)
+      return kernel.emitError("no shared memory to spare for a profile "
+                              "buffer: kernel @")
+             << kernel.getName() << " uses " << (unsigned)sharedOffset
+             << " of " << (unsigned)sharedLimit << " bytes and " << segments
+             << " recording warps need at least "
+             << LayoutAttr::blockBytesFor(16) * segments
+             << "; use buffer-type=global";
+    return segmentBytes;
+  }
+
+  FailureOr<unsigned> globalSegmentBytes(LLVM::LLVMFuncOp kernel,
+                                         const RecordSites &sites,
+                                         unsigned segments) {
+    if (bufferSize == 0)
+      return sites.inferred(kInferredGlobalSegmentBytes);
+    unsigned segmentBytes = floorPowerOf2(bufferSize / segments);
+    if (segmentBytes < 16)
+      return kernel.emitError("buffer-size=")
+             << (unsigned)bufferSize << " gives less than 16 bytes to each of "
+             << segments << " recording warps";
+    return segmentBytes;
+  }
+
+  FailureOr<LayoutAttr> buildLayout(LLVM::LLVMFuncOp kernel) {
+    FailureOr<unsigned> warps = countWarps(kernel);
+    if (::mlir::failed(warps))
+      return failure();
+    FailureOr<SmallVector<int32_t>> selected = recordingWarps(kernel, *warps);
     if (::mlir::failed(selected))
       return failure();
     unsigned segments = selected->size();
-    unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
-    // Inferred sizes shrink to what straight-line records need: less shared
-    // memory, and a compact global block whose writes fill whole sectors.
-    unsigned recordBytes = LayoutAttr::kRecordBytes;
-    // With no record on a CFG cycle a warp writes at most `bound` records:
-    // exactly sized segments, and registers can hold them.
-    std::optional<unsigned> bound = staticRecordBound(kernel);
-    unsigned boundBytes =
-        bound ? std::max(kMinInferredSegmentBytes,
-                         (unsigned)llvm::PowerOf2Ceil(*bound * recordBytes))
-              : 0;
-    auto inferred = [&](unsigned cap) {
-      return bound ? std::min(cap, boundBytes) : cap;
-    };
-    // A registers buffer keeps the block in one 16-byte chunk per lane.
-    unsigned warpBytes = threadsPerWarp * LayoutAttr::kChunkBytes;
-    unsigned registerSegmentBytes = largestSegmentFitting(warpBytes);
-    bool fitsRegisters = bound && boundBytes <= registerSegmentBytes;
-
+    RecordSites sites = recordSites(kernel);
     BufferType type = bufferType;
     if (type == BufferType::automatic)
-      type = bufferSize == 0 && fitsRegisters ? BufferType::registers
-                                              : BufferType::shared;
-
-    unsigned segmentBytes;
-    if (type == BufferType::registers) {
-      if (bufferSize != 0)
-        return kernel.emitError("buffer-size does not apply to "
-                                "buffer-type=registers: the block is sized by "
-                                "the kernel's record sites");
-      if (!bound)
-        return kernel.emitError("buffer-type=registers needs every record "
-                                "outside loops; kernel @")
-               << kernel.getName()
-               << " records inside a loop: use buffer-type=shared";
-      if (!fitsRegisters)
-        return kernel.emitError("buffer-type=registers holds at most ")
-               << registerSegmentBytes / recordBytes
-               << " records per warp; kernel @" << kernel.getName()
-               << " has " << *bound << " record sites: use buffer-type=shared";
-      segmentBytes = boundBytes;
-    } else if (type == BufferType::shared) {
-      unsigned available =
-          sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
-      unsigned perSegment = available / segments;
-      unsigned perSegmentRoom = largestSegmentFitting(perSegment);
-      if (bufferSize == 0) {
-        segmentBytes = std::min(inferred(kInferredSharedSegmentBytes),
-                                perSegmentRoom);
-      } else {
-        segmentBytes = floorPowerOf2(bufferSize / segments);
-        if (segmentBytes < 16)
-          return kernel.emitError("buffer-size=")
-                 << (unsigned)bufferSize
-                 << " gives less than 16 bytes to each of " << segments
-                 << " recording warps";
-        if (LayoutAttr::blockBytesFor(segmentBytes) * segments > available)
-          return kernel.emitError("buffer-size=")
-                 << (unsigned)bufferSize << " does not fit: kernel @"
-                 << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
-                 << (unsigned)sharedLimit
-                 << " bytes of shared memory; use a smaller buffer-size or "
-                    "buffer-type=global";
-      }
-      if (segmentBytes < 16)
-        return kernel.emitError("no shared memory to spare for a profile "
-                                "buffer: kernel @")
-               << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
-               << (unsigned)sharedLimit << " bytes and " << segments
-               << " recording warps need at least "
-               << LayoutAttr::blockBytesFor(16) * segments
-               << "; use buffer-type=global";
-    } else {
-      segmentBytes = bufferSize == 0 ? inferred(kInferredGlobalSegmentBytes)
-                                     : floorPowerOf2(bufferSize / segments);
-      if (segmentBytes < 16)
-        return kernel.emitError("buffer-size=")
-               << (unsigned)bufferSize << " gives less than 16 bytes to each of "
-               << segments << " recording warps";
-    }
+      type = bufferSize == 0 && sites.fitsRegisters() ? BufferType::registers
+                                                      : BufferType::shared;
+    FailureOr<unsigned> segmentBytes =
+        type == BufferType::registers ? registersSegmentBytes(kernel, sites)
+        : type == BufferType::shared
+            ? sharedSegmentBytes(kernel, sites, segments)
+            : globalSegmentBytes(kernel, sites, segments);
+    if (::mlir::failed(segmentBytes))
+      return failure();
     return LayoutAttr::get(&getContext(), type, granularity, clockBits,
-                           warps, *selected, segmentBytes, alignedOffset);
+                           *warps, *selected, *segmentBytes,
+                           llvm::alignTo(sharedOffset, 16));
   }
 
   LogicalResult convertKernel(LLVM::LLVMFuncOp kernel) {
     FailureOr<ScopeIdAllocation> scopes = ScopeIdAllocation::run(kernel);
     if (::mlir::failed(scopes))
       return failure();
-    if (scopes->getScopes().size() > LayoutAttr::kMaxScopes)
+    if (scopes->getScopes().size() > fmt::kMaxScopes)
       return kernel.emitError("kernel @")
              << kernel.getName() << " has " << scopes->getScopes().size()
-             << " scopes; a record holds at most " << LayoutAttr::kMaxScopes
+             << " scopes; a record holds at most " << fmt::kMaxScopes
              << " scope ids";
     BlockArgument scratch = getProfileScratch(kernel);
     if (!scratch)

@@ -2,7 +2,7 @@
 #define PROTON_CONVERSION_PROTONGPUTOLLVM_TARGETINFO_H
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <memory>
 
@@ -34,14 +34,14 @@ public:
   /// HW_ID register's low 16 bits and XCC_ID in bits 16-19).
   virtual Value location(OpBuilder &b, Location loc) const = 0;
   /// Stores 2 or 4 consecutive i32 words at `ptr` (shared or global) if
-  /// `predicate` holds. May split the current block; the builder is left
-  /// after the store.
-  virtual void storeWords(OpBuilder &b, Location loc, Value ptr,
+  /// `predicate` holds. May split the current block (through the rewriter,
+  /// so that a conversion sees it); the rewriter is left after the store.
+  virtual void storeWords(RewriterBase &b, Location loc, Value ptr,
                           ArrayRef<Value> words, Value predicate) const = 0;
   /// Makes the warp's shared-memory writes visible to all its lanes.
   virtual void warpSync(OpBuilder &b, Location loc) const = 0;
   /// Target-specific clean-up of the kernel after lowering.
-  virtual void prepareKernel(LLVM::LLVMFuncOp kernel) const {}
+  virtual void prepareKernel(LLVM::LLVMFuncOp) const {}
 };
 
 } // namespace mlir::proton

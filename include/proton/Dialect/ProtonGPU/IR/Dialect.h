@@ -8,6 +8,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "proton/Dialect/Proton/IR/Dialect.h"
+#include "proton/Format/BufferFormat.h"
 
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.h.inc"
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUOpsDialect.h.inc"

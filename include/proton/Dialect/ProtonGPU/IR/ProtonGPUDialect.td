@@ -49,27 +49,22 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    static constexpr unsigned kSegmentHeaderBytes = 48;
-    /// Header word 0: this magic in bits 16-31, the flags in bits 0-15.
-    static constexpr uint32_t kMagic = 0x5250; // bytes "PR"
-    static constexpr uint32_t kVersion = 3;
-    /// Every record: clock bits 0-31, then clock bits 32-47 (0 with 32-bit
-    /// clocks), the scope id (15 bits) and the end bit.
-    static constexpr unsigned kRecordBytes = 8;
-    static constexpr unsigned kMaxScopes = 1u << 15;
-    /// What one lane writes at return (shared and registers buffers).
-    static constexpr unsigned kChunkBytes = 16;
-    /// Blocks start and end on memory sectors, so that a warp's write at
-    /// return fills whole sectors.
-    static constexpr unsigned kSectorBytes = 32;
+    // The numbers come from proton/Format/BufferFormat.h; these two names
+    // stay for the verifier and the extension's exports.
+    static constexpr unsigned kSegmentHeaderBytes =
+        ::proton::format::kSegmentHeaderBytes;
+    static constexpr unsigned kMaxScopes = ::proton::format::kMaxScopes;
     unsigned getNumSegments() const { return getWarps().size(); }
-    unsigned getRecordBytes() const { return kRecordBytes; }
-    unsigned getCapacity() const { return getSegmentBytes() / kRecordBytes; }
+    unsigned getRecordBytes() const { return ::proton::format::kRecordBytes; }
+    unsigned getCapacity() const {
+      return getSegmentBytes() / ::proton::format::kRecordBytes;
+    }
     /// A segment's header and records, contiguous in profile_scratch (and
     /// in shared memory with a shared buffer).
     static unsigned blockBytesFor(unsigned segmentBytes) {
-      unsigned bytes = kSegmentHeaderBytes + segmentBytes;
-      return (bytes + kSectorBytes - 1) / kSectorBytes * kSectorBytes;
+      constexpr unsigned sector = ::proton::format::kSectorBytes;
+      unsigned bytes = ::proton::format::kSegmentHeaderBytes + segmentBytes;
+      return (bytes + sector - 1) / sector * sector;
     }
     unsigned getBlockBytes() const { return blockBytesFor(getSegmentBytes()); }
     unsigned getBytesPerCta() const {
