@@ -11,7 +11,7 @@
             ...
 
 A marker becomes a side-effecting inline-assembly carrier whose text is
-`// @proton start <name>` (or `end`); Proton's compiler lifts it from the LLVM
+`// @proton start <name>` (or `end`; proton.instrument.format); Proton's compiler lifts it from the LLVM
 IR into `proton.record` and lowers it to a clock read and a store. When no
 instrumentation session is active nothing at all is emitted, so plain builds
 are untouched.
@@ -23,7 +23,6 @@ import triton.language as tl
 
 from .instrument import state
 
-MARKER_PREFIX = "// @proton"
 _ALLOWED_PUNCTUATION = set("_-.:/[]()<>, +=#@")
 
 
@@ -77,7 +76,8 @@ def _emit(kind: str, name, semantic) -> None:
                         f"call proton.language.enable_semantic({language!r})")
     # A scalar argument yields exactly one carrier per thread.
     carrier_arg = semantic.to_tensor(0)
-    tl.core.inline_asm_elementwise(f"{MARKER_PREFIX} {kind} {name}", "=r,r", [carrier_arg], dtype=tl.int32,
+    from .instrument.format import marker_text  # loads the compiler: a session is active
+    tl.core.inline_asm_elementwise(marker_text(kind, name), "=r,r", [carrier_arg], dtype=tl.int32,
                                    is_pure=False, pack=1, _semantic=semantic)
 
 

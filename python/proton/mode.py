@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Union
 
-from .instrument.compiler import BUFFER_TYPES, GRANULARITIES, SAMPLING_STRATEGIES, PipelineOptions
+from .instrument.compiler import PipelineOptions, option_choices
 
 #: clock32: read the 32-bit cycle counter (records keep 32 instead of 48
 #: clock bits; wrap-around is undone by the decoder). time_shift: subtract
@@ -80,9 +80,10 @@ class Default:
         object.__setattr__(self, "buffer_type", BUFFER_TYPE_ALIASES.get(self.buffer_type, self.buffer_type))
         for opt in self.optimizations:
             _check("optimizations", opt, OPTIMIZATIONS)
-        _check("sampling_strategy", self.sampling_strategy, SAMPLING_STRATEGIES)
-        _check("granularity", self.granularity, (*GRANULARITIES, *STRIDED_GRANULARITIES))
-        _check("buffer_type", self.buffer_type, BUFFER_TYPES)
+        choices = option_choices()
+        _check("sampling_strategy", self.sampling_strategy, choices["sampling_strategy"])
+        _check("granularity", self.granularity, (*choices["granularity"], *STRIDED_GRANULARITIES))
+        _check("buffer_type", self.buffer_type, choices["buffer_type"])
         _check("metric_type", self.metric_type, METRIC_TYPES)
         if self.buffer_strategy == "flush":
             raise ModeError("buffer_strategy=flush is not supported: records go to a circular buffer per warp "

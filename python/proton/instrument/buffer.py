@@ -7,25 +7,34 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MAGIC = 0x5250  # header word 0, bits 16-31 (bytes "PR")
-VERSION = 3
-END_BIT = np.uint32(1 << 31)  # in the tags decode works with: bit 31 end, bits 0-30 scope id
-HEADER_WORDS = 12  # the segment header: 48 bytes
-RECORD_WORDS = 2   # a record: 8 bytes
-SECTOR_BYTES = 32  # blocks are padded to whole sectors
+from .format import LAYOUT, BufferType, Granularity
+
+MAGIC = LAYOUT.MAGIC  # header word 0, bits 16-31 (bytes "PR")
+VERSION = LAYOUT.VERSION
+HEADER_WORDS = LAYOUT.HEADER_WORDS  # the segment header
+RECORD_WORDS = LAYOUT.RECORD_WORDS
+SECTOR_BYTES = LAYOUT.SECTOR_BYTES  # blocks are padded to whole sectors
 
 # Segment header words.
-W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = 0, 1, 2, 3
-W_GT_START, W_CLK_START, W_GT_END, W_CLK_END = 4, 6, 8, 10
+W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = (LAYOUT.W_MAGIC_FLAGS, LAYOUT.W_KERNEL_ID, LAYOUT.W_COUNT,
+                                                   LAYOUT.W_LOCATION)
+W_GT_START, W_CLK_START = LAYOUT.W_TIMER_START, LAYOUT.W_CLOCK_START
+W_GT_END, W_CLK_END = LAYOUT.W_TIMER_END, LAYOUT.W_CLOCK_END
 
 # Flags (header word 0, bits 0-15).
-CLOCK64_BIT = 1 << 4
-BUFFER_TYPE_SHIFT, GRANULARITY_SHIFT = 5, 7
-TIMER_100MHZ_BIT = 1 << 9
-WARP_SHIFT = 20  # header word 3: warp id above a 20-bit location
+CLOCK64_BIT = LAYOUT.CLOCK64_BIT
+BUFFER_TYPE_SHIFT, GRANULARITY_SHIFT = LAYOUT.BUFFER_TYPE_SHIFT, LAYOUT.GRANULARITY_SHIFT
+TIMER_100MHZ_BIT = LAYOUT.TIMER_100MHZ_BIT
+WARP_SHIFT = LAYOUT.WARP_SHIFT  # header word 3: warp id above the location
 
-BUFFER_TYPES = {"shared": 0, "global": 1, "registers": 2}
-GRANULARITIES = {"warp": 0, "warp_group": 1, "cta": 2}
+# A record's second word: clock bits 32-47, then the tag (end bit, scope id).
+TAG_SHIFT, END_TAG_BIT, MAX_SCOPES = LAYOUT.TAG_SHIFT, LAYOUT.END_TAG_BIT, LAYOUT.MAX_SCOPES
+# The tags decode works with: bit 31 end, bits 0-30 the scope id.
+END_BIT = np.uint32(END_TAG_BIT << TAG_SHIFT)
+
+# The codes a header stores ("auto" is resolved by the compiler).
+BUFFER_TYPES = {kind.name: kind.value for kind in BufferType if kind.name != "auto"}
+GRANULARITIES = {kind.name: kind.value for kind in Granularity}
 
 
 class BufferFormatError(ValueError):

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import bridge
-from .buffer import BUFFER_TYPES as _BUFFER_TYPE_CODES
 
 
 def extension():
@@ -20,15 +19,21 @@ def extension():
     from .. import _C
     return _C
 
+
+def option_choices() -> dict[str, tuple[str, ...]]:
+    """Valid values of the enumerated pipeline options, from the compiler's
+    own enums, for early, clear errors ("auto" buffer type included: the
+    compiler resolves it per kernel)."""
+    from . import format
+    buffer_types = sorted(format.BufferType, key=lambda kind: kind.name != "auto")  # the default first
+    return {"buffer_type": tuple(kind.name for kind in buffer_types),
+            "granularity": tuple(kind.name for kind in format.Granularity),
+            "sampling_strategy": format.SAMPLING_STRATEGIES}
+
 #: The architectures each target takes: NVIDIA sm_50 to sm_129 (a/f
 #: suffixes), AMD gfx9-12 names.
 ARCH_FORMS = {"nvptx": r"sm_(5\d|[6-9]\d|1[0-2]\d)[af]?", "amdgpu": r"gfx(9|1[0-2])[0-9a-f]{1,3}"}
 
-#: Valid values of the enumerated pipeline options, for early, clear errors.
-#: "auto" is an option only: the compiler resolves it to a buffer type.
-BUFFER_TYPES = ("auto", *_BUFFER_TYPE_CODES)
-GRANULARITIES = ("warp", "warp_group", "cta")
-SAMPLING_STRATEGIES = ("none", "selective")
 CLOCK_BITS = (32, 64)
 TARGETS = ("nvptx", "amdgpu")
 
@@ -69,9 +74,9 @@ class PipelineOptions:
 
     def __post_init__(self):
         _check_choice("target", self.target, TARGETS)
-        _check_choice("buffer_type", self.buffer_type, BUFFER_TYPES)
-        _check_choice("granularity", self.granularity, GRANULARITIES)
-        _check_choice("sampling_strategy", self.sampling_strategy, SAMPLING_STRATEGIES)
+        choices = option_choices()
+        for option in ("buffer_type", "granularity", "sampling_strategy"):
+            _check_choice(option, getattr(self, option), choices[option])
         _check_choice("clock_bits", self.clock_bits, CLOCK_BITS)
         for name in ("buffer_size", "num_warps", "shared_offset", "kernel_id"):
             value = getattr(self, name)
@@ -153,7 +158,7 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     instrumentation does not change comes back as Triton wrote it, or the
     kernel is refused (see proton.instrument.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
-    from ..language import MARKER_PREFIX
+    from .format import MARKER_PREFIX
     if MARKER_PREFIX not in llvm_ir:
         return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()

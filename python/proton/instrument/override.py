@@ -32,11 +32,10 @@ from pathlib import Path
 import triton
 
 from ..errors import ProfilerError
-from ..language import MARKER_PREFIX, _scope_name
-from .ttgir_text import RECORD_LINE
+from ..language import _scope_name
+from .ttgir_text import record_line
 
 OVERRIDE_SUFFIXES = (".ttgir", ".ttir")
-LOCATION_SUFFIX = " ;loc="  # what LiftMarkers reads after a marker's name
 
 
 class OverrideError(ProfilerError):
@@ -46,12 +45,13 @@ class OverrideError(ProfilerError):
 def translate(text: str, path: str) -> tuple[str, int]:
     """`text` with every `proton.record` line replaced by marker ops; the
     number of records. Line numbers are kept."""
+    from .format import RECORD_OP, marker_text
     lines = text.split("\n")
     count = 0
     for number, line in enumerate(lines, start=1):
-        if "proton.record" not in line:
+        if RECORD_OP not in line:
             continue
-        match = RECORD_LINE.match(line)
+        match = record_line().match(line)
         if not match:
             raise OverrideError(f"{path}:{number}: malformed record (expected `proton.record start|end \"name\"`): "
                                 f"{line.strip()}")
@@ -63,11 +63,11 @@ def translate(text: str, path: str) -> tuple[str, int]:
         loc = match["loc"] or f'loc("{path}":{number}:{column})'
         # Triton's debug info keeps only the kernel's own file name, so the
         # marker names its source itself (LiftMarkers reads ';loc=').
-        source = f"{LOCATION_SUFFIX}{path}:{number}:{column}"
+        asm = marker_text(match["kind"], name, f"{path}:{number}:{column}")
         carrier, marker = f"%proton_c{number}", f"%proton_m{number}"
         lines[number - 1] = (
             f'{match["indent"]}{carrier} = arith.constant 0 : i32 {loc} '
-            f'{marker} = tt.elementwise_inline_asm "{MARKER_PREFIX} {match["kind"]} {name}{source}" '
+            f'{marker} = tt.elementwise_inline_asm "{asm}" '
             f'{{constraints = "=r,r", packed_element = 1 : i32, pure = false}} {carrier} : i32 -> i32 {loc}')
         count += 1
     return "\n".join(lines), count

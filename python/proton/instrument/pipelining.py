@@ -13,6 +13,7 @@ error."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -21,7 +22,6 @@ from .ttgir_text import braces
 _LOC_DEFINITION = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$")
 # A file position (`"file":line:col`) or a location alias (`#loc12`).
 _LOC_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+|#loc\d*\b')
-_MARKER = re.compile(r'"// @proton (start|end) (.*?)(?: ;loc=[^"]*)?"')
 # Memory operations a software pipeliner moves to an earlier stage.
 _PIPELINED_LOAD = re.compile(r"= (ttg\.async_copy_global_to_local|ttng\.async_tma_copy_global_to_local|"
                              r"ttng\.async_tma_gather|tt\.descriptor_load|tt\.load|"
@@ -102,8 +102,15 @@ def _loop_bodies(text: str) -> list[list[_Op]]:
     return loops
 
 
+@functools.cache
+def _marker_pattern() -> re.Pattern:
+    """A marker's assembly text in TTGIR: kind and scope name."""
+    from .format import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
+    return re.compile(rf'"{re.escape(MARKER_PREFIX)}(start|end) (.*?)(?:{re.escape(MARKER_LOCATION_SUFFIX)}[^"]*)?"')
+
+
 def _marker(op: _Op):
-    match = _MARKER.search(op.text)
+    match = _marker_pattern().search(op.text)
     return (match.group(1), match.group(2)) if match else None
 
 

@@ -62,7 +62,7 @@ HOOK_GIVES_CACHE_KEY = triton_version() >= (3, 7)
 METADATA_KEY = "proton"
 
 #: Metadata of every instrumented kernel this process compiled or loaded, by
-#: kernel id (segment header word 2 of the buffers it writes).
+#: kernel id (header word W_KERNEL_ID of every segment of the buffers it writes).
 KERNELS: dict[int, dict] = {}
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .ttgir_text import RECORD_LINE, code_chars
+from .ttgir_text import code_chars, record_line
 
 DEFAULT_DUMP_DIR = "./ttgir_dump"
 
@@ -65,7 +65,7 @@ def read_ttgir(path: Path) -> str:
 
 def strip_records(text: str) -> str:
     """`text` without its `proton.record start|end` lines."""
-    return "".join(line for line in text.splitlines(keepends=True) if not RECORD_LINE.match(line))
+    return "".join(line for line in text.splitlines(keepends=True) if not record_line().match(line))
 
 
 def backup_path(path: Path) -> Path:
@@ -160,7 +160,7 @@ class _Module:
                 op_region = stack[-1]
             line = Line(raw, start_region, op_region, stack[-1], op, result, indent)
             self.lines.append(line)
-            if op is not None or RECORD_LINE.match(body):
+            if op is not None or record_line().match(body):
                 self.regions[op_region].lines.append(i)
         if len(stack) != 1:
             raise RewriteError(f"{path}:{len(self.raw)}: {len(stack) - 1} unclosed '{{' at end of file")
@@ -414,7 +414,7 @@ def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]
     open_: dict[int, list[tuple[str, int]]] = {}
     found = []
     for i, line in enumerate(mod.lines):
-        m = RECORD_LINE.match(line.text)
+        m = record_line().match(line.text)
         if not m:
             continue
         kind, name = m["kind"], m["name"]

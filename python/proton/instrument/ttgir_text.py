@@ -5,12 +5,19 @@ checks."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterator
 
-#: `proton.record start|end "name"`, optionally followed by its `loc(...)`.
-RECORD_LINE = re.compile(r'^(?P<indent>\s*)proton\.record\s+(?P<kind>start|end)\s+"(?P<name>(?:[^"\\]|\\.)*)"'
-                         r'\s*(?P<loc>loc\(.*\))?\s*$')
+
+@functools.cache
+def record_line() -> re.Pattern:
+    """The pattern of a `proton.record start|end "name"` line, optionally
+    followed by its `loc(...)` (the op's name is the compiler's: it loads
+    the extension on first use)."""
+    from .format import RECORD_OP
+    return re.compile(rf'^(?P<indent>\s*){re.escape(RECORD_OP)}\s+(?P<kind>start|end)\s+'
+                      r'"(?P<name>(?:[^"\\]|\\.)*)"\s*(?P<loc>loc\(.*\))?\s*$')
 
 
 def code_chars(line: str) -> Iterator[tuple[int, str]]:
