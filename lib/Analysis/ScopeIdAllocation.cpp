@@ -117,8 +117,7 @@ LogicalResult ScopeIdAllocation::pairInBlock(Block &block, OpenScopes &open) {
 LogicalResult ScopeIdAllocation::checkClosedAtExit(Operation *terminator,
                                                    const OpenScopes &open) {
   // A path that ends in `unreachable` (a trap) records nothing anyway.
-  if (terminator &&
-      terminator->getName().getStringRef() == "llvm.unreachable")
+  if (terminator && terminator->getName().getStringRef() == "llvm.unreachable")
     return success();
   for (int id : open)
     emitError(scopes[id].loc, "scope '")

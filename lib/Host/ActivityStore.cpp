@@ -18,7 +18,8 @@ void ActivityStore::forgetLaunch(uint32_t correlation) {
     slot = LaunchContext{};
 }
 
-void ActivityStore::graphNodeCreated(uint64_t nodeId, const LaunchContext &context) {
+void ActivityStore::graphNodeCreated(uint64_t nodeId,
+                                     const LaunchContext &context) {
   std::lock_guard<std::mutex> lock(graphMutex_);
   graphNodes_[nodeId] = context;
 }
@@ -42,10 +43,11 @@ size_t ActivityStore::graphNodesKept() {
   return graphNodes_.size();
 }
 
-static uint64_t aggregateKey(uint32_t node, uint32_t name, uint32_t device, ActivityKind kind) {
+static uint64_t aggregateKey(uint32_t node, uint32_t name, uint32_t device,
+                             ActivityKind kind) {
   // node < 2^26, name < 2^26, device < 2^10, kind < 4.
-  return (uint64_t(node) << 38) | (uint64_t(name) << 12) | (uint64_t(device & 0x3ff) << 2) |
-         uint64_t(kind);
+  return (uint64_t(node) << 38) | (uint64_t(name) << 12) |
+         (uint64_t(device & 0x3ff) << 2) | uint64_t(kind);
 }
 
 void ActivityStore::add(const Activity &activity) {
@@ -58,7 +60,8 @@ void ActivityStore::add(const Activity &activity) {
     auto node = graphNodes_.find(activity.graphNode);
     if (node != graphNodes_.end()) {
       context = node->second;
-      context.sessions = 0; // not those active at capture: the graph launch's, below
+      context.sessions =
+          0; // not those active at capture: the graph launch's, below
       found = true;
     }
   }
@@ -83,16 +86,20 @@ void ActivityStore::add(const Activity &activity) {
     unattributed_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  uint64_t duration = activity.end > activity.start ? activity.end - activity.start : 0;
+  uint64_t duration =
+      activity.end > activity.start ? activity.end - activity.start : 0;
   uint32_t name = activity.name;
-  if (activity.kind == ActivityKind::Kernel && context.metrics.present && context.metrics.name != kNoName)
-    name = context.metrics.name; // launch_metadata named this launch (e.g. by its shapes)
+  if (activity.kind == ActivityKind::Kernel && context.metrics.present &&
+      context.metrics.name != kNoName)
+    name = context.metrics
+               .name; // launch_metadata named this launch (e.g. by its shapes)
   std::lock_guard<std::mutex> lock(sessionMutex_);
   for (int slot = 0; slot < kMaxSessions; ++slot) {
     if (!(context.sessions >> slot & 1) || !sessions_[slot].open)
       continue;
     SessionData &session = sessions_[slot];
-    Aggregate &agg = session.aggregates[aggregateKey(context.node, name, activity.device, activity.kind)];
+    Aggregate &agg = session.aggregates[aggregateKey(
+        context.node, name, activity.device, activity.kind)];
     if (agg.count == 0) {
       agg.node = context.node;
       agg.name = name;
@@ -110,8 +117,10 @@ void ActivityStore::add(const Activity &activity) {
     }
     if (session.keepTrace) {
       if (session.result.trace.size() < session.traceCap)
-        session.result.trace.push_back({context.node, name, activity.device, activity.stream,
-                                        activity.kind, activity.start, activity.end, activity.correlation});
+        session.result.trace.push_back({context.node, name, activity.device,
+                                        activity.stream, activity.kind,
+                                        activity.start, activity.end,
+                                        activity.correlation});
       else
         ++session.result.traceDropped;
     }
@@ -155,9 +164,13 @@ ActivityStore &activityStore() {
 static std::atomic<uint64_t> activeSessionMask{0};
 static std::atomic<uint64_t> launchCount{0};
 
-void setActiveSessions(uint64_t mask) { activeSessionMask.store(mask, std::memory_order_relaxed); }
+void setActiveSessions(uint64_t mask) {
+  activeSessionMask.store(mask, std::memory_order_relaxed);
+}
 
-uint64_t activeSessions() { return activeSessionMask.load(std::memory_order_relaxed); }
+uint64_t activeSessions() {
+  return activeSessionMask.load(std::memory_order_relaxed);
+}
 
 LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch) {
   LaunchContext context;
@@ -177,6 +190,8 @@ LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch) {
   return context;
 }
 
-uint64_t launchesRecorded() { return launchCount.load(std::memory_order_relaxed); }
+uint64_t launchesRecorded() {
+  return launchCount.load(std::memory_order_relaxed);
+}
 
 } // namespace proton::host

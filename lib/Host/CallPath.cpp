@@ -27,8 +27,10 @@ uint32_t CallPathTree::intern(std::string_view name) {
   return id;
 }
 
-uint32_t CallPathTree::childLocked(uint32_t parent, uint32_t name, NodeKind kind) {
-  auto [it, inserted] = children_.emplace(childKey(parent, name, kind), nodes_.size());
+uint32_t CallPathTree::childLocked(uint32_t parent, uint32_t name,
+                                   NodeKind kind) {
+  auto [it, inserted] =
+      children_.emplace(childKey(parent, name, kind), nodes_.size());
   if (inserted)
     nodes_.push_back({parent, name, kind});
   return it->second;
@@ -39,7 +41,8 @@ uint32_t CallPathTree::child(uint32_t parent, uint32_t name, NodeKind kind) {
   return childLocked(parent, name, kind);
 }
 
-uint32_t CallPathTree::descend(uint32_t parent, const uint32_t *names, size_t count, NodeKind kind) {
+uint32_t CallPathTree::descend(uint32_t parent, const uint32_t *names,
+                               size_t count, NodeKind kind) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < count; ++i)
     parent = childLocked(parent, names[i], kind);
@@ -79,7 +82,8 @@ ThreadContext &threadContext() {
 uint32_t enterScope(std::string_view name, bool nvtx) {
   ThreadContext &thread = threadContext();
   CallPathTree &tree = callPaths();
-  uint32_t node = tree.child(thread.scopes.back(), tree.intern(name), nvtx ? NodeKind::Nvtx : NodeKind::Scope);
+  uint32_t node = tree.child(thread.scopes.back(), tree.intern(name),
+                             nvtx ? NodeKind::Nvtx : NodeKind::Scope);
   thread.scopes.push_back(node);
   thread.nvtx.push_back(nvtx ? 1 : 0);
   return node;
@@ -99,12 +103,14 @@ std::string exitScope(std::optional<std::string_view> name, uint32_t &node) {
   while (thread.scopes.size() > 1 && thread.nvtx.back() &&
          !(name && tree.name(tree.node(thread.scopes.back()).name) == *name))
     popNvtxRange();
-  std::string what = name ? "'" + std::string(*name) + "'" : std::string("(innermost)");
+  std::string what =
+      name ? "'" + std::string(*name) + "'" : std::string("(innermost)");
   if (thread.scopes.size() == 1)
     return "exit of scope " + what + " with no scope open on this thread";
   std::string openName = tree.name(tree.node(thread.scopes.back()).name);
   if (name && openName != *name)
-    return "exit of scope " + what + " while scope '" + openName + "' is the innermost open one";
+    return "exit of scope " + what + " while scope '" + openName +
+           "' is the innermost open one";
   node = thread.scopes.back();
   thread.scopes.pop_back();
   thread.nvtx.pop_back();
@@ -138,7 +144,8 @@ void setLaunchMetrics(const double (&flops)[4], double bytes, uint32_t name) {
 
 void clearLaunchMetrics() { threadContext().pendingMetrics = LaunchMetrics{}; }
 
-LaunchMetadataScope::LaunchMetadataScope() : depth(threadContext().scopes.size()) {
+LaunchMetadataScope::LaunchMetadataScope()
+    : depth(threadContext().scopes.size()) {
   enterScope("__proton_launch_metadata", false);
 }
 
@@ -161,13 +168,15 @@ uint32_t graftCaptured(uint32_t launch, uint32_t capture) {
       return found->second;
   }
   CallPathTree &tree = callPaths();
-  std::vector<CallPathNode> path; // capture's ancestors below the root, innermost first
+  std::vector<CallPathNode>
+      path; // capture's ancestors below the root, innermost first
   for (uint32_t id = capture; id != kRootNode;) {
     CallPathNode node = tree.node(id);
     path.push_back(node);
     id = node.parent;
   }
-  uint32_t node = tree.child(launch, tree.intern("<captured_at>"), NodeKind::Captured);
+  uint32_t node =
+      tree.child(launch, tree.intern("<captured_at>"), NodeKind::Captured);
   for (auto it = path.rbegin(); it != path.rend(); ++it)
     node = tree.child(node, it->name, it->kind);
   std::lock_guard<std::mutex> lock(mutex);
@@ -177,7 +186,9 @@ uint32_t graftCaptured(uint32_t launch, uint32_t capture) {
 
 static std::atomic<ContextCapture> contextCapture{nullptr};
 
-void setContextCapture(ContextCapture capture) { contextCapture.store(capture); }
+void setContextCapture(ContextCapture capture) {
+  contextCapture.store(capture);
+}
 
 uint32_t currentLaunchNode() {
   ThreadContext &thread = threadContext();

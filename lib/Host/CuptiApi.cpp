@@ -12,15 +12,16 @@ CuptiApi &cupti() {
 }
 
 std::string loadCupti(const std::string &path) {
-  return loadOnce(cupti(), path, "CUPTI", "libcupti", [](CuptiApi &api, void *handle) -> const char * {
-#define PROTON_CUPTI_RESOLVE(name)                                       \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
-  if (!api.name)                                                         \
+  return loadOnce(cupti(), path, "CUPTI", "libcupti",
+                  [](CuptiApi &api, void *handle) -> const char * {
+#define PROTON_CUPTI_RESOLVE(name)                                             \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));       \
+  if (!api.name)                                                               \
     return #name;
-    PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_RESOLVE)
+                    PROTON_CUPTI_FUNCTIONS(PROTON_CUPTI_RESOLVE)
 #undef PROTON_CUPTI_RESOLVE
-    return nullptr;
-  });
+                    return nullptr;
+                  });
 }
 
 uint32_t cuptiVersion() {

@@ -46,7 +46,8 @@ bool isKernelLaunch(const char *name) {
 }
 
 bool isTracedApi(const char *name) {
-  return isKernelLaunch(name) || startsWith(name, "cuMemcpy") || startsWith(name, "cuMemset");
+  return isKernelLaunch(name) || startsWith(name, "cuMemcpy") ||
+         startsWith(name, "cuMemset");
 }
 
 uint64_t graphNodeId(CUgraphNode node) {
@@ -63,7 +64,8 @@ void onDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData *data) {
     if (sampled && !sampledInFlight.captured) {
       PcLaunch launch; // no sessions: its samples are drained and dropped
       launch.correlation = data->correlationId;
-      if (inFlight.active && inFlight.context.correlation == data->correlationId) {
+      if (inFlight.active &&
+          inFlight.context.correlation == data->correlationId) {
         launch.node = inFlight.context.node;
         launch.sessions = inFlight.context.sessions;
       }
@@ -103,11 +105,15 @@ void onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *data) {
   if (!data || !data->functionParams)
     return;
   if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA) {
-    const char *message = *static_cast<const char *const *>(data->functionParams);
+    const char *message =
+        *static_cast<const char *const *>(data->functionParams);
     enterScope(message ? message : "<nvtx>", true);
   } else if (cbid == CUPTI_CBID_NVTX_nvtxRangePushEx) {
-    auto *attributes = *static_cast<const NvtxAttributes *const *>(data->functionParams);
-    const char *message = attributes && attributes->messageType == 1 ? attributes->message : nullptr;
+    auto *attributes =
+        *static_cast<const NvtxAttributes *const *>(data->functionParams);
+    const char *message = attributes && attributes->messageType == 1
+                              ? attributes->message
+                              : nullptr;
     enterScope(message ? message : "<nvtx>", true);
   } else if (cbid == CUPTI_CBID_NVTX_nvtxRangePop) {
     popNvtxRange();
@@ -116,7 +122,8 @@ void onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *data) {
 
 void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData *data) {
   if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
-    if (auto *module = static_cast<const CUpti_ModuleResourceData *>(data->resourceDescriptor))
+    if (auto *module = static_cast<const CUpti_ModuleResourceData *>(
+            data->resourceDescriptor))
       pcSampler().moduleLoaded(module->pCubin, module->cubinSize);
     return;
   }
@@ -143,13 +150,15 @@ void onResource(CUpti_CallbackId cbid, const CUpti_ResourceData *data) {
       activityStore().graphNodeCreated(id, context);
     }
   } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
-    activityStore().graphNodeCloned(graphNodeId(graph->originalNode), graphNodeId(graph->node));
+    activityStore().graphNodeCloned(graphNodeId(graph->originalNode),
+                                    graphNodeId(graph->node));
   } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING) {
     activityStore().graphNodeDestroyed(graphNodeId(graph->node));
   }
 }
 
-void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
+void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain,
+                         CUpti_CallbackId cbid, const void *data) {
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
     onDriverApi(cbid, static_cast<const CUpti_CallbackData *>(data));
   else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
@@ -158,36 +167,47 @@ void CUPTIAPI onCallback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId c
     onNvtx(cbid, static_cast<const CUpti_NvtxData *>(data));
 }
 
-void CUPTIAPI onBufferRequested(uint8_t **buffer, size_t *size, size_t *maxNumRecords) {
+void CUPTIAPI onBufferRequested(uint8_t **buffer, size_t *size,
+                                size_t *maxNumRecords) {
   *buffer = static_cast<uint8_t *>(std::aligned_alloc(8, kActivityBufferBytes));
   *size = *buffer ? kActivityBufferBytes : 0;
   *maxNumRecords = 0;
 }
 
-void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t *buffer, size_t, size_t validSize) {
+void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId,
+                                uint8_t *buffer, size_t, size_t validSize) {
   processActivityBuffer(buffer, validSize);
   size_t dropped = 0;
-  if (cupti().cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) == CUPTI_SUCCESS)
+  if (cupti().cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) ==
+      CUPTI_SUCCESS)
     droppedCount.fetch_add(dropped, std::memory_order_relaxed);
   std::free(buffer);
 }
 
 const char *copyKindName(uint8_t kind) {
   switch (kind) {
-  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
-  default: return "memcpy";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    return "memcpy HtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    return "memcpy DtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    return "memcpy DtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+    return "memcpy HtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+    return "memcpy PtoP";
+  default:
+    return "memcpy";
   }
 }
 
 // PC sampling keeps cubins (source lines) and lets go of a context before
 // it is destroyed; other sessions need neither callback.
 void enablePcSamplingCallbacks(bool enable) {
-  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
-    cupti().cuptiEnableCallback(enable ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_MODULE_LOADED,
+                                CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+    cupti().cuptiEnableCallback(enable ? 1 : 0, subscriber,
+                                CUPTI_CB_DOMAIN_RESOURCE, cbid);
 }
 
 std::string check(CUptiResult result, const char *what) {
@@ -201,28 +221,39 @@ std::string check(CUptiResult result, const char *what) {
 void processActivityBuffer(uint8_t *buffer, size_t validSize) {
   CUpti_Activity *record = nullptr;
   CallPathTree &names = callPaths();
-  while (cupti().cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+  while (cupti().cuptiActivityGetNextRecord(buffer, validSize, &record) ==
+         CUPTI_SUCCESS) {
     activityCount.fetch_add(1, std::memory_order_relaxed);
     Activity activity{};
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto *kernel = reinterpret_cast<CUpti_ActivityKernel9 *>(record);
-      activity = {ActivityKind::Kernel, names.intern(kernel->name ? kernel->name : "<kernel>"),
-                  kernel->deviceId, kernel->streamId, kernel->start, kernel->end,
-                  kernel->correlationId, kernel->graphNodeId};
+      activity = {ActivityKind::Kernel,
+                  names.intern(kernel->name ? kernel->name : "<kernel>"),
+                  kernel->deviceId,
+                  kernel->streamId,
+                  kernel->start,
+                  kernel->end,
+                  kernel->correlationId,
+                  kernel->graphNodeId};
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto *copy = reinterpret_cast<CUpti_ActivityMemcpy6 *>(record);
-      activity = {ActivityKind::Memcpy, names.intern(copyKindName(copy->copyKind)), copy->deviceId,
-                  copy->streamId, copy->start, copy->end, copy->correlationId, copy->graphNodeId};
+      activity = {
+          ActivityKind::Memcpy, names.intern(copyKindName(copy->copyKind)),
+          copy->deviceId,       copy->streamId,
+          copy->start,          copy->end,
+          copy->correlationId,  copy->graphNodeId};
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto *set = reinterpret_cast<CUpti_ActivityMemset4 *>(record);
-      activity = {ActivityKind::Memset, names.intern("memset"), set->deviceId, set->streamId,
-                  set->start, set->end, set->correlationId, set->graphNodeId};
+      activity = {ActivityKind::Memset, names.intern("memset"),
+                  set->deviceId,        set->streamId,
+                  set->start,           set->end,
+                  set->correlationId,   set->graphNodeId};
       break;
     }
     default:
@@ -243,7 +274,8 @@ std::string startCuptiTracing() {
   if (!error.empty()) {
     subscriber = nullptr;
     if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-      return error + " (another CUPTI client, e.g. a second profiler, owns the subscription)";
+      return error + " (another CUPTI client, e.g. a second profiler, owns the "
+                     "subscription)";
     if (result == CUPTI_ERROR_NOT_INITIALIZED)
       return error + " (no usable CUDA driver or GPU in this process)";
     return error;
@@ -252,28 +284,34 @@ std::string startCuptiTracing() {
   // stays free of callbacks.
   for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
     const char *name = nullptr;
-    if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+    if (api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) !=
+            CUPTI_SUCCESS ||
+        !name)
       continue;
     kernelLaunchCbid[cbid] = isKernelLaunch(name);
     if (isTracedApi(name))
       api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   }
-  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+                                CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING})
     api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   if (nvtxOn.load())
-    for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
-                                  CUPTI_CBID_NVTX_nvtxRangePop})
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
+          CUPTI_CBID_NVTX_nvtxRangePop})
       api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
   if (pcSampler().enabled())
     enablePcSamplingCallbacks(true);
   // Every start registers: the stop before it detached CUPTI, which drops them.
-  error = check(api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
-                "cuptiActivityRegisterCallbacks");
+  error = check(
+      api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
+      "cuptiActivityRegisterCallbacks");
   if (!error.empty())
     return error;
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMSET}) {
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMSET}) {
     error = check(api.cuptiActivityEnable(kind), "cuptiActivityEnable");
     if (!error.empty())
       return error;
@@ -287,11 +325,13 @@ std::string flushCuptiTracing() {
   // Kernels still running have no record yet: wait for the current context.
   if (void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
     using Synchronize = int (*)();
-    if (auto synchronize = reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize")))
+    if (auto synchronize =
+            reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize")))
       synchronize();
     dlclose(cuda);
   }
-  return check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  return check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+               "cuptiActivityFlushAll");
 }
 
 std::string stopCuptiTracing() {
@@ -300,8 +340,9 @@ std::string stopCuptiTracing() {
   std::string error = flushCuptiTracing();
   pcSampler().disableAll();
   CuptiApi &api = cupti();
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMSET})
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMSET})
     api.cuptiActivityDisable(kind);
   api.cuptiUnsubscribe(subscriber);
   subscriber = nullptr;
@@ -309,7 +350,8 @@ std::string stopCuptiTracing() {
   // 4% slower after the last session ended (bench/probe_cupti_residual.py).
   // Work is synchronized and flushed above, as cuptiFinalize requires; the
   // next start registers the buffer callbacks again.
-  if (CUptiResult result = api.cuptiFinalize(); result != CUPTI_SUCCESS && error.empty())
+  if (CUptiResult result = api.cuptiFinalize();
+      result != CUPTI_SUCCESS && error.empty())
     error = check(result, "cuptiFinalize");
   activityStore().reset();
   return error;

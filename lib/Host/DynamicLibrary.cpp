@@ -4,12 +4,15 @@
 
 namespace proton::host {
 
-std::string openLibrary(const std::string &path, const char *library, const char *file,
-                        const std::function<const char *(void *)> &resolve, void **handle) {
+std::string openLibrary(const std::string &path, const char *library,
+                        const char *file,
+                        const std::function<const char *(void *)> &resolve,
+                        void **handle) {
   void *opened = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!opened) {
     const char *why = dlerror();
-    return std::string("cannot load ") + library + " from " + path + ": " + (why ? why : "dlopen failed");
+    return std::string("cannot load ") + library + " from " + path + ": " +
+           (why ? why : "dlopen failed");
   }
   if (const char *missing = resolve(opened)) {
     dlclose(opened);

@@ -2,12 +2,21 @@
 
 namespace proton::host {
 
-std::vector<AggregateRow> packAggregates(const std::vector<Aggregate> &aggregates) {
+std::vector<AggregateRow>
+packAggregates(const std::vector<Aggregate> &aggregates) {
   std::vector<AggregateRow> rows;
   rows.reserve(aggregates.size());
   for (const Aggregate &a : aggregates)
-    rows.push_back({a.node, a.name, a.device, uint32_t(a.kind), a.count, a.totalNs, a.minNs, a.maxNs,
-                    {a.flops[0], a.flops[1], a.flops[2], a.flops[3]}, a.bytes});
+    rows.push_back({a.node,
+                    a.name,
+                    a.device,
+                    uint32_t(a.kind),
+                    a.count,
+                    a.totalNs,
+                    a.minNs,
+                    a.maxNs,
+                    {a.flops[0], a.flops[1], a.flops[2], a.flops[3]},
+                    a.bytes});
   return rows;
 }
 
@@ -15,7 +24,8 @@ std::vector<TraceRowOut> packTrace(const std::vector<TraceRow> &trace) {
   std::vector<TraceRowOut> rows;
   rows.reserve(trace.size());
   for (const TraceRow &t : trace)
-    rows.push_back({t.node, t.name, t.device, t.stream, uint32_t(t.kind), t.correlation, t.start, t.end});
+    rows.push_back({t.node, t.name, t.device, t.stream, uint32_t(t.kind),
+                    t.correlation, t.start, t.end});
   return rows;
 }
 

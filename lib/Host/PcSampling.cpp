@@ -24,7 +24,8 @@ void synchronizeCurrentContext() {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!cuda)
       return;
-    synchronize = reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize"));
+    synchronize =
+        reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize"));
     if (!synchronize)
       return;
     resolved.store(synchronize, std::memory_order_release);
@@ -95,7 +96,8 @@ bool PcSampler::enableContext(CUcontext context, ContextState &state) {
   count.numStallReasons = &numReasons;
   result = api.cuptiPCSamplingGetNumStallReasons(&count);
   std::vector<uint32_t> indices(numReasons);
-  std::vector<std::vector<char>> names(numReasons, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
+  std::vector<std::vector<char>> names(
+      numReasons, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
   std::vector<char *> namePointers;
   for (auto &name : names)
     namePointers.push_back(name.data());
@@ -122,15 +124,21 @@ bool PcSampler::enableContext(CUcontext context, ContextState &state) {
     std::vector<CUpti_PCSamplingConfigurationInfo> info(4);
     for (auto &entry : info)
       entry = CUpti_PCSamplingConfigurationInfo{};
-    info[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-    info[0].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
-    info[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
+    info[0].attributeType =
+        CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+    info[0].attributeData.collectionModeData.collectionMode =
+        CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
+    info[1].attributeType =
+        CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
     info[1].attributeData.stallReasonData.stallReasonCount = numReasons;
     info[1].attributeData.stallReasonData.pStallReasonIndex = indices.data();
-    info[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-    info[2].attributeData.samplingDataBufferData.samplingDataBuffer = &state.configured.data;
+    info[2].attributeType =
+        CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+    info[2].attributeData.samplingDataBufferData.samplingDataBuffer =
+        &state.configured.data;
     if (uint32_t interval = interval_.load()) {
-      info[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+      info[3].attributeType =
+          CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
       info[3].attributeData.samplingPeriodData.samplingPeriod = interval;
     } else {
       info.pop_back();
@@ -177,14 +185,16 @@ void PcSampler::afterLaunch(CUcontext context, const PcLaunch &launch) {
     if (found == contexts_.end() || !found->second->ok)
       return;
   }
-  synchronizeCurrentContext(); // without the lock: other threads' launches drain meanwhile
+  synchronizeCurrentContext(); // without the lock: other threads' launches
+                               // drain meanwhile
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = contexts_.find(context);
   if (found != contexts_.end() && found->second->ok)
     drain(context, *found->second, &launch);
 }
 
-void PcSampler::drain(CUcontext context, ContextState &state, const PcLaunch *launch) {
+void PcSampler::drain(CUcontext context, ContextState &state,
+                      const PcLaunch *launch) {
   CuptiApi &api = cupti();
   for (int round = 0; round < kMaxDrainRounds; ++round) {
     CUpti_PCSamplingData &data = state.drained.data;
@@ -197,7 +207,8 @@ void PcSampler::drain(CUcontext context, ContextState &state, const PcLaunch *la
     CUptiResult result = api.cuptiPCSamplingGetData(&params);
     if (result != CUPTI_SUCCESS) {
       fail(result == CUPTI_ERROR_OUT_OF_MEMORY
-               ? "the PC sampling hardware buffer was full: samples were lost (a larger interval samples less)"
+               ? "the PC sampling hardware buffer was full: samples were lost "
+                 "(a larger interval samples less)"
                : failure("cuptiPCSamplingGetData", result));
       return;
     }
@@ -207,7 +218,8 @@ void PcSampler::drain(CUcontext context, ContextState &state, const PcLaunch *la
   }
 }
 
-void PcSampler::consume(ContextState &state, const Buffer &buffer, const PcLaunch *launch) {
+void PcSampler::consume(ContextState &state, const Buffer &buffer,
+                        const PcLaunch *launch) {
   const CUpti_PCSamplingData &data = buffer.data;
   totalSamples_.fetch_add(data.totalSamples, std::memory_order_relaxed);
   droppedSamples_.fetch_add(data.droppedSamples, std::memory_order_relaxed);
@@ -217,7 +229,8 @@ void PcSampler::consume(ContextState &state, const Buffer &buffer, const PcLaunc
     // Serialized mode names the launch; an earlier one's late samples
     // still find it among the recent launches.
     const PcLaunch *owner = launch;
-    if (pc.correlationId && (!owner || owner->correlation != pc.correlationId)) {
+    if (pc.correlationId &&
+        (!owner || owner->correlation != pc.correlationId)) {
       const PcLaunch &recent = recent_[pc.correlationId % kRecentLaunches];
       owner = recent.correlation == pc.correlationId ? &recent : nullptr;
     }
@@ -232,9 +245,11 @@ void PcSampler::consume(ContextState &state, const Buffer &buffer, const PcLaunc
       if (!reason.samples)
         continue;
       auto name = state.stallNames.find(reason.pcSamplingStallReasonIndex);
-      uint32_t stall = name != state.stallNames.end()
-                           ? name->second
-                           : intern("reason_" + std::to_string(reason.pcSamplingStallReasonIndex));
+      uint32_t stall =
+          name != state.stallNames.end()
+              ? name->second
+              : intern("reason_" +
+                       std::to_string(reason.pcSamplingStallReasonIndex));
       SampleKey key{owner->node, function, pc.cubinCrc, pc.pcOffset, stall};
       for (int slot = 0; slot < kMaxSessions; ++slot)
         if (owner->sessions >> slot & 1)
@@ -253,7 +268,8 @@ void PcSampler::disableLocked(CUcontext context, ContextState &state) {
   CUptiResult result = cupti().cuptiPCSamplingDisable(&disable);
   if (result != CUPTI_SUCCESS)
     fail(failure("cuptiPCSamplingDisable", result));
-  consume(state, state.configured, nullptr); // what disabling left in the configured buffer
+  consume(state, state.configured,
+          nullptr); // what disabling left in the configured buffer
   state.ok = false;
 }
 
@@ -288,7 +304,8 @@ void PcSampler::moduleLoaded(const void *cubin, size_t size) {
   cubins_.try_emplace(params.cubinCrc, static_cast<const char *>(cubin), size);
 }
 
-const std::string &PcSampler::lineOf(uint64_t crc, uint32_t function, uint64_t pcOffset) {
+const std::string &PcSampler::lineOf(uint64_t crc, uint32_t function,
+                                     uint64_t pcOffset) {
   auto key = std::make_tuple(crc, function, pcOffset);
   auto cached = lines_.find(key);
   if (cached != lines_.end())
@@ -303,8 +320,8 @@ const std::string &PcSampler::lineOf(uint64_t crc, uint32_t function, uint64_t p
     params.cubinSize = cubin->second.size();
     params.functionName = functionName.c_str();
     params.pcOffset = pcOffset;
-    if (cupti().cuptiGetSassToSourceCorrelation(&params) == CUPTI_SUCCESS && params.fileName &&
-        *params.fileName && params.lineNumber) {
+    if (cupti().cuptiGetSassToSourceCorrelation(&params) == CUPTI_SUCCESS &&
+        params.fileName && *params.fileName && params.lineNumber) {
       std::string file = params.fileName;
       if (file.front() != '/' && params.dirName && *params.dirName)
         file = std::string(params.dirName) + "/" + file;
@@ -316,7 +333,8 @@ const std::string &PcSampler::lineOf(uint64_t crc, uint32_t function, uint64_t p
   }
   if (line.empty()) {
     char offset[32];
-    std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(pcOffset));
+    std::snprintf(offset, sizeof offset, "+0x%llx",
+                  static_cast<unsigned long long>(pcOffset));
     line = functionName + offset;
   }
   return lines_.emplace(key, std::move(line)).first->second;
@@ -330,7 +348,8 @@ void PcSampler::clearSession(int slot) {
 std::vector<PcSampleRow> PcSampler::takeSession(int slot) {
   std::lock_guard<std::mutex> lock(mutex_);
   // PCs of one line merge: (node, function, line, stall) -> samples.
-  std::map<std::tuple<uint32_t, uint32_t, std::string, uint32_t>, uint64_t> lines;
+  std::map<std::tuple<uint32_t, uint32_t, std::string, uint32_t>, uint64_t>
+      lines;
   for (const auto &[key, count] : sessions_[slot]) {
     auto [node, function, crc, pcOffset, stall] = key;
     lines[{node, function, lineOf(crc, function, pcOffset), stall}] += count;

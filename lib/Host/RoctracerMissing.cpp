@@ -5,11 +5,15 @@
 namespace proton::host {
 
 static const char *const kRoctracerNotBuilt =
-    "the ROCTracer backend is not built into this install of proton._host (no AMD headers, "
-    "roctracer/roctracer_hip.h, at build time; install triton with its AMD backend and rebuild)";
+    "the ROCTracer backend is not built into this install of proton._host (no "
+    "AMD headers, "
+    "roctracer/roctracer_hip.h, at build time; install triton with its AMD "
+    "backend and rebuild)";
 
 bool roctracerBuilt() { return false; }
-std::string loadRoctracerLibrary(const std::string &) { return kRoctracerNotBuilt; }
+std::string loadRoctracerLibrary(const std::string &) {
+  return kRoctracerNotBuilt;
+}
 std::string startRoctracerTracing() { return kRoctracerNotBuilt; }
 std::string flushRoctracerTracing() { return ""; }
 std::string stopRoctracerTracing() { return ""; }

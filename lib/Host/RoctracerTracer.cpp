@@ -39,7 +39,8 @@ enum class OpClass : uint8_t { None = 0, Launch = 1, Transfer = 2 };
 
 std::mutex stateMutex; // start / flush / stop
 roctracer_pool_t *pool = nullptr;
-std::atomic<bool> tracing{false}; // pool open and callbacks on (read without the mutex)
+std::atomic<bool> tracing{
+    false}; // pool open and callbacks on (read without the mutex)
 std::vector<uint32_t> tracedOps; // HIP API ids with our callback
 // Read by the callback on any launching thread; set before a callback is
 // enabled, cleared after it is disabled.
@@ -64,9 +65,10 @@ OpClass classify(const char *name) {
     return OpClass::None;
   if (startsWith(name, "hipLaunchHostFunc"))
     return OpClass::None; // runs a host function, no kernel
-  for (const char *prefix : {"hipLaunchKernel", "hipLaunchCooperativeKernel", "hipLaunchByPtr", "hipModuleLaunch",
-                             "hipExtLaunch", "hipExtModuleLaunch", "hipHccModuleLaunch", "hipDrvLaunch",
-                             "hipGraphLaunch"})
+  for (const char *prefix :
+       {"hipLaunchKernel", "hipLaunchCooperativeKernel", "hipLaunchByPtr",
+        "hipModuleLaunch", "hipExtLaunch", "hipExtModuleLaunch",
+        "hipHccModuleLaunch", "hipDrvLaunch", "hipGraphLaunch"})
     if (startsWith(name, prefix))
       return OpClass::Launch;
   for (const char *prefix : {"hipMemcpy", "hipMemset", "hipDrvMemcpy"})
@@ -87,10 +89,12 @@ void onHipApi(uint32_t domain, uint32_t op, const void *data, void *) {
   auto *api = static_cast<const hip_api_data_t *>(data);
   if (api->phase != ACTIVITY_API_PHASE_ENTER)
     return;
-  auto kind = static_cast<OpClass>(opClasses[op].load(std::memory_order_relaxed));
+  auto kind =
+      static_cast<OpClass>(opClasses[op].load(std::memory_order_relaxed));
   if (kind == OpClass::None)
     return;
-  recordLaunchNow(static_cast<uint32_t>(api->correlation_id), kind == OpClass::Launch);
+  recordLaunchNow(static_cast<uint32_t>(api->correlation_id),
+                  kind == OpClass::Launch);
 }
 
 // A copy record's name and kind from its command kind's name, e.g.
@@ -127,13 +131,16 @@ bool toActivity(const roctracer_record_t &record, Activity &activity) {
     kind = ActivityKind::Kernel;
     name = record.kernel_name ? record.kernel_name : "<kernel>";
   } else if (record.op == HIP_OP_ID_COPY) {
-    name = transferName(roctracer().roctracer_op_string(ACTIVITY_DOMAIN_HIP_OPS, record.op, record.kind), kind);
+    name = transferName(roctracer().roctracer_op_string(ACTIVITY_DOMAIN_HIP_OPS,
+                                                        record.op, record.kind),
+                        kind);
   } else {
     return false;
   }
   activity = {kind,
               callPaths().intern(name),
-              record.device_id < 0 ? 0u : static_cast<uint32_t>(record.device_id),
+              record.device_id < 0 ? 0u
+                                   : static_cast<uint32_t>(record.device_id),
               static_cast<uint32_t>(record.queue_id),
               record.begin_ns,
               record.end_ns,
@@ -155,7 +162,8 @@ void onBuffer(const char *begin, const char *end, void *) {
     if (toActivity(*record, activity))
       activityStore().add(activity);
     const roctracer_record_t *next = nullptr;
-    if (api.roctracer_next_record(record, &next) != ROCTRACER_STATUS_SUCCESS || next <= record)
+    if (api.roctracer_next_record(record, &next) != ROCTRACER_STATUS_SUCCESS ||
+        next <= record)
       break;
     record = next;
   }
@@ -172,12 +180,14 @@ std::string check(roctracer_status_t status, const char *what) {
 // Unverified on hardware: that the records of finished work are then in
 // the pool (HIP hands them over from its own threads).
 void synchronizeHip() {
-  for (const char *name : {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}) {
+  for (const char *name : {"libamdhip64.so", "libamdhip64.so.7",
+                           "libamdhip64.so.6", "libamdhip64.so.5"}) {
     void *hip = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
     if (!hip)
       continue;
     using Synchronize = int (*)();
-    if (auto synchronize = reinterpret_cast<Synchronize>(dlsym(hip, "hipDeviceSynchronize")))
+    if (auto synchronize =
+            reinterpret_cast<Synchronize>(dlsym(hip, "hipDeviceSynchronize")))
       synchronize();
     dlclose(hip);
     return;
@@ -186,7 +196,8 @@ void synchronizeHip() {
 
 std::string flushLocked() {
   synchronizeHip();
-  return check(roctracer().roctracer_flush_activity_expl(pool), "roctracer_flush_activity_expl");
+  return check(roctracer().roctracer_flush_activity_expl(pool),
+               "roctracer_flush_activity_expl");
 }
 
 // Undoes start: callbacks off, activity off, pool closed (ROCTracer's
@@ -207,7 +218,9 @@ void teardownLocked() {
 
 } // namespace
 
-std::string loadRoctracerLibrary(const std::string &path) { return loadRoctracer(path); }
+std::string loadRoctracerLibrary(const std::string &path) {
+  return loadRoctracer(path);
+}
 
 std::string startRoctracerTracing() {
   std::lock_guard<std::mutex> lock(stateMutex);
@@ -222,7 +235,8 @@ std::string startRoctracerTracing() {
   properties.buffer_size = kPoolBufferBytes;
   properties.buffer_callback_fun = onBuffer;
   roctracer_pool_t *opened = nullptr;
-  std::string error = check(api.roctracer_open_pool_expl(&properties, &opened), "roctracer_open_pool_expl");
+  std::string error = check(api.roctracer_open_pool_expl(&properties, &opened),
+                            "roctracer_open_pool_expl");
   if (!error.empty())
     return error;
   if (!opened)
@@ -231,22 +245,27 @@ std::string startRoctracerTracing() {
   // Callbacks on the launch, copy and set APIs only: every other HIP call
   // stays free of them.
   for (uint32_t op = 1; op < kHipApiOpLimit; ++op) {
-    OpClass kind = classify(api.roctracer_op_string(ACTIVITY_DOMAIN_HIP_API, op, 0));
+    OpClass kind =
+        classify(api.roctracer_op_string(ACTIVITY_DOMAIN_HIP_API, op, 0));
     if (kind == OpClass::None)
       continue;
     opClasses[op].store(static_cast<uint8_t>(kind), std::memory_order_relaxed);
-    if (api.roctracer_enable_op_callback(ACTIVITY_DOMAIN_HIP_API, op, onHipApi, nullptr) == ROCTRACER_STATUS_SUCCESS)
+    if (api.roctracer_enable_op_callback(ACTIVITY_DOMAIN_HIP_API, op, onHipApi,
+                                         nullptr) == ROCTRACER_STATUS_SUCCESS)
       tracedOps.push_back(op);
     else
       opClasses[op].store(0, std::memory_order_relaxed);
   }
   if (tracedOps.empty()) {
     teardownLocked();
-    return "ROCTracer from " + api.path + " enabled no HIP launch, copy or set callback (roctracer_op_string "
-           "named none of HIP API ids 1.." + std::to_string(kHipApiOpLimit - 1) + "; is libamdhip64 there?)";
+    return "ROCTracer from " + api.path +
+           " enabled no HIP launch, copy or set callback (roctracer_op_string "
+           "named none of HIP API ids 1.." +
+           std::to_string(kHipApiOpLimit - 1) + "; is libamdhip64 there?)";
   }
   for (uint32_t op : kActivityOps) {
-    error = check(api.roctracer_enable_op_activity_expl(ACTIVITY_DOMAIN_HIP_OPS, op, pool),
+    error = check(api.roctracer_enable_op_activity_expl(ACTIVITY_DOMAIN_HIP_OPS,
+                                                        op, pool),
                   "roctracer_enable_op_activity_expl(HIP_OPS)");
     if (!error.empty()) {
       teardownLocked();
@@ -287,6 +306,8 @@ std::pair<uint32_t, uint32_t> roctracerVersion() {
   return {api.roctracer_version_major(), api.roctracer_version_minor()};
 }
 
-uint64_t roctracerActivities() { return activityCount.load(std::memory_order_relaxed); }
+uint64_t roctracerActivities() {
+  return activityCount.load(std::memory_order_relaxed);
+}
 
 } // namespace proton::host

@@ -42,7 +42,8 @@ void checkSlot(int slot) {
 }
 
 template <typename T> nb::bytes packed(const std::vector<T> &rows) {
-  return nb::bytes(reinterpret_cast<const char *>(rows.data()), rows.size() * sizeof(T));
+  return nb::bytes(reinterpret_cast<const char *>(rows.data()),
+                   rows.size() * sizeof(T));
 }
 
 // --- context="python": the launch's Python call path --------------------
@@ -71,7 +72,8 @@ uint32_t frameName(PyCodeObject *code, int line) {
     return found->second;
   const char *file = PyUnicode_AsUTF8(code->co_filename);
   const char *function = PyUnicode_AsUTF8(code->co_name);
-  std::string name = std::string(file ? file : "?") + ":" + std::to_string(line) + "@" + (function ? function : "?");
+  std::string name = std::string(file ? file : "?") + ":" +
+                     std::to_string(line) + "@" + (function ? function : "?");
   uint32_t id = callPaths().intern(name);
   frameNames.emplace(std::make_pair(key, line), id);
   return id;
@@ -120,25 +122,35 @@ void tritonLaunchHook(nb::handle metadata) {
   nb::object base = nb::steal(PyObject_GetAttr(metadata.ptr(), dataAttr));
   if (!base.is_valid())
     throw nb::python_error();
-  nb::object kernelName = PyDict_Check(base.ptr()) ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey)) : nb::object();
+  nb::object kernelName = PyDict_Check(base.ptr())
+                              ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey))
+                              : nb::object();
   LaunchMetadataScope metadataScope;
   nb::object data;
-  PyObject *only = PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
-                       ? PyList_GET_ITEM(extras.ptr(), 0) : nullptr; // borrowed
-  if (only && PyTuple_Check(only) && PyTuple_GET_SIZE(only) == 2 && PyTuple_Check(PyTuple_GET_ITEM(only, 1))) {
-    data = nb::steal(PyObject_Call(PyTuple_GET_ITEM(only, 0), PyTuple_GET_ITEM(only, 1), nullptr));
+  PyObject *only =
+      PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
+          ? PyList_GET_ITEM(extras.ptr(), 0)
+          : nullptr; // borrowed
+  if (only && PyTuple_Check(only) && PyTuple_GET_SIZE(only) == 2 &&
+      PyTuple_Check(PyTuple_GET_ITEM(only, 1))) {
+    data = nb::steal(PyObject_Call(PyTuple_GET_ITEM(only, 0),
+                                   PyTuple_GET_ITEM(only, 1), nullptr));
     if (!data.is_valid())
-      throw nb::python_error(); // launch_metadata raised: the launch fails with its error
+      throw nb::python_error(); // launch_metadata raised: the launch fails with
+                                // its error
   } else {
     data = metadata.attr("get")();
   }
   metadataScope.close();
   if (!PyDict_Check(data.ptr()))
-    throw nb::type_error("a Triton launch_metadata function must return a dict");
-  static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
-  static PyObject *keyObjects[5] = {PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
-                                    PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
-                                    PyUnicode_InternFromString(keys[4])}; // made once, never freed
+    throw nb::type_error(
+        "a Triton launch_metadata function must return a dict");
+  static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64",
+                                "bytes"};
+  static PyObject *keyObjects[5] = {
+      PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
+      PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
+      PyUnicode_InternFromString(keys[4])}; // made once, never freed
   double values[5] = {0, 0, 0, 0, 0};
   bool any = false;
   for (int i = 0; i < 5; ++i) {
@@ -151,9 +163,11 @@ void tritonLaunchHook(nb::handle metadata) {
       PyObject *name = PyDict_GetItem(data.ptr(), nameKey);
       if (!name && kernelName.is_valid())
         name = kernelName.ptr();
-      std::string kernel = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
-      throw nb::value_error(("launch_metadata of kernel " + kernel + " gave a non-numeric '" + keys[i] +
-                             "'").c_str());
+      std::string kernel =
+          name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
+      throw nb::value_error(("launch_metadata of kernel " + kernel +
+                             " gave a non-numeric '" + keys[i] + "'")
+                                .c_str());
     }
     any |= values[i] != 0;
   }
@@ -176,7 +190,8 @@ void tritonLaunchHook(nb::handle metadata) {
 // --- the module, by area -----------------------------------------------------
 
 void bindCupti(nb::module_ &m) {
-  m.def("load_cupti", [](const std::string &path) { raiseIfError(loadCupti(path)); });
+  m.def("load_cupti",
+        [](const std::string &path) { raiseIfError(loadCupti(path)); });
   m.def("cupti_version", &cuptiVersion);
   m.def("cupti_path", []() { return cupti().path; });
   m.def("start_cupti", []() { raiseIfError(startCuptiTracing()); });
@@ -201,12 +216,15 @@ void bindCupti(nb::module_ &m) {
 // ROCTracer (AMD): the same launch bookkeeping and store as CUPTI.
 void bindRoctracer(nb::module_ &m) {
   m.def("roctracer_built", &roctracerBuilt);
-  m.def("load_roctracer", [](const std::string &path) { raiseIfError(loadRoctracerLibrary(path)); });
+  m.def("load_roctracer", [](const std::string &path) {
+    raiseIfError(loadRoctracerLibrary(path));
+  });
   m.def("roctracer_path", &roctracerLibraryPath);
   m.def("roctracer_version", &roctracerVersion);
   m.def("start_roctracer", []() { raiseIfError(startRoctracerTracing()); });
   m.def("flush_roctracer", []() {
-    nb::gil_scoped_release release; // synchronizes; buffer callbacks may run on this thread
+    nb::gil_scoped_release
+        release; // synchronizes; buffer callbacks may run on this thread
     raiseIfError(flushRoctracerTracing());
   });
   m.def("stop_roctracer", []() {
@@ -218,32 +236,41 @@ void bindRoctracer(nb::module_ &m) {
 
 // Where launches belong: scopes, NVTX ranges, states, Python frames.
 void bindScopes(nb::module_ &m) {
-  m.def("set_python_context", [](bool enabled, std::vector<std::string> prefixes) {
-    skippedPrefixes = std::move(prefixes);
-    setContextCapture(enabled ? capturePythonContext : nullptr);
-  });
-  m.def("enter_scope", [](const std::string &name) { return enterScope(name, false); });
+  m.def("set_python_context",
+        [](bool enabled, std::vector<std::string> prefixes) {
+          skippedPrefixes = std::move(prefixes);
+          setContextCapture(enabled ? capturePythonContext : nullptr);
+        });
+  m.def("enter_scope",
+        [](const std::string &name) { return enterScope(name, false); });
   // Closes the innermost scope (which must be `name` when one is given) and
   // returns its node; an NVTX range still open inside it is closed with it.
-  m.def("exit_scope", [](std::optional<std::string> name) {
-    uint32_t node = kRootNode;
-    std::string error = exitScope(name, node);
-    if (!error.empty())
-      throw nb::value_error(error.c_str());
-    return node;
-  }, nb::arg("name").none() = nb::none());
+  m.def(
+      "exit_scope",
+      [](std::optional<std::string> name) {
+        uint32_t node = kRootNode;
+        std::string error = exitScope(name, node);
+        if (!error.empty())
+          throw nb::value_error(error.c_str());
+        return node;
+      },
+      nb::arg("name").none() = nb::none());
   m.def("scope_depth", []() { return threadContext().scopes.size() - 1; });
-  m.def("nvtx_push", [](const std::string &name) { return enterScope(name, true); });
+  m.def("nvtx_push",
+        [](const std::string &name) { return enterScope(name, true); });
   m.def("nvtx_pop", &popNvtxRange);
   m.def("scope_stack", &scopeStack);
   m.def("current_scope_node", []() { return threadContext().scopes.back(); });
   m.def("current_launch_node", &currentLaunchNode);
-  m.def("set_state", [](std::optional<std::string> name) { return setState(name); },
-        nb::arg("name").none()); // None clears the state
+  m.def(
+      "set_state",
+      [](std::optional<std::string> name) { return setState(name); },
+      nb::arg("name").none()); // None clears the state
 }
 
 void bindLaunchMetrics(nb::module_ &m) {
-  m.def("set_launch_metrics", [](double flops8, double flops16, double flops32, double flops64, double bytes) {
+  m.def("set_launch_metrics", [](double flops8, double flops16, double flops32,
+                                 double flops64, double bytes) {
     const double flops[4] = {flops8, flops16, flops32, flops64};
     setLaunchMetrics(flops, bytes, kNoName);
   });
@@ -262,16 +289,19 @@ void bindSessions(nb::module_ &m) {
   m.def("take_session", [](int slot) {
     checkSlot(slot);
     SessionResult result = activityStore().takeSession(slot);
-    return nb::make_tuple(packed(packAggregates(result.aggregates)), packed(packTrace(result.trace)),
-                          result.traceDropped);
+    return nb::make_tuple(packed(packAggregates(result.aggregates)),
+                          packed(packTrace(result.trace)), result.traceDropped);
   });
   // [(node, kernel, line, CUPTI stall reason, samples)]: few rows (lines x
   // reasons per kernel and context), so plain tuples.
   m.def("take_pc_samples", [](int slot) {
     checkSlot(slot);
-    std::vector<std::tuple<uint32_t, std::string, std::string, std::string, uint64_t>> rows;
+    std::vector<
+        std::tuple<uint32_t, std::string, std::string, std::string, uint64_t>>
+        rows;
     for (PcSampleRow &row : pcSampler().takeSession(slot))
-      rows.emplace_back(row.node, std::move(row.kernel), std::move(row.line), std::move(row.stall), row.count);
+      rows.emplace_back(row.node, std::move(row.kernel), std::move(row.line),
+                        std::move(row.stall), row.count);
     return rows;
   });
   m.def("counters", []() {
@@ -291,7 +321,8 @@ void bindSessions(nb::module_ &m) {
 // The calling-context tree and the packed rows' layouts and kinds, which
 // python/proton/host/records.py turns into numpy dtypes.
 void bindRecords(nb::module_ &m) {
-  m.def("intern", [](const std::string &name) { return callPaths().intern(name); });
+  m.def("intern",
+        [](const std::string &name) { return callPaths().intern(name); });
   m.def("names", []() { return callPaths().names(); });
   m.def("nodes", []() { return packed(packNodes(callPaths().nodes())); });
   m.def("demangle", &demangle);
@@ -300,7 +331,8 @@ void bindRecords(nb::module_ &m) {
     nb::list fields;
     for (size_t i = 0; i < layout.count; ++i) {
       const RowField &field = layout.fields[i];
-      fields.append(nb::make_tuple(field.name, field.type, field.count, field.offset));
+      fields.append(
+          nb::make_tuple(field.name, field.type, field.count, field.offset));
     }
     nb::dict entry;
     entry["itemsize"] = layout.itemsize;

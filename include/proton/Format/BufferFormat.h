@@ -1,4 +1,5 @@
-//===- BufferFormat.h - the profile buffer's layout, one definition --------===//
+//===- BufferFormat.h - the profile buffer's layout, one definition
+//--------===//
 //
 // The one definition of the profile buffer's layout (docs/buffer-format.md).
 // The lowering writes it, the `_C` extension exports it to Python, whose
@@ -32,8 +33,8 @@ constexpr unsigned kWordClockEnd = 10;  // 64-bit clock at return (2 words)
 
 /// Flags in header word 0, bits 0-15 (bits 0-3 hold kVersion).
 constexpr unsigned kClock64Bit = 1u << 4;
-constexpr unsigned kBufferTypeShift = 5; // 2 bits: BufferType
-constexpr unsigned kGranularityShift = 7; // 2 bits: Granularity
+constexpr unsigned kBufferTypeShift = 5;      // 2 bits: BufferType
+constexpr unsigned kGranularityShift = 7;     // 2 bits: Granularity
 constexpr unsigned kTimer100MHzBit = 1u << 9; // AMD: the timer ticks at 100 MHz
 /// Header word 3: the warp id above the target's 20-bit location.
 constexpr unsigned kWarpShift = 20;

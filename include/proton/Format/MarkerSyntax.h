@@ -1,4 +1,5 @@
-//===- MarkerSyntax.h - the text of the markers kernels carry --------------===//
+//===- MarkerSyntax.h - the text of the markers kernels carry
+//--------------===//
 //
 // The one definition of the inline-assembly text a marker carries from a
 // Triton or Gluon kernel to the LLVM IR (`// @proton start <name>`), which
@@ -17,7 +18,8 @@ constexpr const char *kPrefix = "// @proton ";
 /// An optional suffix naming the marker's source (`<file>:<line>:<col>`), for
 /// markers whose debug location cannot say it. Scope names cannot hold ';'.
 constexpr const char *kLocationSuffix = " ;loc=";
-/// The TTGIR/MLIR op: `proton.record start "name"` / `proton.record end "name"`.
+/// The TTGIR/MLIR op: `proton.record start "name"` / `proton.record end
+/// "name"`.
 constexpr const char *kRecordOp = "proton.record";
 
 } // namespace proton::markers

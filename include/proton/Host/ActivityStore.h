@@ -23,7 +23,9 @@ namespace proton::host {
   X(Memcpy, "memcpy")                                                          \
   X(Memset, "memset")
 #define PROTON_HOST_ENUMERATOR(kind, name) kind,
-enum class ActivityKind : uint8_t { PROTON_HOST_ACTIVITY_KINDS(PROTON_HOST_ENUMERATOR) };
+enum class ActivityKind : uint8_t {
+  PROTON_HOST_ACTIVITY_KINDS(PROTON_HOST_ENUMERATOR)
+};
 #undef PROTON_HOST_ENUMERATOR
 
 constexpr int kMaxSessions = 64;
@@ -89,7 +91,9 @@ public:
 
   void openSession(int slot, bool keepTrace, uint64_t traceCap);
   SessionResult takeSession(int slot);
-  uint64_t unattributed() const { return unattributed_.load(std::memory_order_relaxed); }
+  uint64_t unattributed() const {
+    return unattributed_.load(std::memory_order_relaxed);
+  }
   size_t graphNodesKept();
   void reset();
 
@@ -106,7 +110,8 @@ private:
   std::unordered_map<uint64_t, LaunchContext> graphNodes_;
   std::mutex sessionMutex_;
   std::array<SessionData, kMaxSessions> sessions_;
-  std::atomic<uint64_t> unattributed_{0}; // buffer threads add, counters() reads
+  std::atomic<uint64_t> unattributed_{
+      0}; // buffer threads add, counters() reads
 };
 
 ActivityStore &activityStore();

@@ -24,7 +24,9 @@ namespace proton::host {
   X(Captured, "captured_at")                                                   \
   X(Nvtx, "nvtx")
 #define PROTON_HOST_ENUMERATOR(kind, name) kind,
-enum class NodeKind : uint8_t { PROTON_HOST_NODE_KINDS(PROTON_HOST_ENUMERATOR) };
+enum class NodeKind : uint8_t {
+  PROTON_HOST_NODE_KINDS(PROTON_HOST_ENUMERATOR)
+};
 #undef PROTON_HOST_ENUMERATOR
 
 constexpr uint32_t kRootNode = 0;
@@ -42,7 +44,8 @@ public:
   uint32_t intern(std::string_view name);
   uint32_t child(uint32_t parent, uint32_t name, NodeKind kind);
   // The node for a path of names below `parent`, one lock for all of them.
-  uint32_t descend(uint32_t parent, const uint32_t *names, size_t count, NodeKind kind);
+  uint32_t descend(uint32_t parent, const uint32_t *names, size_t count,
+                   NodeKind kind);
   std::vector<CallPathNode> nodes() const;
   std::vector<std::string> names() const;
   std::string name(uint32_t id) const;
@@ -52,7 +55,8 @@ private:
   uint32_t childLocked(uint32_t parent, uint32_t name, NodeKind kind);
   mutable std::mutex mutex_;
   std::vector<CallPathNode> nodes_;
-  std::unordered_map<uint64_t, uint32_t> children_; // (parent, name, kind) -> node
+  std::unordered_map<uint64_t, uint32_t>
+      children_; // (parent, name, kind) -> node
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> nameIds_;
 };
@@ -63,14 +67,15 @@ CallPathTree &callPaths();
 struct LaunchMetrics {
   double flops[4] = {0, 0, 0, 0}; // flops8, flops16, flops32, flops64
   double bytes = 0;
-  uint32_t name = UINT32_MAX; // launch_metadata's "name", if it renames the kernel
+  uint32_t name =
+      UINT32_MAX; // launch_metadata's "name", if it renames the kernel
   bool present = false;
 };
 
 struct ThreadContext {
   std::vector<uint32_t> scopes{kRootNode}; // the shadow stack, root first
-  std::vector<uint8_t> nvtx{0};            // per entry of scopes: pushed by an NVTX range
-  uint32_t state = kNoName;                // proton.state tag, kNoName if none
+  std::vector<uint8_t> nvtx{0}; // per entry of scopes: pushed by an NVTX range
+  uint32_t state = kNoName;     // proton.state tag, kNoName if none
   LaunchMetrics pendingMetrics;
 };
 

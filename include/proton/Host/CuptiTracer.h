@@ -20,9 +20,9 @@ bool cuptiTracing();
 void setPcSampling(bool enabled, uint32_t interval);
 
 struct TracerCounters {
-  uint64_t launches = 0;        // launches recorded (a session active), by any tracer
-  uint64_t activities = 0;      // activity records read
-  uint64_t droppedRecords = 0;  // records CUPTI reports it dropped
+  uint64_t launches = 0; // launches recorded (a session active), by any tracer
+  uint64_t activities = 0;     // activity records read
+  uint64_t droppedRecords = 0; // records CUPTI reports it dropped
 };
 TracerCounters tracerCounters();
 

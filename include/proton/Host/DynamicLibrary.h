@@ -14,21 +14,26 @@ namespace proton::host {
 // `*handle` and returns an empty string; otherwise closes the library and
 // returns why, naming `library` ("CUPTI") or the missing symbol and `file`
 // ("libcupti").
-std::string openLibrary(const std::string &path, const char *library, const char *file,
-                        const std::function<const char *(void *)> &resolve, void **handle);
+std::string openLibrary(const std::string &path, const char *library,
+                        const char *file,
+                        const std::function<const char *(void *)> &resolve,
+                        void **handle);
 
 // Loads a process-wide entry-point table (`Api` has `handle`, `path` and the
 // entry points) once: loading the same path again is a no-op, another path
 // an error. `resolve(table, handle)` fills a fresh table as for openLibrary;
 // `api` changes only when every entry point was found.
 template <typename Api, typename Resolve>
-std::string loadOnce(Api &api, const std::string &path, const char *library, const char *file,
-                     Resolve resolve) {
+std::string loadOnce(Api &api, const std::string &path, const char *library,
+                     const char *file, Resolve resolve) {
   if (api.handle)
-    return api.path == path ? "" : std::string(library) + " is already loaded from " + api.path;
+    return api.path == path
+               ? ""
+               : std::string(library) + " is already loaded from " + api.path;
   Api loaded;
   std::string error = openLibrary(
-      path, library, file, [&](void *handle) { return resolve(loaded, handle); }, &loaded.handle);
+      path, library, file,
+      [&](void *handle) { return resolve(loaded, handle); }, &loaded.handle);
   if (!error.empty())
     return error;
   loaded.path = path;

@@ -17,7 +17,8 @@
 
 namespace proton::host {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the row layouts name little-endian numpy types");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the row layouts name little-endian numpy types");
 
 // One field of a row: its name in numpy, numpy scalar type, element count
 // (more than 1 for an array), byte offset and size.
@@ -31,22 +32,31 @@ struct RowField {
 
 // numpy's name for a field's scalar type; a type without one does not compile.
 template <typename T> struct NumpyType;
-template <> struct NumpyType<uint32_t> { static constexpr const char *name = "<u4"; };
-template <> struct NumpyType<uint64_t> { static constexpr const char *name = "<u8"; };
-template <> struct NumpyType<double> { static constexpr const char *name = "<f8"; };
+template <> struct NumpyType<uint32_t> {
+  static constexpr const char *name = "<u4";
+};
+template <> struct NumpyType<uint64_t> {
+  static constexpr const char *name = "<u8";
+};
+template <> struct NumpyType<double> {
+  static constexpr const char *name = "<f8";
+};
 
 // The RowField of `Row::member`, exported as `exported`: type, count,
 // offset and size come from the member itself.
 #define PROTON_HOST_ROW_FIELD(Row, member, exported)                           \
   RowField {                                                                   \
-    exported, NumpyType<std::remove_all_extents_t<decltype(Row::member)>>::name, \
-        sizeof(Row::member) / sizeof(std::remove_all_extents_t<decltype(Row::member)>), \
+    exported,                                                                  \
+        NumpyType<std::remove_all_extents_t<decltype(Row::member)>>::name,     \
+        sizeof(Row::member) /                                                  \
+            sizeof(std::remove_all_extents_t<decltype(Row::member)>),          \
         offsetof(Row, member), sizeof(Row::member)                             \
   }
 
 // Whether `fields` cover a row of `size` bytes end to end, in order. The
 // rows are packed, so a member missing from the table leaves a gap.
-template <size_t N> constexpr bool tiles(const RowField (&fields)[N], size_t size) {
+template <size_t N>
+constexpr bool tiles(const RowField (&fields)[N], size_t size) {
   size_t end = 0;
   for (const RowField &field : fields) {
     if (field.offset != end)
@@ -88,7 +98,8 @@ inline constexpr RowField kAggregateFields[] = {
     PROTON_HOST_ROW_FIELD(AggregateRow, flops, "flops"),
     PROTON_HOST_ROW_FIELD(AggregateRow, bytes, "bytes"),
 };
-static_assert(tiles(kAggregateFields, sizeof(AggregateRow)), "kAggregateFields must list every AggregateRow member");
+static_assert(tiles(kAggregateFields, sizeof(AggregateRow)),
+              "kAggregateFields must list every AggregateRow member");
 
 inline constexpr RowField kTraceFields[] = {
     PROTON_HOST_ROW_FIELD(TraceRowOut, node, "node"),
@@ -100,14 +111,16 @@ inline constexpr RowField kTraceFields[] = {
     PROTON_HOST_ROW_FIELD(TraceRowOut, start, "start"),
     PROTON_HOST_ROW_FIELD(TraceRowOut, end, "end"),
 };
-static_assert(tiles(kTraceFields, sizeof(TraceRowOut)), "kTraceFields must list every TraceRowOut member");
+static_assert(tiles(kTraceFields, sizeof(TraceRowOut)),
+              "kTraceFields must list every TraceRowOut member");
 
 inline constexpr RowField kNodeFields[] = {
     PROTON_HOST_ROW_FIELD(NodeRow, parent, "parent"),
     PROTON_HOST_ROW_FIELD(NodeRow, name, "name"),
     PROTON_HOST_ROW_FIELD(NodeRow, kind, "kind"),
 };
-static_assert(tiles(kNodeFields, sizeof(NodeRow)), "kNodeFields must list every NodeRow member");
+static_assert(tiles(kNodeFields, sizeof(NodeRow)),
+              "kNodeFields must list every NodeRow member");
 
 #undef PROTON_HOST_ROW_FIELD
 
@@ -119,20 +132,24 @@ struct RowLayout {
   size_t count;
 };
 inline constexpr RowLayout kRowLayouts[] = {
-    {"aggregate", sizeof(AggregateRow), kAggregateFields, std::size(kAggregateFields)},
+    {"aggregate", sizeof(AggregateRow), kAggregateFields,
+     std::size(kAggregateFields)},
     {"trace", sizeof(TraceRowOut), kTraceFields, std::size(kTraceFields)},
     {"node", sizeof(NodeRow), kNodeFields, std::size(kNodeFields)},
 };
 
-std::vector<AggregateRow> packAggregates(const std::vector<Aggregate> &aggregates);
+std::vector<AggregateRow>
+packAggregates(const std::vector<Aggregate> &aggregates);
 std::vector<TraceRowOut> packTrace(const std::vector<TraceRow> &trace);
 std::vector<NodeRow> packNodes(const std::vector<CallPathNode> &nodes);
 
 // The node and activity kinds by number, as _host.NODE_KINDS and
 // _host.ACTIVITY_KINDS give them (from the lists that define the enums).
 #define PROTON_HOST_KIND_NAME(kind, name) name,
-inline constexpr const char *kNodeKindNames[] = {PROTON_HOST_NODE_KINDS(PROTON_HOST_KIND_NAME)};
-inline constexpr const char *kActivityKindNames[] = {PROTON_HOST_ACTIVITY_KINDS(PROTON_HOST_KIND_NAME)};
+inline constexpr const char *kNodeKindNames[] = {
+    PROTON_HOST_NODE_KINDS(PROTON_HOST_KIND_NAME)};
+inline constexpr const char *kActivityKindNames[] = {
+    PROTON_HOST_ACTIVITY_KINDS(PROTON_HOST_KIND_NAME)};
 #undef PROTON_HOST_KIND_NAME
 
 } // namespace proton::host

@@ -55,7 +55,7 @@ public:
 
   void clearSession(int slot);
   std::vector<PcSampleRow> takeSession(int slot);
-  std::string error();                 // the first failure since configure, or ""
+  std::string error(); // the first failure since configure, or ""
   uint64_t totalSamples() const { return totalSamples_.load(); }
   uint64_t droppedSamples() const { return droppedSamples_.load(); }
 
@@ -68,18 +68,21 @@ private:
     void allocate(size_t numPcs, size_t numReasons);
   };
   struct ContextState {
-    bool ok = false;                                    // enabled and configured
-    std::unordered_map<uint32_t, uint32_t> stallNames;  // CUPTI index -> string id
-    Buffer configured;                                  // CUPTI fills it at disable
-    Buffer drained;                                     // cuptiPCSamplingGetData's
+    bool ok = false; // enabled and configured
+    std::unordered_map<uint32_t, uint32_t>
+        stallNames;    // CUPTI index -> string id
+    Buffer configured; // CUPTI fills it at disable
+    Buffer drained;    // cuptiPCSamplingGetData's
   };
   // (node, function, cubin CRC, PC offset, stall) -> samples.
-  using SampleKey = std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint32_t>;
+  using SampleKey =
+      std::tuple<uint32_t, uint32_t, uint64_t, uint64_t, uint32_t>;
   static constexpr size_t kRecentLaunches = 1024;
 
   bool enableContext(CUcontext context, ContextState &state);
   void drain(CUcontext context, ContextState &state, const PcLaunch *launch);
-  void consume(ContextState &state, const Buffer &buffer, const PcLaunch *launch);
+  void consume(ContextState &state, const Buffer &buffer,
+               const PcLaunch *launch);
   void disableLocked(CUcontext context, ContextState &state);
   void fail(const std::string &what);
   uint32_t intern(const std::string &text);
@@ -91,7 +94,8 @@ private:
   std::mutex mutex_; // everything below
   std::string error_;
   std::unordered_map<CUcontext, std::unique_ptr<ContextState>> contexts_;
-  std::array<PcLaunch, kRecentLaunches> recent_{}; // by correlation, for late samples
+  std::array<PcLaunch, kRecentLaunches>
+      recent_{}; // by correlation, for late samples
   std::array<std::map<SampleKey, uint64_t>, kMaxSessions> sessions_;
   std::vector<std::string> strings_; // function and stall names
   std::unordered_map<std::string, uint32_t> stringIds_;

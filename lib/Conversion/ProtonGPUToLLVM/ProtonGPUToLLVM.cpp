@@ -76,9 +76,9 @@ Value newSlot(OpBuilder &b, Location loc, Block &entry) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&entry);
   LLVMBuilder l{b, loc};
-  return LLVM::AllocaOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI32Type(),
-      l.i32(1), /*alignment=*/4);
+  return LLVM::AllocaOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext()),
+                                b.getI32Type(), l.i32(1), /*alignment=*/4);
 }
 
 /// Sets `s.isRecorder` from the layout's warp list and returns the calling
@@ -126,8 +126,8 @@ KernelSegment computeSegment(InitSegmentOp init, const TargetInfo &target,
   s.isWriter = l.band(s.isRecorder, l.eq(s.lane, l.i32(0)));
 
   Value cta = l.zext64(target.linearCtaId(b, loc));
-  Value ctaBase = l.gep(init.getScratch(),
-                        l.mul(cta, l.i64(s.layout.getBytesPerCta())));
+  Value ctaBase =
+      l.gep(init.getScratch(), l.mul(cta, l.i64(s.layout.getBytesPerCta())));
   Value blockOffset = l.mul(segmentIndex, l.i32(s.layout.getBlockBytes()));
   s.block = l.gep(ctaBase, blockOffset);
 
@@ -181,8 +181,7 @@ LogicalResult checkSegmentOrigins(ModuleOp module) {
 } // namespace
 
 FailureOr<KernelSegments>
-mlir::proton::prepareKernelSegments(ModuleOp module,
-                                    const TargetInfo &target) {
+mlir::proton::prepareKernelSegments(ModuleOp module, const TargetInfo &target) {
   if (failed(checkSegmentOrigins(module)))
     return failure();
   SmallVector<InitSegmentOp> inits;
@@ -224,15 +223,14 @@ SmallVector<Value> readStamps(LLVMBuilder &l, const TargetInfo &target) {
 Value usedBytes(LLVMBuilder &l, const KernelSegment &s, Value count) {
   Value recorded = l.mul(l.umin(count, l.i32(s.layout.getCapacity())),
                          l.i32(s.layout.getRecordBytes()));
-  Value written = l.add(
-      recorded, l.i32(fmt::kSegmentHeaderBytes + fmt::kSectorBytes - 1));
+  Value written =
+      l.add(recorded, l.i32(fmt::kSegmentHeaderBytes + fmt::kSectorBytes - 1));
   return l.band(written, l.i32(~(fmt::kSectorBytes - 1)));
 }
 
 /// Base of the patterns: the target, and the segment of the op's kernel,
 /// which `lower` uses before the op is erased.
-template <typename Op>
-struct ProtonGPUPattern : ConvertOpToLLVMPattern<Op> {
+template <typename Op> struct ProtonGPUPattern : ConvertOpToLLVMPattern<Op> {
   using OpAdaptor = typename Op::Adaptor;
 
   ProtonGPUPattern(LLVMTypeConverter &converter, const TargetInfo &target,
@@ -257,8 +255,7 @@ struct ProtonGPUPattern : ConvertOpToLLVMPattern<Op> {
   void storeHeaderPart(RewriterBase &b, Location loc, const KernelSegment &s,
                        unsigned part, ArrayRef<Value> words) const {
     LLVMBuilder l{b, loc};
-    target.storeWords(b, loc, l.gep(s.staging, l.i32(part)), words,
-                      s.isWriter);
+    target.storeWords(b, loc, l.gep(s.staging, l.i32(part)), words, s.isWriter);
   }
 
   const TargetInfo &target;
@@ -443,14 +440,12 @@ struct FinalizeLowering : ProtonGPUPattern<FinalizeOp> {
         Value offset = l.add(first, l.i32(k * stride));
         Value more = l.band(s.isRecorder, l.ult(offset, used));
         // Loads stay inside the segment; only the stores are predicated.
-        Value inside =
-            l.umin(offset, l.i32(blockBytes - fmt::kChunkBytes));
-        Value data =
-            l.load(chunk, l.gep(s.staging, inside), fmt::kChunkBytes);
+        Value inside = l.umin(offset, l.i32(blockBytes - fmt::kChunkBytes));
+        Value data = l.load(chunk, l.gep(s.staging, inside), fmt::kChunkBytes);
         SmallVector<Value> words;
         for (int64_t i = 0; i < 4; ++i)
-          words.push_back(LLVM::ExtractElementOp::create(b, loc, data,
-                                                         l.i32(i)));
+          words.push_back(
+              LLVM::ExtractElementOp::create(b, loc, data, l.i32(i)));
         target.storeWords(b, loc, l.gep(s.block, offset), words, more);
       }
       return;

@@ -3,8 +3,7 @@
 using namespace mlir;
 using namespace mlir::proton;
 
-std::unique_ptr<TargetInfo> TargetInfo::create(StringRef target,
-                                               StringRef arch,
+std::unique_ptr<TargetInfo> TargetInfo::create(StringRef target, StringRef arch,
                                                std::string &error) {
   if (target == "nvptx") {
     if (!arch.empty() && !arch.starts_with("sm_")) {

@@ -59,8 +59,8 @@ unsigned mlir::proton::getDeclaredThreadsPerCta(LLVM::LLVMFuncOp kernel) {
 
 BlockArgument mlir::proton::getProfileScratch(LLVM::LLVMFuncOp kernel) {
   if (kernel.isExternal() || kernel.getNumArguments() == 0) {
-    kernel.emitError("kernel @") << kernel.getName()
-                                 << " has no profile_scratch parameter";
+    kernel.emitError("kernel @")
+        << kernel.getName() << " has no profile_scratch parameter";
     return {};
   }
   BlockArgument last = kernel.getArgument(kernel.getNumArguments() - 1);

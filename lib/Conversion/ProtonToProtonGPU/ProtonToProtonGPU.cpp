@@ -29,9 +29,7 @@ unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
 /// padding) fits in `bytes`; 0 if none does.
 unsigned largestSegmentFitting(unsigned bytes) {
   unsigned segment = floorPowerOf2(
-      bytes > fmt::kSegmentHeaderBytes
-          ? bytes - fmt::kSegmentHeaderBytes
-          : 0);
+      bytes > fmt::kSegmentHeaderBytes ? bytes - fmt::kSegmentHeaderBytes : 0);
   while (segment && LayoutAttr::blockBytesFor(segment) > bytes)
     segment /= 2;
   return segment;
@@ -161,8 +159,7 @@ struct ProtonToProtonGPUPass
       if (ids[i] < 0 || (unsigned)ids[i] >= units)
         return kernel.emitError("sampling-options id ")
                << ids[i] << " is out of range: kernel @" << kernel.getName()
-               << " has " << units
-               << (unit == 4 ? " warp groups" : " warps");
+               << " has " << units << (unit == 4 ? " warp groups" : " warps");
       if (i > 0 && ids[i] == ids[i - 1])
         return kernel.emitError("sampling-options id ")
                << ids[i] << " is listed twice";
@@ -252,8 +249,8 @@ struct ProtonToProtonGPUPass
     if (segmentBytes < 16)
       return kernel.emitError("no shared memory to spare for a profile "
                               "buffer: kernel @")
-             << kernel.getName() << " uses " << (unsigned)sharedOffset
-             << " of " << (unsigned)sharedLimit << " bytes and " << segments
+             << kernel.getName() << " uses " << (unsigned)sharedOffset << " of "
+             << (unsigned)sharedLimit << " bytes and " << segments
              << " recording warps need at least "
              << LayoutAttr::blockBytesFor(16) * segments
              << "; use buffer-type=global";
@@ -293,8 +290,8 @@ struct ProtonToProtonGPUPass
             : globalSegmentBytes(kernel, sites, segments);
     if (::mlir::failed(segmentBytes))
       return failure();
-    return LayoutAttr::get(&getContext(), type, granularity, clockBits,
-                           *warps, *selected, *segmentBytes,
+    return LayoutAttr::get(&getContext(), type, granularity, clockBits, *warps,
+                           *selected, *segmentBytes,
                            llvm::alignTo(sharedOffset, 16));
   }
 
@@ -317,9 +314,8 @@ struct ProtonToProtonGPUPass
     MLIRContext *ctx = &getContext();
     OpBuilder builder(ctx);
     builder.setInsertionPointToStart(&kernel.getBody().front());
-    Value segment =
-        InitSegmentOp::create(builder, kernel.getLoc(), SegmentType::get(ctx),
-                              scratch, *layout);
+    Value segment = InitSegmentOp::create(
+        builder, kernel.getLoc(), SegmentType::get(ctx), scratch, *layout);
 
     Type counterType = builder.getIntegerType(clockBits);
     for (RecordOp record :
