@@ -270,7 +270,7 @@ class _Cupti:
 
 class _Roctracer:
     """backend="roctracer" (AMD): libroctracer64. Tested on the CPU through a
-    fake library only; see python/src/host/roctracer_tracer.cpp."""
+    fake library only; see lib/Host/RoctracerTracer.cpp."""
 
     name = "ROCTracer"
     device_type = "HIP"

@@ -1,5 +1,5 @@
 /* A fake libroctracer64 for CPU tests of the host profiler's ROCTracer
- * backend (python/src/host/roctracer_tracer.cpp). The runtime loads it with
+ * backend (lib/Host/RoctracerTracer.cpp). The runtime loads it with
  * proton._host.load_roctracer(path) like the real library; the tests drive
  * it through the fake_* functions (ctypes), which play the part of the HIP
  * runtime: HIP API callbacks around "launches", copies and sets, and HIP_OPS
