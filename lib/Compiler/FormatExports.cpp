@@ -73,6 +73,12 @@ std::vector<proton::EnumCases> proton::enums() {
           "Granularity", pgpu::getMaxEnumValForGranularity(),
           [](uint32_t v) { return pgpu::symbolizeGranularity(v); },
           [](pgpu::Granularity e) { return pgpu::stringifyGranularity(e); }),
+      casesOf<pgpu::SamplingStrategy>(
+          "SamplingStrategy", pgpu::getMaxEnumValForSamplingStrategy(),
+          [](uint32_t v) { return pgpu::symbolizeSamplingStrategy(v); },
+          [](pgpu::SamplingStrategy e) {
+            return pgpu::stringifySamplingStrategy(e);
+          }),
       casesOf<mlir::proton::RecordKind>(
           "RecordKind", mlir::proton::getMaxEnumValForRecordKind(),
           [](uint32_t v) { return mlir::proton::symbolizeRecordKind(v); },
@@ -80,10 +86,4 @@ std::vector<proton::EnumCases> proton::enums() {
             return mlir::proton::stringifyRecordKind(e);
           }),
   };
-}
-
-std::vector<std::string> proton::samplingStrategies() {
-  // convert-proton-to-protongpu's sampling-strategy is a string option; these
-  // are the values it accepts (test_format_exports.py checks its message).
-  return {"none", "selective"};
 }

@@ -47,10 +47,6 @@ NB_MODULE(_C, m) {
     enums[e.name.c_str()] = cases;
   }
   m.attr("ENUMS") = enums;
-  nb::list strategies;
-  for (const std::string &strategy : proton::samplingStrategies())
-    strategies.append(strategy);
-  m.attr("SAMPLING_STRATEGIES") = nb::tuple(strategies);
 
   m.def(
       "instrument",

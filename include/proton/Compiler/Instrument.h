@@ -73,9 +73,6 @@ PROTON_API std::vector<NamedText> markerSyntax();
 /// BufferType, Granularity and RecordKind, from the ODS-generated functions.
 PROTON_API std::vector<EnumCases> enums();
 
-/// The values of the sampling-strategy option.
-PROTON_API std::vector<std::string> samplingStrategies();
-
 } // namespace proton
 
 #endif

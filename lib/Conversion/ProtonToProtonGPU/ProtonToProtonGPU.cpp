@@ -135,7 +135,19 @@ struct ProtonToProtonGPUPass
              << kernel.getName() << " has " << warps;
     unsigned units = granularity == Granularity::cta ? 1 : warps / unit;
     SmallVector<int32_t> selected;
-    if (samplingStrategy == "none") {
+    std::optional<SamplingStrategy> strategy =
+        symbolizeSamplingStrategy(samplingStrategy);
+    if (!strategy) {
+      std::string valid;
+      for (uint32_t v = 0; v <= getMaxEnumValForSamplingStrategy(); ++v)
+        if (std::optional<SamplingStrategy> known =
+                symbolizeSamplingStrategy(v))
+          valid += (valid.empty() ? "" : ", ") +
+                   stringifySamplingStrategy(*known).str();
+      return kernel.emitError("unknown sampling-strategy '")
+             << StringRef(samplingStrategy) << "'; valid: " << valid;
+    }
+    if (*strategy == SamplingStrategy::none) {
       if (!samplingOptions.empty())
         return kernel.emitError(
             "sampling-options given without sampling-strategy=selective");
@@ -143,9 +155,6 @@ struct ProtonToProtonGPUPass
         selected.push_back(u * unit);
       return selected;
     }
-    if (samplingStrategy != "selective")
-      return kernel.emitError("unknown sampling-strategy '")
-             << StringRef(samplingStrategy) << "'; valid: none, selective";
     if (granularity == Granularity::cta)
       return kernel.emitError(
           "sampling-strategy=selective needs granularity warp or warp_group; "

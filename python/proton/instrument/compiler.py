@@ -28,7 +28,7 @@ def option_choices() -> dict[str, tuple[str, ...]]:
     buffer_types = sorted(format.BufferType, key=lambda kind: kind.name != "auto")  # the default first
     return {"buffer_type": tuple(kind.name for kind in buffer_types),
             "granularity": tuple(kind.name for kind in format.Granularity),
-            "sampling_strategy": format.SAMPLING_STRATEGIES}
+            "sampling_strategy": tuple(kind.name for kind in format.SamplingStrategy)}
 
 #: The architectures each target takes: NVIDIA sm_50 to sm_129 (a/f
 #: suffixes), AMD gfx9-12 names.

@@ -20,10 +20,10 @@ LAYOUT = _C.buffer_format
 BufferType = IntEnum("BufferType", _C.ENUMS["BufferType"])
 #: Which threads' view of time a segment records.
 Granularity = IntEnum("Granularity", _C.ENUMS["Granularity"])
+#: Which warps record: all, or those the sampling options name.
+SamplingStrategy = IntEnum("SamplingStrategy", _C.ENUMS["SamplingStrategy"])
 #: A record's kind.
 RecordKind = IntEnum("RecordKind", _C.ENUMS["RecordKind"])
-#: Values of the compiler's sampling-strategy option.
-SAMPLING_STRATEGIES: tuple[str, ...] = tuple(_C.SAMPLING_STRATEGIES)
 
 #: A marker's inline-assembly text: PREFIX + "start "|"end " + name
 #: [+ LOCATION_SUFFIX + "file:line:col"].

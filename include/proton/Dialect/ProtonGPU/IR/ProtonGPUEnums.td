@@ -23,4 +23,12 @@ def ProtonGPU_Granularity : I32EnumAttr<"Granularity",
   let cppNamespace = "::mlir::proton::gpu";
 }
 
+def ProtonGPU_SamplingStrategy : I32EnumAttr<"SamplingStrategy",
+    "which warps record: all of them, or those sampling-options names", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"selective", 1>
+  ]> {
+  let cppNamespace = "::mlir::proton::gpu";
+}
+
 #endif
