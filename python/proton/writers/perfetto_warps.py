@@ -51,6 +51,15 @@ class Warps:
         start_ns = ev.start_ns if self.perm is None else ev.start_ns[self.perm]
         first = np.minimum.reduceat(start_ns, self.starts[self.rows]) if self.rows.size else np.zeros(0)
         self.first = rounded_ns(first, shift)  # a slice's begin is its warp's earliest packet
+        # Rows of equal length in row order: a row's events are one row of a matrix.
+        self.slab = self.perm is None and self.rows.size == rows and (self.counts == self.counts[0]).all()
+        self.clamp = bool(first.size) and float(first.min()) + shift < 0  # timestamps below 0 become 0
+
+    def take(self, values: np.ndarray, rows, count: int) -> np.ndarray:
+        """values (per event) of `rows`, each with `count` events, as a matrix."""
+        if self.slab:
+            return values.reshape(-1, count)[rows]
+        return values[self.events(rows, count)]
 
     def events(self, rows, count=None):
         """Event indices of `rows`: (rows, count) when each has `count`
@@ -129,13 +138,12 @@ def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> 
         distinct = distinct[:0]
     for count in distinct.tolist():
         todo = np.flatnonzero(counts == count)
-        events = w.events(rows[todo], count)
-        scopes = w.ev.scope[events]
+        scopes = w.take(w.ev.scope, rows[todo], count)
         for _ in range(MAX_PATTERNS):
             same = (scopes == scopes[0]).all(axis=1)
             mine = todo[same]
-            general[mine[_encode_pattern(w, rows[mine], position[mine], events[same], parts)]] = True
-            todo, events, scopes = todo[~same], events[~same], scopes[~same]
+            general[mine[_encode_pattern(w, rows[mine], position[mine], scopes[0], parts)]] = True
+            todo, scopes = todo[~same], scopes[~same]
             if not todo.size:
                 break
         general[todo] = True
@@ -143,77 +151,96 @@ def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> 
         _encode_general(w, rows[general], position[general], parts)
 
 
-def _encode_pattern(w: Warps, rows, position, events, parts: _Parts) -> np.ndarray:
-    """Rows with the same scope sequence (events: rows x m) in one packet
+def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarray:
+    """Rows that wrote the same scope sequence (`scopes`) in one packet
     order, taken from the first row; returns a mask of the rows left to the
     general path (where that order is not the order of their cycles)."""
     ev = w.ev
-    n, m = events.shape
-    order = packet_order(ev.start_cycles[events[0]], ev.end_cycles[events[0]], np.zeros(m, np.int64))
-    slot = np.empty(2 * m, dtype=np.int64)
-    slot[order] = np.arange(2 * m)
-    # Nanoseconds rise strictly with a warp's cycles, so checking the order
-    # on them checks it on the cycles (ties go to the general path).
+    n, m = rows.size, scopes.size
+    first = w.events(rows[:1], m)[0]
+    order = packet_order(ev.start_cycles[first], ev.end_cycles[first], np.zeros(m, np.int64))
     stamps = np.empty((n, 2 * m))
-    stamps[:, slot[:m]] = ev.start_ns[events]
-    stamps[:, slot[m:]] = ev.end_ns[events]
+    stamps[:, :m] = w.take(ev.start_ns, rows, m)
+    stamps[:, m:] = w.take(ev.end_ns, rows, m)
+    stamps = np.take(stamps, order, axis=1)
+    # Nanoseconds rise strictly with a warp's cycles, so this checks the
+    # order on the cycles; ties (equal cycles) go to the general path.
     left = ~(stamps[:, 1:] > stamps[:, :-1]).all(axis=1)
     if left.all():
         return left
     keep = ~left
-    stamps, rows, position = stamps[keep], rows[keep], position[keep]
-    stamps = rounded_ns(stamps, w.shift).view(np.int64)
-    values = np.empty((stamps.shape[0], 2 * m + 2), dtype=np.uint64)  # uuid, first, deltas
-    values[:, 0] = w.uuid[rows]
-    values[:, 1] = stamps[:, 0]
-    values[:, 2] = 0
-    np.subtract(stamps[:, 1:], stamps[:, :-1], out=values[:, 3:].view(np.int64))
+    if not keep.all():
+        stamps, rows, position = stamps[keep], rows[keep], position[keep]
+    # Timestamps as written (rounded ns; an end is never before its begin
+    # since ns rise with cycles), as whole floats: their differences are exact.
+    stamps += float(w.shift)
+    if w.clamp:
+        np.maximum(stamps, 0, out=stamps)
+    np.rint(stamps, out=stamps)
+    delta = np.diff(stamps, axis=1)
+    head = np.stack((w.uuid[rows], stamps[:, 0].astype(np.uint64)), axis=1)
     is_end = order >= m
     kind = np.where(is_end, SLICE_END, SLICE_BEGIN).astype(np.uint64)
-    iid = np.where(is_end, np.uint64(0), w.iid_of_scope[ev.scope[events[0]]][order % m])
-    width = varint_width(values)
-    if (width == width[0]).all():
-        layouts, layout_of = width[:1], np.zeros(rows.size, dtype=np.int64)
+    iid = np.zeros(2 * m, dtype=np.uint64)
+    iid[~is_end] = w.iid_of_scope[scopes[order[~is_end]]]
+    head_width = varint_width(head)
+    if delta.size and float(delta.max()) < 128:  # the common case: one byte each
+        delta_width = np.ones((1, 2 * m - 1), dtype=np.uint8)
+        same = (head_width == head_width[0]).all()
+        width = np.concatenate((head_width, np.broadcast_to(delta_width, (rows.size, 2 * m - 1))), axis=1) \
+            if not same else np.concatenate((head_width[:1], delta_width), axis=1)
+    else:
+        delta = delta.astype(np.uint64)
+        width = np.concatenate((head_width, varint_width(delta)), axis=1)
+    if width.shape[0] == 1 or (width == width[0]).all():
+        layouts, layout_of = width[:1], None
     else:
         weights = np.random.default_rng(1).integers(1, 1 << 62, size=width.shape[1], dtype=np.uint64)
         key = (width.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-        _, first, layout_of = np.unique(key, return_index=True, return_inverse=True)
-        layouts, layout_of = width[first], layout_of.reshape(-1)
+        _, first_of, layout_of = np.unique(key, return_index=True, return_inverse=True)
+        layouts, layout_of = width[first_of], layout_of.reshape(-1)
         if layouts.shape[0] > MAX_LAYOUTS or not (width == layouts[layout_of]).all():
             left[keep] = True
             return left
     for k in range(layouts.shape[0]):
-        members = np.flatnonzero(layout_of == k) if layouts.shape[0] > 1 else slice(None)
-        block = _fill(kind, iid, layouts[k], values[members])
-        size = block.shape[1]
-        count = block.shape[0]
+        members = slice(None) if layout_of is None else np.flatnonzero(layout_of == k)
+        block = _fill(kind, iid, layouts[k], head[members], delta[members])
+        count, size = block.shape
         parts.add(block.reshape(-1), position[members], np.arange(count) * size, np.full(count, size))
     return left
 
 
-def _fill(kind, iid, width, values) -> np.ndarray:
-    """Warps whose header and packets have the same varint widths: one
-    warp's bytes as a template, each warp's values written in place
-    (values: warps x (uuid, first timestamp, deltas))."""
+def _fill(kind, iid, width, head, delta) -> np.ndarray:
+    """Warps whose header and packets have the same varint widths (uuid,
+    first timestamp, the 2m - 1 deltas after the first packet's 0): one
+    warp's bytes as a template, each warp's values written in place."""
     width = width.astype(np.int64)
     probe = np.where(width == 1, 0, np.left_shift(1, 7 * (width - 1))).astype(np.uint64)
     header = warp_headers(probe[:1], probe[1:2])
-    packets = slice_packets(kind, iid, probe[2:])
+    packets = slice_packets(kind, iid, np.concatenate(([0], probe[2:])).astype(np.uint64))
     template = np.frombuffer(byte_rows.join(header) + byte_rows.join(packets), dtype=np.uint8)
     packet_start = int(header[1][0]) + np.cumsum(packets[1]) - packets[1]
-    start = np.concatenate((header_value_columns(int(width[0])), packet_start + 5))  # delta after 0a L 50 seq 40
-    block = np.empty((values.shape[0], template.size), dtype=np.uint8)
+    start = np.concatenate((header_value_columns(int(width[0])), packet_start[1:] + 5))  # 0a L 50 seq 40 delta
+    block = np.empty((head.shape[0], template.size), dtype=np.uint8)
     block[:] = template
-    one = np.flatnonzero(width == 1)
-    block[:, start[one]] = values[:, one]
-    more = np.flatnonzero(width > 1)
-    if more.size:
-        column = np.repeat(more, width[more])
-        byte = np.arange(column.size) - np.repeat(np.cumsum(width[more]) - width[more], width[more])
-        bits = (values[:, column] >> (7 * byte).astype(np.uint64)) & np.uint64(0x7F)
-        bits |= np.where(byte < width[column] - 1, np.uint64(0x80), np.uint64(0))
-        block[:, start[column] + byte] = bits
+    _put_varints(block, start[:2], width[:2], head)
+    if (width[2:] == 1).all():
+        block[:, start[2:]] = delta.astype(np.uint8)
+    else:
+        one = 2 + np.flatnonzero(width[2:] == 1)
+        block[:, start[one]] = delta[:, one - 2].astype(np.uint8)
+        more = 2 + np.flatnonzero(width[2:] > 1)
+        _put_varints(block, start[more], width[more], delta[:, more - 2].astype(np.uint64))
     return block
+
+
+def _put_varints(block, start, width, values) -> None:
+    """Writes values (rows x k) as varints of the given widths at columns `start`."""
+    column = np.repeat(np.arange(width.size), width)
+    byte = np.arange(column.size) - np.repeat(np.cumsum(width) - width, width)
+    bits = (values[:, column] >> (7 * byte).astype(np.uint64)) & np.uint64(0x7F)
+    bits |= np.where(byte < width[column] - 1, np.uint64(0x80), np.uint64(0))
+    block[:, start[column] + byte] = bits
 
 
 def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
