@@ -52,7 +52,7 @@ class Warps:
         first = np.minimum.reduceat(start_ns, self.starts[self.rows]) if self.rows.size else np.zeros(0)
         self.first = rounded_ns(first, shift)  # a slice's begin is its warp's earliest packet
         # Rows of equal length in row order: a row's events are one row of a matrix.
-        self.slab = self.perm is None and self.rows.size == rows and (self.counts == self.counts[0]).all()
+        self.slab = self.perm is None and self.rows.size == rows > 0 and bool((self.counts == self.counts[0]).all())
         self.clamp = bool(first.size) and float(first.min()) + shift < 0  # timestamps below 0 become 0
 
     def take(self, values: np.ndarray, rows, count: int) -> np.ndarray:
