@@ -1,6 +1,7 @@
 """Two GPUs (one process each, as torch.distributed ranks would be): each
 exports a task trace; proton-merge-traces makes one file with one process
-per rank, aligned on the global timer."""
+per rank (task exports note no host clock offset, so ranks are aligned on
+the global timers, which the tool says on stderr)."""
 
 import os
 import subprocess
@@ -39,6 +40,7 @@ def test_two_ranks_merge_into_one_trace(tmp_path):
     done = subprocess.run(merge + ["-o", str(out), "rank0_0.pftrace", "rank1_0.pftrace"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    assert "global timers" in done.stderr
     trace = Trace.FromString(out.read_bytes())
     processes = [p.track_descriptor.process for p in trace.packet
                  if p.HasField("track_descriptor") and p.track_descriptor.HasField("process")]

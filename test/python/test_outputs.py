@@ -1,5 +1,5 @@
-"""Chrome trace, Perfetto trace and Hatchet tree written from decoded events;
-the Perfetto file is parsed back with the perfetto package's own protos."""
+"""Chrome trace and Hatchet tree written from decoded events (the Perfetto
+trace: test_perfetto_trace.py)."""
 
 import json
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from proton.instrument import decode
-from proton.writers import byte_rows as rowbytes, chrome_trace as trace_chrome, perfetto_trace as trace_perfetto, hatchet_tree as tree
+from proton.writers import chrome_trace as trace_chrome, hatchet_tree as tree
 
 from test_decode import make
 
@@ -46,56 +46,6 @@ def test_chrome_trace(tmp_path, launches):
     assert names[0] == "vector_add #0 CTA 0 (SM 0)" and names[5] == "vector_add #1 CTA 2 (SM 2)"
     assert min(e["ts"] for e in slices) >= 0
     assert all(e["dur"] > 0 and e["args"]["cycles"] > 0 for e in slices)
-
-
-def test_perfetto_trace_parses_back(tmp_path, launches):
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
-    path = tmp_path / "run.pftrace"
-    assert trace_perfetto.write(str(path), launches, "GPU 0 (test)") == 72
-    trace = Trace()
-    trace.ParseFromString(path.read_bytes())
-    tracks = {p.track_descriptor.uuid: p.track_descriptor for p in trace.packet if p.HasField("track_descriptor")}
-    names = {}
-    for p in trace.packet:
-        for entry in p.interned_data.event_names:
-            names[entry.iid] = entry.name
-    assert sorted(names.values()) == ["kernel", "load", "store"]
-    events = [p for p in trace.packet if p.HasField("track_event")]
-    begins = [p for p in events if p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN]
-    ends = [p for p in events if p.track_event.type == TrackEvent.TYPE_SLICE_END]
-    assert len(begins) == len(ends) == 72
-    assert all(p.trusted_packet_sequence_id == trace_perfetto.SEQUENCE_ID for p in events)
-    # GPU > SM > CTA > warp
-    def depth(uuid):
-        d = 0
-        while tracks[uuid].HasField("parent_uuid"):
-            uuid, d = tracks[uuid].parent_uuid, d + 1
-        return d
-    assert {depth(p.track_event.track_uuid) for p in events} == {3}
-    warp_track = tracks[begins[0].track_event.track_uuid]
-    cta_track = tracks[warp_track.parent_uuid]
-    sm_track = tracks[cta_track.parent_uuid]
-    assert warp_track.name.startswith("warp ") and " CTA " in cta_track.name and sm_track.name.startswith("SM ")
-    assert tracks[sm_track.parent_uuid].name == "GPU 0 (test)"
-    # time order, and per track a proper nesting of begins and ends
-    ts = [p.timestamp for p in events]
-    assert ts == sorted(ts)
-    open_per_track = {}
-    for p in events:
-        stack = open_per_track.setdefault(p.track_event.track_uuid, [])
-        if p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN:
-            stack.append(names[p.track_event.name_iid])
-        else:
-            stack.pop()
-    assert all(not s for s in open_per_track.values())
-
-
-def test_varint_encoding_matches_protobuf():
-    from google.protobuf.internal import encoder
-    values = np.array([0, 1, 127, 128, 300, 2**32 - 1, 2**35, 2**63 + 5], dtype=np.uint64)
-    matrix, lengths = rowbytes.varint(values)
-    for v, row, n in zip(values.tolist(), matrix, lengths):
-        assert bytes(row[:n]) == encoder._VarintBytes(v)
 
 
 def test_tree(tmp_path, launches):

@@ -1,15 +1,22 @@
 """`proton-merge-traces -o OUT.pftrace IN.pftrace...`: one Perfetto file from the
 traces of several processes (one per GPU, e.g. torch.distributed ranks),
-each input becoming a process ("rank i: <GPU>") and all aligned on the
-global timer.
+each input becoming a process ("rank i: <GPU>"), all on one timeline.
 
-Every Proton trace (plugin sessions and proton.tasks exports) notes on its
-GPU track the global-timer value its timestamps are relative to ("global
-timer origin ns = ..."); merging shifts each input by its origin minus the
-smallest one. Track uuids and packet sequence ids are renumbered per input so
-that tracks and interned names never collide. How well the global timers of
-different GPUs agree is measured by bench/globaltimer_sync.py (results in
-bench/results/).
+Every Proton trace notes on its GPU track the global-timer value its
+timestamps are relative to ("global timer origin ns = N") and, when the
+session measured it, the offset of the host's real-time clock from that
+GPU's global timer ("host realtime offset ns = X +- U"). When every input
+has the offset, inputs are aligned on host real time (origin + offset): as
+good as the hosts' clocks agree (one host: exactly; several: NTP/PTP), plus
+the offsets' uncertainties. Otherwise they are aligned on the global timers
+(origin alone), which differ between GPUs (160 us measured between two GPUs
+of one host), and the tool says so on stderr.
+
+Packet sequence ids and track uuids are renumbered per input so that
+nothing collides; only clocks that are not sequence-scoped are shifted (a
+Proton trace's slices keep their incremental timestamps). Slice packets are
+copied as bytes with their sequence id patched; the few other packets
+(tracks, clocks, warp headers) are edited with the perfetto package's protos.
 """
 
 from __future__ import annotations
@@ -18,76 +25,220 @@ import argparse
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
+
+import numpy as np
 
 from ..errors import ProfilerError
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
+_HOST = re.compile(r"host realtime offset ns = (-?\d+) \+- (\d+)")
 UUID_STRIDE = 1 << 48  # per input; Proton's uuids stay far below
+FIRST_SEQUENCE_CLOCK = 64
 
 
 class MergeError(ProfilerError):
     """An input that is not a Proton trace; names the file."""
 
 
-def _trace_class():
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-    return Trace
+def _protos():
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
+    return TracePacket
 
 
-def _origin(trace, path) -> int:
-    for packet in trace.packet:
-        if packet.HasField("track_descriptor"):
-            match = _ORIGIN.search(packet.track_descriptor.description)
-            if match:
-                return int(match.group(1))
+@dataclass
+class _Input:
+    path: str
+    data: np.ndarray          # the file's bytes (sequence ids patched in place)
+    head: np.ndarray          # per packet: where its Trace.packet tag is
+    start: np.ndarray         # where its TracePacket bytes start
+    length: np.ndarray
+    origin: int
+    host_offset: int | None   # realtime - globaltimer, ns
+    uncertainty: int
+
+
+def _frame(data: bytes, path: str):
+    """Tag position, start and length of each Trace.packet."""
+    heads, starts, lengths = [], [], []
+    i, n = 0, len(data)
+    tried = False
+    while i < n:
+        if not tried and i + 3 < n and data[i + 1] < 0x80 and data[i + 2] == 0x50 and data[i + 3] < 0x80:
+            tried = True
+            rest = _frame_slices(data, i)
+            if rest is not None:  # the rest is Proton's slice region
+                tail = [np.array(a, dtype=np.int64) for a in (heads, starts, lengths)]
+                return tuple(np.concatenate((a, b)) for a, b in zip(tail, rest))
+        if data[i] != 0x0A:
+            raise MergeError(f"{path}: not a Perfetto trace (byte {i} does not start a packet)")
+        length, j, shift = 0, i + 1, 0
+        while True:  # the length's varint
+            if j >= n or shift > 63:
+                raise MergeError(f"{path}: not a Perfetto trace (truncated at byte {i})")
+            b = data[j]
+            length |= (b & 0x7F) << shift
+            j, shift = j + 1, shift + 7
+            if b < 0x80:
+                break
+        if j + length > n:
+            raise MergeError(f"{path}: not a Perfetto trace (truncated at byte {i})")
+        heads.append(i)
+        starts.append(j)
+        lengths.append(length)
+        i = j + length
+    return (np.array(heads, dtype=np.int64), np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64))
+
+
+def _frame_slices(data: bytes, at: int):
+    """Framing of data[at:] at once where it is a Proton slice region:
+    every packet < 128 bytes with the sequence id first ("0a L 50 seq").
+    Candidates are the places that look so; they are the packets if each
+    one ends where the next begins. None otherwise."""
+    b = np.frombuffer(data, dtype=np.uint8)[at:]
+    if b.size < 4:
+        return None
+    c = np.flatnonzero((b[:-3] == 0x0A) & (b[1:-2] < 0x80) & (b[2:-1] == 0x50) & (b[3:] < 0x80))
+    if not c.size or c[0] != 0:
+        return None
+    end = c + 2 + b[c + 1]
+    if end[-1] != b.size or not (end[:-1] == c[1:]).all():
+        return None
+    return c + at, c + at + 2, b[c + 1].astype(np.int64)
+
+
+def _read(path: str) -> _Input:
+    TracePacket = _protos()
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise MergeError(f"{path}: cannot read: {e}") from None
+    head, start, length = _frame(raw, path)
+    data = np.frombuffer(raw, dtype=np.uint8).copy()
+    for s, n in zip(start.tolist(), length.tolist()):  # the GPU track comes before the slices
+        if data[s] == 0x50 and n > 2 and data[s + 2] == 0x40:
+            continue  # a slice packet
+        try:
+            packet = TracePacket.FromString(raw[s:s + n])
+        except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
+            raise MergeError(f"{path}: not a Perfetto trace ({e})") from None
+        match = _ORIGIN.search(packet.track_descriptor.description) if packet.HasField("track_descriptor") else None
+        if match:
+            host = _HOST.search(packet.track_descriptor.description)
+            return _Input(path, data, head, start, length, int(match.group(1)),
+                          int(host.group(1)) if host else None, int(host.group(2)) if host else 0)
     raise MergeError(f"{path}: not a Proton trace (no track notes its 'global timer origin ns')")
 
 
-def merge(inputs: Sequence[str], output: str, labels: Sequence[str] | None = None) -> dict:
-    """Writes the merged trace; returns {input: shift in ns}."""
-    Trace = _trace_class()
+def alignment(traces: list[_Input]) -> tuple[list[int], str]:
+    """Per input, the ns to add to its timestamps; and how they were aligned."""
+    if all(t.host_offset is not None for t in traces):
+        position = [t.origin + t.host_offset for t in traces]
+        worst = sum(sorted((t.uncertainty for t in traces), reverse=True)[:2])
+        how = f"aligned on host real time (+- {worst} ns between any two inputs, plus the hosts' clock sync)"
+    else:
+        position = [t.origin for t in traces]
+        missing = ", ".join(t.path for t in traces if t.host_offset is None)
+        how = (f"aligned on the GPUs' global timers, which may differ by 100s of us between GPUs "
+               f"({missing} has no host clock offset)")
+    base = min(position)
+    return [p - base for p in position], how
+
+
+def merge(inputs: Sequence[str], output: str, labels: Sequence[str] | None = None, report=None) -> dict:
+    """Writes the merged trace; returns {input: shift in ns}. `report`
+    (optional) receives the alignment message."""
     if not inputs:
         raise MergeError("no input traces")
-    traces = []
-    for path in inputs:
-        try:
-            traces.append(Trace.FromString(Path(path).read_bytes()))
-        except OSError as e:
-            raise MergeError(f"{path}: cannot read: {e}") from None
-        except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
-            raise MergeError(f"{path}: not a Perfetto trace ({e})") from None
-    origins = [_origin(t, p) for t, p in zip(traces, inputs)]
-    base = min(origins)
-    merged = Trace()
-    shifts = {}
-    for rank, (trace, origin, path) in enumerate(zip(traces, origins, inputs)):
-        shift = origin - base
-        shifts[path] = shift
-        offset = (rank + 1) * UUID_STRIDE
-        label = labels[rank] if labels else f"rank {rank}"
-        for source in trace.packet:
-            packet = merged.packet.add()
-            packet.CopyFrom(source)
-            if packet.HasField("timestamp"):
-                packet.timestamp += shift
-            if packet.HasField("trusted_packet_sequence_id"):
-                packet.trusted_packet_sequence_id += rank * 64
-            if packet.HasField("track_event") and packet.track_event.HasField("track_uuid"):
-                packet.track_event.track_uuid += offset
-            if packet.HasField("track_descriptor"):
-                desc = packet.track_descriptor
-                desc.uuid += offset
-                if desc.HasField("parent_uuid"):
-                    desc.parent_uuid += offset
-                else:
-                    # The input's root becomes the rank's process.
-                    desc.process.pid = rank + 1
-                    desc.process.process_name = f"{label}: {desc.name}"
-                    desc.description += f"; merged from {path}, shifted by {shift} ns"
-    Path(output).write_bytes(merged.SerializeToString())
-    return shifts
+    traces = [_read(p) for p in inputs]
+    shifts, how = alignment(traces)
+    if report is not None:
+        report(how)
+    sequences: dict[tuple[int, int], int] = {}
+    # Inputs in time order: clock snapshots of the trace's clock must not go back.
+    order = sorted(range(len(traces)), key=lambda r: shifts[r])
+    with open(output, "wb") as out:
+        for rank in order:
+            label = labels[rank] if labels else f"rank {rank}"
+            _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
+    return {t.path: s for t, s in zip(traces, shifts)}
+
+
+def _copy(out, t: _Input, rank: int, shift: int, label: str, how: str, sequences: dict) -> None:
+    """Writes one input: slice packets as bytes with the new sequence id,
+    the other packets edited."""
+    TracePacket = _protos()
+
+    def sequence(seq: int) -> int:
+        return sequences.setdefault((rank, seq), len(sequences) + 1)
+
+    data, start, length = t.data, t.start, t.length
+    fast = (data[start] == 0x50) & (length > 2)
+    fast[fast] = (data[start[fast] + 1] < 0x80) & (data[start[fast] + 2] == 0x40)
+    seq_at = start[fast] + 1
+    if seq_at.size:
+        old = np.unique(data[seq_at])
+        new = np.array([sequence(int(s)) for s in old])
+        if new.max() >= 0x80:
+            raise MergeError(f"{t.path}: too many inputs to merge (more than 127 packet sequences)")
+        lookup = np.zeros(256, dtype=np.uint8)
+        lookup[old] = new
+        data[seq_at] = lookup[data[seq_at]]
+    clock_of: dict[int, int] = {}  # timestamp clock per sequence, from its packet defaults
+    offset = (rank + 1) * UUID_STRIDE
+    copied = 0  # bytes of data written so far
+    for i in np.flatnonzero(~fast).tolist():
+        s, n = int(start[i]), int(length[i])
+        packet = TracePacket.FromString(data[s:s + n].tobytes())
+        _edit(packet, shift, offset, sequence, clock_of, rank, label, t.path, how)
+        body = packet.SerializeToString()
+        out.write(data[copied:int(t.head[i])].tobytes())
+        out.write(b"\x0a" + _varint(len(body)) + body)
+        copied = s + n
+    out.write(data[copied:].tobytes())
+
+
+def _edit(packet, shift, offset, sequence, clock_of, rank, label, path, how) -> None:
+    seq = packet.trusted_packet_sequence_id
+    if packet.HasField("trusted_packet_sequence_id"):
+        packet.trusted_packet_sequence_id = sequence(seq)
+    if packet.sequence_flags & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
+        clock_of[seq] = 0
+    if packet.HasField("trace_packet_defaults"):
+        defaults = packet.trace_packet_defaults
+        clock_of[seq] = defaults.timestamp_clock_id
+        if defaults.track_event_defaults.HasField("track_uuid"):
+            defaults.track_event_defaults.track_uuid += offset
+    if packet.HasField("timestamp"):
+        clock = packet.timestamp_clock_id or clock_of.get(seq, 0)
+        if clock < FIRST_SEQUENCE_CLOCK:
+            packet.timestamp += shift
+    if packet.HasField("clock_snapshot"):
+        for clock in packet.clock_snapshot.clocks:
+            if clock.clock_id < FIRST_SEQUENCE_CLOCK:
+                clock.timestamp += shift
+    if packet.HasField("track_event") and packet.track_event.HasField("track_uuid"):
+        packet.track_event.track_uuid += offset
+    if packet.HasField("track_descriptor"):
+        desc = packet.track_descriptor
+        desc.uuid += offset
+        if desc.HasField("parent_uuid"):
+            desc.parent_uuid += offset
+        else:  # the input's root becomes the rank's process
+            desc.process.pid = rank + 1
+            desc.process.process_name = f"{label}: {desc.name}"
+            desc.description += f"; merged from {path}, shifted by {shift} ns, {how}"
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,7 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if labels and len(labels) != len(inputs):
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
     try:
-        shifts = merge(inputs, output, labels)
+        shifts = merge(inputs, output, labels, report=lambda how: print(f"proton-merge-traces: {how}",
+                                                                        file=sys.stderr))
     except ProfilerError as e:
         print(f"proton-merge-traces: {e}", file=sys.stderr)
         return 1

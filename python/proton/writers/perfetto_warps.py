@@ -1,0 +1,287 @@
+"""The warp part of a .pftrace: per warp (row of a launch) a header and its
+slice packets (perfetto_packets), written by first timestamp a chunk of
+warps at a time.
+
+Warps that wrote the same scope sequence (usually all of a kernel) share
+one packet order, taken from one of them and checked on all; those whose
+timestamp deltas also need the same varint widths share one byte layout,
+filled from a template with each warp's values, as whole (warps x bytes)
+matrices. Any other warp is sorted and encoded packet by packet (still
+vectorized, a few times slower). The chunk's bytes go to the file in order
+with writev, without joining them first.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import byte_rows
+from .perfetto_packets import SLICE_BEGIN, SLICE_END, header_value_columns, packet_order, slice_packets, \
+    varint_width, warp_headers
+
+CHUNK_PACKETS = 1 << 21     # slice packets encoded at a time
+MAX_PATTERNS = 8            # scope sequences tried per event count before the general path
+MAX_LAYOUTS = 64            # byte layouts per pattern before the general path
+IOV_MAX = 1024              # buffers per writev (Linux's limit)
+
+
+def rounded_ns(ns: np.ndarray, shift: int) -> np.ndarray:
+    """Trace timestamps: ns + shift, rounded, at least 0 (in place on a float copy)."""
+    out = np.add(ns, float(shift))
+    np.maximum(out, 0, out=out)
+    np.rint(out, out=out)
+    return out.astype(np.uint64)
+
+
+class Warps:
+    """One launch's warps that have events: where each one's events are
+    (in row order), its track uuid and its first timestamp."""
+
+    def __init__(self, ev, shift: int, iid_of_scope: np.ndarray, warp_uuid: np.ndarray):
+        self.ev, self.shift, self.iid_of_scope, self.uuid = ev, shift, iid_of_scope, warp_uuid
+        row = ev.row
+        rows = ev.warp_ids.size
+        sorted_rows = row.size < 2 or bool((row[1:] >= row[:-1]).all())
+        self.perm = None if sorted_rows else np.argsort(row, kind="stable")
+        self.counts = np.bincount(row, minlength=rows).astype(np.int64) if row.size else np.zeros(rows, np.int64)
+        self.starts = np.cumsum(self.counts) - self.counts
+        self.rows = np.flatnonzero(self.counts)
+        start_ns = ev.start_ns if self.perm is None else ev.start_ns[self.perm]
+        first = np.minimum.reduceat(start_ns, self.starts[self.rows]) if self.rows.size else np.zeros(0)
+        self.first = rounded_ns(first, shift)  # a slice's begin is its warp's earliest packet
+        # Rows of equal length in row order: a row's events are one row of a matrix.
+        self.slab = self.perm is None and self.rows.size == rows > 0 and bool((self.counts == self.counts[0]).all())
+        self.clamp = bool(first.size) and float(first.min()) + shift < 0  # timestamps below 0 become 0
+
+    def take(self, values: np.ndarray, rows, count: int) -> np.ndarray:
+        """values (per event) of `rows`, each with `count` events, as a matrix."""
+        if self.slab:
+            return values.reshape(-1, count)[rows]
+        return values[self.events(rows, count)]
+
+    def events(self, rows, count=None):
+        """Event indices of `rows`: (rows, count) when each has `count`
+        events, else flat, row after row."""
+        if count is not None:
+            index = self.starts[rows][:, None] + np.arange(count)
+        else:
+            counts = self.counts[rows]
+            index = np.repeat(self.starts[rows] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        return index if self.perm is None else self.perm[index]
+
+
+def write(out, launches: list[Warps]) -> None:
+    """All warps' headers and slice packets, by first timestamp (the
+    incremental clock's resets must not go back in time)."""
+    if not launches:
+        return
+    first = np.concatenate([w.first for w in launches])
+    launch = np.concatenate([np.full(w.rows.size, i) for i, w in enumerate(launches)])
+    row = np.concatenate([w.rows for w in launches])
+    order = np.argsort(first, kind="stable")
+    packets = np.concatenate([2 * w.counts[w.rows] for w in launches])[order]
+    ends = np.cumsum(packets)
+    begin = 0
+    while begin < order.size:
+        done = int(ends[begin - 1]) if begin else 0
+        end = max(int(np.searchsorted(ends, done + CHUNK_PACKETS, "right")), begin + 1)
+        chunk = order[begin:end]
+        parts = _Parts()
+        for i, w in enumerate(launches):
+            at = np.flatnonzero(launch[chunk] == i)
+            if at.size:
+                _encode(w, row[chunk[at]], at, parts)
+        _write_views(out, parts.views())
+        begin = end
+
+
+class _Parts:
+    """Byte ranges of the warps of a chunk, to be written by output
+    position (and part within a warp)."""
+
+    def __init__(self):
+        self.buffers, self.entries = [], []
+
+    def add(self, buffer: np.ndarray, position, offset, length, part: int = 0):
+        self.buffers.append(buffer)
+        position = np.asarray(position, dtype=np.int64)
+        self.entries.append(np.stack([position, np.full(position.size, part), np.full(position.size,
+                                      len(self.buffers) - 1), np.asarray(offset, np.int64),
+                                      np.asarray(length, np.int64)]))
+
+    def views(self) -> list:
+        if not self.entries:
+            return []
+        pos, part, buf, off, length = np.concatenate(self.entries, axis=1)
+        order = np.lexsort((part, pos))
+        buf, off, length = buf[order], off[order], length[order]
+        # Ranges that continue the previous one in the same buffer merge.
+        new = np.ones(buf.size, dtype=bool)
+        new[1:] = (buf[1:] != buf[:-1]) | (off[1:] != off[:-1] + length[:-1])
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], buf.size)
+        total = np.cumsum(length)
+        sizes = total[ends - 1] - total[starts] + length[starts]
+        views = [memoryview(b) for b in self.buffers]
+        return [views[b][o:o + s] for b, o, s in zip(buf[starts].tolist(), off[starts].tolist(), sizes.tolist())]
+
+
+def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> None:
+    """Adds the bytes of `rows` (to be written at `position`)."""
+    counts = w.counts[rows]
+    general = np.zeros(rows.size, dtype=bool)
+    distinct = np.unique(counts)
+    if distinct.size > MAX_PATTERNS:
+        general[:] = True
+        distinct = distinct[:0]
+    for count in distinct.tolist():
+        todo = np.flatnonzero(counts == count)
+        scopes = w.take(w.ev.scope, rows[todo], count)
+        for _ in range(MAX_PATTERNS):
+            same = (scopes == scopes[0]).all(axis=1)
+            mine = todo[same]
+            general[mine[_encode_pattern(w, rows[mine], position[mine], scopes[0], parts)]] = True
+            todo, scopes = todo[~same], scopes[~same]
+            if not todo.size:
+                break
+        general[todo] = True
+    if general.any():
+        _encode_general(w, rows[general], position[general], parts)
+
+
+def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarray:
+    """Rows that wrote the same scope sequence (`scopes`) in one packet
+    order, taken from the first row; returns a mask of the rows left to the
+    general path (where that order is not the order of their cycles)."""
+    ev = w.ev
+    n, m = rows.size, scopes.size
+    first = w.events(rows[:1], m)[0]
+    order = packet_order(ev.start_cycles[first], ev.end_cycles[first], np.zeros(m, np.int64))
+    stamps = np.empty((n, 2 * m))
+    stamps[:, :m] = w.take(ev.start_ns, rows, m)
+    stamps[:, m:] = w.take(ev.end_ns, rows, m)
+    stamps = np.take(stamps, order, axis=1)
+    # Nanoseconds rise strictly with a warp's cycles, so this checks the
+    # order on the cycles; ties (equal cycles) go to the general path.
+    left = ~(stamps[:, 1:] > stamps[:, :-1]).all(axis=1)
+    if left.all():
+        return left
+    keep = ~left
+    if not keep.all():
+        stamps, rows, position = stamps[keep], rows[keep], position[keep]
+    # Timestamps as written (rounded ns; an end is never before its begin
+    # since ns rise with cycles), as whole floats: their differences are exact.
+    stamps += float(w.shift)
+    if w.clamp:
+        np.maximum(stamps, 0, out=stamps)
+    np.rint(stamps, out=stamps)
+    delta = np.diff(stamps, axis=1)
+    head = np.stack((w.uuid[rows], stamps[:, 0].astype(np.uint64)), axis=1)
+    is_end = order >= m
+    kind = np.where(is_end, SLICE_END, SLICE_BEGIN).astype(np.uint64)
+    iid = np.zeros(2 * m, dtype=np.uint64)
+    iid[~is_end] = w.iid_of_scope[scopes[order[~is_end]]]
+    head_width = varint_width(head)
+    if delta.size and float(delta.max()) < 128:  # the common case: one byte each
+        delta_width = np.ones((1, 2 * m - 1), dtype=np.uint8)
+        same = (head_width == head_width[0]).all()
+        width = np.concatenate((head_width, np.broadcast_to(delta_width, (rows.size, 2 * m - 1))), axis=1) \
+            if not same else np.concatenate((head_width[:1], delta_width), axis=1)
+    else:
+        delta = delta.astype(np.uint64)
+        width = np.concatenate((head_width, varint_width(delta)), axis=1)
+    if width.shape[0] == 1 or (width == width[0]).all():
+        layouts, layout_of = width[:1], None
+    else:
+        weights = np.random.default_rng(1).integers(1, 1 << 62, size=width.shape[1], dtype=np.uint64)
+        key = (width.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+        _, first_of, layout_of = np.unique(key, return_index=True, return_inverse=True)
+        layouts, layout_of = width[first_of], layout_of.reshape(-1)
+        if layouts.shape[0] > MAX_LAYOUTS or not (width == layouts[layout_of]).all():
+            left[keep] = True
+            return left
+    for k in range(layouts.shape[0]):
+        members = slice(None) if layout_of is None else np.flatnonzero(layout_of == k)
+        block = _fill(kind, iid, layouts[k], head[members], delta[members])
+        count, size = block.shape
+        parts.add(block.reshape(-1), position[members], np.arange(count) * size, np.full(count, size))
+    return left
+
+
+def _fill(kind, iid, width, head, delta) -> np.ndarray:
+    """Warps whose header and packets have the same varint widths (uuid,
+    first timestamp, the 2m - 1 deltas after the first packet's 0): one
+    warp's bytes as a template, each warp's values written in place."""
+    width = width.astype(np.int64)
+    probe = np.where(width == 1, 0, np.left_shift(1, 7 * (width - 1))).astype(np.uint64)
+    header = warp_headers(probe[:1], probe[1:2])
+    packets = slice_packets(kind, iid, np.concatenate(([0], probe[2:])).astype(np.uint64))
+    template = np.frombuffer(byte_rows.join(header) + byte_rows.join(packets), dtype=np.uint8)
+    packet_start = int(header[1][0]) + np.cumsum(packets[1]) - packets[1]
+    start = np.concatenate((header_value_columns(int(width[0])), packet_start[1:] + 5))  # 0a L 50 seq 40 delta
+    block = np.empty((head.shape[0], template.size), dtype=np.uint8)
+    block[:] = template
+    _put_varints(block, start[:2], width[:2], head)
+    if (width[2:] == 1).all():
+        block[:, start[2:]] = delta.astype(np.uint8)
+    else:
+        one = 2 + np.flatnonzero(width[2:] == 1)
+        block[:, start[one]] = delta[:, one - 2].astype(np.uint8)
+        more = 2 + np.flatnonzero(width[2:] > 1)
+        _put_varints(block, start[more], width[more], delta[:, more - 2].astype(np.uint64))
+    return block
+
+
+def _put_varints(block, start, width, values) -> None:
+    """Writes values (rows x k) as varints of the given widths at columns `start`."""
+    column = np.repeat(np.arange(width.size), width)
+    byte = np.arange(column.size) - np.repeat(np.cumsum(width) - width, width)
+    bits = (values[:, column] >> (7 * byte).astype(np.uint64)) & np.uint64(0x7F)
+    bits |= np.where(byte < width[column] - 1, np.uint64(0x80), np.uint64(0))
+    block[:, start[column] + byte] = bits
+
+
+def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
+    """Any warps: packets sorted per warp and encoded one by one (with numpy)."""
+    ev = w.ev
+    events = w.events(rows)
+    counts = w.counts[rows]
+    n = events.size
+    order = packet_order(ev.start_cycles[events], ev.end_cycles[events], np.repeat(np.arange(rows.size), counts))
+    is_end = order >= n
+    at = events[order % n]
+    start = rounded_ns(ev.start_ns[at], w.shift)
+    stamps = np.where(is_end, np.maximum(rounded_ns(ev.end_ns[at], w.shift), start), start).view(np.int64)
+    delta = np.zeros_like(stamps)
+    delta[1:] = stamps[1:] - stamps[:-1]
+    first = np.cumsum(2 * counts) - 2 * counts
+    delta[first] = 0
+    kind = np.where(is_end, SLICE_END, SLICE_BEGIN).astype(np.uint64)
+    iid = np.where(is_end, np.uint64(0), w.iid_of_scope[ev.scope[at]])
+    headers = warp_headers(w.uuid[rows], stamps[first].view(np.uint64))
+    parts.add(np.frombuffer(byte_rows.join(headers), np.uint8), position,
+              np.cumsum(headers[1]) - headers[1], headers[1], part=0)
+    matrix, lengths = slice_packets(kind, iid, delta.view(np.uint64))
+    ends = np.cumsum(lengths)[np.cumsum(2 * counts) - 1]
+    parts.add(np.frombuffer(byte_rows.join((matrix, lengths)), np.uint8), position,
+              np.concatenate(([0], ends[:-1])), np.diff(ends, prepend=0), part=1)
+
+
+def _write_views(out, views: list) -> None:
+    """Writes byte views in order: gathered by the kernel (writev) where
+    the system has it, else joined."""
+    if not hasattr(os, "writev"):
+        out.write(b"".join(views))
+        return
+    out.flush()
+    fd = out.fileno()
+    for i in range(0, len(views), IOV_MAX):
+        batch = views[i:i + IOV_MAX]
+        written = os.writev(fd, batch)
+        total = sum(v.nbytes for v in batch)
+        if written < total:  # a short write: the rest, plainly
+            rest = b"".join(bytes(v) for v in batch)[written:]
+            while rest:
+                rest = rest[os.write(fd, rest):]

@@ -1,0 +1,229 @@
+"""The .pftrace writer: files are parsed back with the perfetto package's
+protos and decoded the way Perfetto's format says (sequences, interned
+names, packet defaults, incremental clocks), and every slice (track, name,
+begin, end in ns) must be what the decoded events hold."""
+
+import numpy as np
+import pytest
+
+from proton.instrument import decode
+from proton.instrument.decode import LaunchEvents
+from proton.writers import perfetto_trace, perfetto_warps
+
+from test_decode import make
+
+BOOTTIME = 6
+
+
+def read(path):
+    """(tracks {uuid: descriptor}, slices [(track uuid, name, begin, end)])
+    by reading the packets in file order as trace processors do."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TracePacket, TrackEvent
+    trace = Trace.FromString(open(path, "rb").read())
+    tracks, slices, open_slices = {}, [], {}
+    names, defaults = {}, {}
+    clock_value, incremental, to_trace = {}, {}, {}
+    for p in trace.packet:
+        seq = p.trusted_packet_sequence_id
+        if p.sequence_flags & TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+            names[seq], defaults[seq] = {}, None
+        if p.HasField("trace_packet_defaults"):
+            defaults[seq] = p.trace_packet_defaults
+        for entry in p.interned_data.event_names:
+            names[seq][entry.iid] = entry.name
+        if p.HasField("clock_snapshot"):
+            values = {}
+            for c in p.clock_snapshot.clocks:
+                key = (seq, c.clock_id) if 64 <= c.clock_id < 128 else c.clock_id
+                assert seq or key == c.clock_id, "sequence-scoped clocks need a sequence"
+                incremental[key] = c.is_incremental
+                clock_value[key] = values[key] = c.timestamp
+            if BOOTTIME in values:
+                for key, value in values.items():
+                    to_trace[key] = values[BOOTTIME] - value
+            continue
+        if p.HasField("track_descriptor"):
+            tracks[p.track_descriptor.uuid] = p.track_descriptor
+        if not p.HasField("track_event"):
+            continue
+        clock = p.timestamp_clock_id or (defaults[seq].timestamp_clock_id if defaults.get(seq) else 0)
+        if 64 <= clock < 128:
+            key = (seq, clock)
+            if incremental[key]:
+                delta = p.timestamp if p.timestamp < 1 << 63 else p.timestamp - (1 << 64)
+                clock_value[key] += delta
+                ts = clock_value[key] + to_trace[key]
+            else:
+                ts = p.timestamp + to_trace[key]
+        else:
+            assert clock in (0, BOOTTIME)
+            ts = p.timestamp
+        event = p.track_event
+        track = event.track_uuid if event.HasField("track_uuid") else \
+            defaults[seq].track_event_defaults.track_uuid
+        stack = open_slices.setdefault(track, [])
+        if event.type == TrackEvent.TYPE_SLICE_BEGIN:
+            stack.append((names[seq][event.name_iid], ts))
+        else:
+            assert event.type == TrackEvent.TYPE_SLICE_END and stack, "an end without a begin"
+            name, begin = stack.pop()
+            assert ts >= begin
+            slices.append((track, name, begin, ts))
+    assert not any(open_slices.values()), "slices left open"
+    return tracks, slices
+
+
+def by_warp(tracks, slices):
+    """Slices keyed by (CTA track name, warp track name), sorted."""
+    out = []
+    for track, name, begin, end in slices:
+        warp = tracks[track]
+        out.append(((tracks[warp.parent_uuid].name, warp.name), name, begin, end))
+    return sorted(out)
+
+
+def expected(launches, origin_ns=None):
+    """What the decoded events say, keyed like by_warp."""
+    origin = min(ev.origin_ns for ev in launches) if origin_ns is None else origin_ns
+    out = []
+    for ev in launches:
+        shift = ev.origin_ns - origin
+        begin = np.rint(np.maximum(ev.start_ns + shift, 0)).astype(np.int64)
+        end = np.maximum(np.rint(np.maximum(ev.end_ns + shift, 0)).astype(np.int64), begin)
+        for i in range(ev.num_events):
+            out.append(((f"{ev.kernel} #{ev.launch} CTA {ev.cta[i]}", f"{ev.row_label} {ev.warp[i]}"),
+                        ev.scope_names[ev.scope[i]], int(begin[i]), int(end[i])))
+    return sorted(out)
+
+
+@pytest.fixture
+def launches():
+    out = []
+    for launch in range(2):
+        buf, meta = make(ctas=3, segments=4)
+        out.append(decode.decode(buf, meta, 3, kernel="vector_add", launch=launch))
+    return out
+
+
+def test_every_slice_is_what_the_events_hold(tmp_path, launches):
+    path = tmp_path / "run.pftrace"
+    assert perfetto_trace.write(str(path), launches, "GPU 0 (test)") == 72
+    tracks, slices = read(path)
+    assert len(slices) == 72
+    assert by_warp(tracks, slices) == expected(launches)
+    # GPU > SM > CTA > warp, in numerical order
+    gpu = [d for d in tracks.values() if not d.HasField("parent_uuid")]
+    assert [d.name for d in gpu] == ["GPU 0 (test)"]
+    assert gpu[0].description == f"global timer origin ns = {min(ev.origin_ns for ev in launches)}"
+    for track, *_ in slices:
+        warp = tracks[track]
+        cta = tracks[warp.parent_uuid]
+        sm = tracks[cta.parent_uuid]
+        assert warp.name.startswith("warp ") and sm.name == f"SM {sm.sibling_order_rank}"
+        assert sm.parent_uuid == gpu[0].uuid
+        assert warp.sibling_order_rank == int(warp.name.split()[1])
+    assert all(d.child_ordering == d.EXPLICIT for d in tracks.values())
+
+
+def test_the_whole_file_is_small(tmp_path):
+    """About 22 bytes a slice when timestamps are less than 128 ns apart."""
+    buf, meta = make(ctas=64, segments=4, reps=20)
+    ev = decode.decode(buf, meta, 64)
+    path = tmp_path / "run.pftrace"
+    perfetto_trace.write(str(path), [ev])
+    assert path.stat().st_size < 24 * ev.num_events + 4000
+    tracks, slices = read(path)
+    assert by_warp(tracks, slices) == expected([ev])
+
+
+def synthetic_events(rows_events, segments=2, kernel="k"):
+    """LaunchEvents from explicit (row, scope, start cycle, end cycle)
+    lists, 1 cycle per ns, every warp anchored at cycle 0 = 100 ns."""
+    row, scope, start, end = (np.array(c) for c in zip(*rows_events)) if rows_events else \
+        (np.zeros(0, np.int64),) * 4
+    warps = 2 * segments
+    return LaunchEvents(
+        kernel=kernel, launch=0, scope_names=["outer", "inner", "leaf"], scope_parents=np.array([-1, 0, 1]),
+        clock_ghz=1.0, num_segments=segments, origin_ns=5_000, row=row.astype(np.int32),
+        scope=scope.astype(np.int32), start_cycles=start.astype(np.int64), end_cycles=end.astype(np.int64),
+        warp_ids=np.tile(np.arange(segments, dtype=np.int32), 2), warp_sm=np.repeat(np.arange(2, dtype=np.int32),
+                                                                                   segments),
+        warp_begin_ns=np.zeros(warps), warp_end_ns=np.zeros(warps), warp_cycles=np.zeros(warps, np.int64),
+        warp_clk_end=np.zeros(warps, np.int64), warp_offset_ns=np.full(warps, 100.0),
+        dropped=np.zeros(warps, np.int64))
+
+
+def test_ties_zero_length_slices_and_unsorted_rows(tmp_path):
+    """Scopes that begin or end at the same cycle still nest; events need
+    not come row by row; warps may write different scope sequences."""
+    events = [
+        (2, 0, 0, 50), (2, 1, 0, 50), (2, 2, 0, 0),        # three begin together, two end together
+        (0, 0, 10, 40), (0, 1, 20, 20), (0, 1, 20, 30),    # a zero-length scope, then one from the same cycle
+        (1, 0, 5, 6), (1, 0, 6, 7), (1, 0, 7, 7),          # back to back, then an empty one at the end
+        (3, 2, 1000, 1_000_000),                            # a long scope: 3-byte deltas
+        (0, 2, 40, 45),
+    ]
+    order = [3, 9, 0, 6, 1, 4, 7, 2, 5, 8, 10]
+    ev = synthetic_events([events[i] for i in order])
+    path = tmp_path / "ties.pftrace"
+    assert perfetto_trace.write(str(path), [ev]) == len(events)
+    tracks, slices = read(path)
+    assert by_warp(tracks, slices) == expected([ev])
+
+
+def test_layouts_and_the_general_path_write_the_same_bytes(tmp_path, monkeypatch):
+    """Template layouts, the packet-by-packet path and any chunking are
+    only ways of computing the same file."""
+    buf, meta = make(ctas=16, segments=4, reps=3)
+    launches = [decode.decode(buf, meta, 16, launch=i) for i in range(2)]
+    launches[1].origin_ns += 700  # varied first timestamps and deltas
+    fast = tmp_path / "fast.pftrace"
+    perfetto_trace.write(str(fast), launches)
+    monkeypatch.setattr(perfetto_warps, "CHUNK_PACKETS", 50)
+    chunked = tmp_path / "chunked.pftrace"
+    perfetto_trace.write(str(chunked), launches)
+    monkeypatch.setattr(perfetto_warps, "MAX_PATTERNS", 0)
+    general = tmp_path / "general.pftrace"
+    perfetto_trace.write(str(general), launches)
+    assert fast.read_bytes() == chunked.read_bytes() == general.read_bytes()
+    assert by_warp(*read(general)) == expected(launches)
+
+
+def test_empty_and_single_event_traces(tmp_path):
+    path = tmp_path / "none.pftrace"
+    assert perfetto_trace.write(str(path), []) == 0
+    tracks, slices = read(path)
+    assert slices == [] and [d.name for d in tracks.values()] == ["GPU 0"]
+    empty = synthetic_events([])
+    assert perfetto_trace.write(str(path), [empty]) == 0
+    tracks, slices = read(path)
+    assert slices == [] and sum(d.name.startswith("warp") for d in tracks.values()) == 4
+    one = synthetic_events([(3, 1, 7, 9)])
+    assert perfetto_trace.write(str(path), [one]) == 1
+    tracks, slices = read(path)
+    assert by_warp(tracks, slices) == expected([one]) == [(("k #0 CTA 1", "warp 1"), "inner", 107, 109)]
+
+
+def test_host_clock_is_noted_for_merging(tmp_path, launches):
+    path = tmp_path / "run.pftrace"
+    clock = {"realtime_minus_globaltimer_ns": -1_234_567, "uncertainty_ns": 850, "samples": 16}
+    perfetto_trace.write(str(path), launches, "GPU 3", origin_ns=10, host_clock=clock)
+    tracks, _ = read(path)
+    (gpu,) = [d for d in tracks.values() if d.name == "GPU 3"]
+    assert gpu.description == "global timer origin ns = 10; host realtime offset ns = -1234567 +- 850 (16 samples)"
+    for bad in ({"realtime_minus_globaltimer_ns": 1.5, "uncertainty_ns": 1, "samples": 1},
+                {"realtime_minus_globaltimer_ns": 1}, {"realtime_minus_globaltimer_ns": 1, "uncertainty_ns": -1,
+                                                       "samples": 1}, "1 +- 2"):
+        with pytest.raises(ValueError, match="host_clock must be"):
+            perfetto_trace.write(str(path), launches, host_clock=bad)
+
+
+def test_varint_encoding_matches_protobuf():
+    from google.protobuf.internal import encoder
+    from proton.writers import byte_rows
+    from proton.writers.perfetto_packets import varint_width
+    values = np.array([0, 1, 127, 128, 300, 2**32 - 1, 2**35, 2**63 + 5], dtype=np.uint64)
+    matrix, lengths = byte_rows.varint(values)
+    for v, row, n in zip(values.tolist(), matrix, lengths):
+        assert bytes(row[:n]) == encoder._VarintBytes(v)
+    assert varint_width(values).tolist() == lengths.tolist()
