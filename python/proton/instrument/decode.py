@@ -84,7 +84,12 @@ class LaunchEvents:
         return self.warp_sm[self.row]
 
     def _ns(self, cycles: np.ndarray) -> np.ndarray:
-        return self.warp_offset_ns[self.row] + (cycles - self.warp_clk_end[self.row]) / self.clock_ghz
+        return self.ns_at(cycles, self.row)
+
+    def ns_at(self, cycles: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """ns since origin_ns of `cycles` counted on the warps `row` (for
+        writers that convert a slice of the events at a time)."""
+        return self.warp_offset_ns[row] + (cycles - self.warp_clk_end[row]) / self.clock_ghz
 
     @cached_property
     def start_ns(self) -> np.ndarray:
