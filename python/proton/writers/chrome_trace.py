@@ -15,7 +15,7 @@ import numpy as np
 from . import packed_text as T
 from ..instrument.decode import LaunchEvents
 
-EVENTS_PER_SLICE = 1 << 20
+EVENTS_PER_SLICE = 1 << 18
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
