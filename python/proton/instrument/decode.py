@@ -148,14 +148,13 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         slots = (first[:, None] + np.arange(width)[None, :]) % cap
         words = np.take_along_axis(words if width == cap else raw_buffer.record_words(raw.records).reshape(
             rows, cap), slots, axis=1)
-    valid = np.arange(width)[None, :] < kept[:, None]
 
     clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
     clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
     gt_start = raw.stamps(raw_buffer.W_GT_START).reshape(rows).astype(np.int64)
     gt_end = raw.stamps(raw_buffer.W_GT_END).reshape(rows).astype(np.int64)
 
-    at = _pair(raw_buffer.tag_halves(words), valid, kept)
+    at = _pair(raw_buffer.tag_halves(words), kept)
     scope_ids = at.ids
     if scope_ids.size and scope_ids.max() >= len(names):
         row, col = at.where(np.argmax(scope_ids >= len(names)))
@@ -325,20 +324,28 @@ def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bit
                             f"outside the warp's lifetime [{clk_start[row]}, {clk_end[row]}]{hint}")
 
 
-def _pair(halves, valid, kept):
+def _same_rows(halves, rows_at_once=1 << 16) -> bool:
+    """Whether every row equals the first, without a full-size temporary."""
+    return all((halves[r:r + rows_at_once] == halves[0]).all() for r in range(0, halves.shape[0], rows_at_once))
+
+
+def _pair(halves, kept):
     """Start/end pairs of every warp, as an _EventIndex. `halves`: the
-    (rows, width) tag half-words of the records."""
+    (rows, width) tag half-words of the records, `kept`: how many of each
+    row are records."""
     rows, width = halves.shape
     empty = np.zeros(0, dtype=np.int64)
     if rows == 0 or width == 0:
         return _EventIndex(empty, empty, empty, rows=empty, num_rows=rows)
-    if (kept == width).all() and (halves == halves[0]).all():
+    if (kept == width).all() and _same_rows(halves):
         # The common case: every warp wrote the same sequence.
         tags = raw_buffer.tags_of_halves(halves[:1])
+        valid = np.ones((1, width), dtype=bool)
         rep, pattern_of_row = np.zeros(1, dtype=np.int64), np.zeros(rows, dtype=np.int64)
     else:
         # Distinct sequences: hash each row, then confirm exact equality.
         tags = raw_buffer.tags_of_halves(halves)
+        valid = np.arange(width)[None, :] < kept[:, None]
         masked = np.where(valid, tags, np.uint32(0xFFFFFFFF)).astype(np.uint64)
         weights = np.random.default_rng(7).integers(1, 1 << 62, size=width, dtype=np.uint64) | np.uint64(1)
         with np.errstate(over="ignore"):
