@@ -215,3 +215,120 @@ def test_registers_buffer_with_an_impossible_count_is_corrupt_not_lossy():
     with pytest.raises(BufferFormatError, match="CTA 0 segment 1 counts 4294967287 records, but its registers hold "
                                                 "at most 8"):
         decode.decode(buf, meta, 1)
+
+
+def reference(buf, meta, ctas, record_cost_cycles=0.0):
+    """A straightforward decoding, one warp and one record at a time: the
+    events as sorted (row, scope, start cycles, end cycles), and the
+    unmatched count."""
+    lay = meta["layout"]
+    raw = fmt.read(buf, lay, ctas)
+    cap, segments = lay["capacity"], len(lay["warps"])
+    wrap = 1 << (48 if lay["clock_bits"] == 64 else 32)
+    events, unmatched = [], 0
+    for c in range(ctas):
+        for s in range(segments):
+            count = int(raw.counts[c, s])
+            kept = min(count, cap)
+            first = count % cap if count > cap else 0
+            words = [int(raw.records[c, s, (first + i) % cap, 0]) | int(raw.records[c, s, (first + i) % cap, 1]) << 32
+                     for i in range(kept)]
+            clk_start, clk_end = int(raw.stamps(fmt.W_CLK_START)[c, s]), int(raw.stamps(fmt.W_CLK_END)[c, s])
+            cyc = [0] * kept
+            later = clk_end
+            for i in reversed(range(kept)):
+                # Long-lived warps: step back record by record; others: from the exit stamp.
+                base = later if clk_end - clk_start >= wrap else clk_end
+                cyc[i] = later = base - ((base - words[i]) % wrap)
+            is_end = [w >> 63 for w in words]
+            ids = [(w >> 48) & 0x7FFF for w in words]
+            level, levels = 0, []
+            for e in is_end:
+                level -= e
+                levels.append(level)
+                level += 1 - e
+            paired = 0
+            for i in range(kept):
+                if is_end[i]:
+                    continue
+                j = next((j for j in range(i + 1, kept) if levels[j] == levels[i]), None)
+                if j is None or not is_end[j] or ids[j] != ids[i]:
+                    continue
+                start, end = cyc[i], cyc[j]
+                if record_cost_cycles > 0:
+                    start -= int(np.rint((count - kept + i) * record_cost_cycles))
+                    end = max(end - int(np.rint((count - kept + j) * record_cost_cycles)), start)
+                events.append((c * segments + s, ids[i], start, end))
+                paired += 2
+            unmatched += kept - paired
+    return sorted(events), unmatched
+
+
+def random_buffer(seed, clock_bits, ctas=3, segments=4, cap=16):
+    """Warps of random nesting and length (some overflow their ring, some
+    leave scopes open), clock32 wrapping inside them."""
+    rng = np.random.default_rng(seed)
+    one = synthetic.layout(num_warps=1, segment_bytes=cap * 8, clock_bits=clock_bits)
+    clk0 = (5 << 32) - 3000
+    blocks = []
+    for _ in range(ctas * segments):
+        seq, stack = [], []
+        for _ in range(int(rng.integers(0, 30))):
+            if stack and rng.random() < 0.5:
+                seq.append((stack.pop(), 1))
+            else:
+                stack.append(int(rng.integers(0, 3)))
+                seq.append((stack[-1], 0))
+        if rng.random() < 0.8:
+            seq += [(i, 1) for i in reversed(stack)]
+        n = len(seq)
+        tags = synthetic.tag([[[i for i, _ in seq]]], [[[e for _, e in seq]]]).reshape(1, 1, n)
+        clocks = np.uint64(clk0) + np.cumsum(rng.integers(1, 500, size=n + 1)).astype(np.uint64)
+        blocks.append(synthetic.build(one, tags, clocks[:-1].reshape(1, 1, n), clk_start=clk0,
+                                      clk_end=int(clocks[-1]) + 7, gt_start=10**9, gt_end=10**9 + 10**6))
+    lay = synthetic.layout(num_warps=segments, segment_bytes=cap * 8, clock_bits=clock_bits)
+    return np.concatenate(blocks), synthetic.metadata(SCOPES, lay)
+
+
+def decoded(ev):
+    return sorted(zip(ev.row.tolist(), ev.scope.tolist(), ev.start_cycles.tolist(), ev.end_cycles.tolist()))
+
+
+CASES = {
+    "uniform 64-bit": lambda: make(),
+    "uniform clock32 wrapping": lambda: make(clock_bits=32, clk0=(5 << 32) - 250),
+    "full rings": lambda: make(reps=20, segment_bytes=16 * 8),
+    "full rings clock32": lambda: make(clock_bits=32, reps=20, segment_bytes=16 * 8, clk0=(7 << 32) - 1000),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("cost", [0.0, 12.5])
+def test_matches_a_straightforward_decoding(case, cost):
+    buf, meta = CASES[case]()
+    ev = decode.decode(buf, meta, 3, record_cost_cycles=cost)
+    events, unmatched = reference(buf, meta, 3, cost)
+    assert decoded(ev) == events and ev.unmatched == unmatched and len(events) > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("clock_bits", [32, 64])
+def test_random_warps_match_a_straightforward_decoding(seed, clock_bits):
+    buf, meta = random_buffer(seed, clock_bits)
+    for cost in (0.0, 3.0):
+        ev = decode.decode(buf, meta, 3, record_cost_cycles=cost)
+        events, unmatched = reference(buf, meta, 3, cost)
+        assert decoded(ev) == events and ev.unmatched == unmatched
+    assert (ev.dropped > 0).any() and ev.unmatched > 0 and ev.num_events > 0
+
+
+def test_long_clock32_warp_matches_a_straightforward_decoding():
+    lay = synthetic.layout(num_warps=1, clock_bits=32)
+    clk0 = 1 << 40
+    clocks = np.array([[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]],
+                      dtype=np.uint64)
+    tags = synthetic.tag([[[0, 1, 1, 0]]], [[[0, 0, 1, 1]]])
+    buf = synthetic.build(lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]],
+                          gt_start=[[0]], gt_end=[[9_000_000]])
+    meta = synthetic.metadata([("outer", -1), ("inner", 0)], lay)
+    assert decoded(decode.decode(buf, meta, 1)) == reference(buf, meta, 1)[0]

@@ -114,6 +114,25 @@ def record_clocks(records: np.ndarray, clock_bits: int) -> np.ndarray:
     return whole & np.uint64((1 << (48 if clock_bits == 64 else 32)) - 1)
 
 
+def record_words(records: np.ndarray) -> np.ndarray:
+    """(..., 2)-word records as one little-endian u64 each, a view (no copy):
+    the clock bits are the low 48 (or 32), the tag half-word the top 16."""
+    return records.view("<u8")[..., 0]
+
+
+def tag_halves(words: np.ndarray) -> np.ndarray:
+    """The top 16 bits of u64 records, a u16 view (no copy): bit 15 end, bits
+    0-14 the scope id; equal half-words mean equal tags."""
+    return words.view(np.uint16).reshape(*words.shape, 4)[..., 3]
+
+
+def tags_of_halves(halves: np.ndarray) -> np.ndarray:
+    """Tags as decode works with them (bit 31 end, bits 0-30 the scope id)
+    from the top half-words of records."""
+    halves = halves.astype(np.uint32)
+    return (halves & np.uint32(0x7FFF)) | ((halves & np.uint32(0x8000)) << np.uint32(16))
+
+
 def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
     """The compute unit a wavefront ran on, from the gfx9 HW_ID register
     (CU_ID bits 8-11, SH_ID bit 12, SE_ID bits 13-15) and XCC_ID (bits 0-3),

@@ -84,7 +84,12 @@ class LaunchEvents:
         return self.warp_sm[self.row]
 
     def _ns(self, cycles: np.ndarray) -> np.ndarray:
-        return self.warp_offset_ns[self.row] + (cycles - self.warp_clk_end[self.row]) / self.clock_ghz
+        return self.ns_at(cycles, self.row)
+
+    def ns_at(self, cycles: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """ns since origin_ns of `cycles` counted on the warps `row` (for
+        writers that convert a slice of the events at a time)."""
+        return self.warp_offset_ns[row] + (cycles - self.warp_clk_end[row]) / self.clock_ghz
 
     @cached_property
     def start_ns(self) -> np.ndarray:
@@ -134,23 +139,22 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     dropped = counts - kept
     width = int(kept.max()) if rows else 0  # columns that hold records
 
-    # (ctas, segments, width) tags and clock bits, in the order written.
-    recs = raw.records[:, :, :width]
+    # (rows, width) records as u64, in the order written: a view of the
+    # buffer unless a ring is full (then a reordered copy).
+    words = raw_buffer.record_words(raw.records).reshape(rows, cap)[:, :width]
     if (counts > cap).any():
         # A full ring starts at slot count % cap.
-        first = np.where(counts > cap, counts % cap, 0).reshape(ctas, segments, 1)
-        slots = (first + np.arange(width).reshape(1, 1, width)) % cap
-        recs = np.take_along_axis(raw.records, slots[..., None], axis=2)
-    tags = raw_buffer.record_tags(recs)
-    clock = raw_buffer.record_clocks(recs, layout["clock_bits"])
-    valid = np.arange(width)[None, :] < kept[:, None]
+        first = np.where(counts > cap, counts % cap, 0)
+        slots = (first[:, None] + np.arange(width)[None, :]) % cap
+        words = np.take_along_axis(words if width == cap else raw_buffer.record_words(raw.records).reshape(
+            rows, cap), slots, axis=1)
 
     clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
     clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
     gt_start = raw.stamps(raw_buffer.W_GT_START).reshape(rows).astype(np.int64)
     gt_end = raw.stamps(raw_buffer.W_GT_END).reshape(rows).astype(np.int64)
 
-    at = _pair(tags, valid, kept)
+    at = _pair(raw_buffer.tag_halves(words), kept)
     scope_ids = at.ids
     if scope_ids.size and scope_ids.max() >= len(names):
         row, col = at.where(np.argmax(scope_ids >= len(names)))
@@ -159,16 +163,17 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
                                 f"kernel has {len(names)} scopes")
     unmatched = int(kept.sum() - 2 * at.num_events)
 
-    s_cyc = _cycles(clock, layout["clock_bits"], at, at.start_col, clk_end, clk_start)
-    e_cyc = _cycles(clock, layout["clock_bits"], at, at.end_col, clk_end, clk_start)
+    # Cycles are rebuilt for the paired records only.
+    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start)
+    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start)
     lost = counts - kept
     _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, segments, layout["clock_bits"], kernel)
     if record_cost_cycles > 0:
         # Record n of a warp (counting overwritten ones) follows n records
         # whose cost landed inside the measured time.
-        s_cyc = s_cyc - np.rint((at.per_row(lost) + at.start_col) * record_cost_cycles).astype(np.int64)
-        e_cyc = e_cyc - np.rint((at.per_row(lost) + at.end_col) * record_cost_cycles).astype(np.int64)
-        e_cyc = np.maximum(e_cyc, s_cyc)  # the estimate may overshoot on empty scopes
+        s_cyc -= np.rint((at.per_row(lost) + at.start_col) * record_cost_cycles).astype(np.int64)
+        e_cyc -= np.rint((at.per_row(lost) + at.end_col) * record_cost_cycles).astype(np.int64)
+        np.maximum(e_cyc, s_cyc, out=e_cyc)  # the estimate may overshoot on empty scopes
 
     # Cycles to global-timer ns: the clock rate over all warps of the launch,
     # each warp anchored at its own entry and exit stamps.
@@ -228,11 +233,11 @@ class _EventIndex:
         return x[:, None] if self.uniform else x[self.rows]
 
     def take(self, records, cols):
-        """Values at `cols` of a (ctas, segments, width) array."""
+        """Values at `cols` of a (rows, width) array, a new C-ordered array
+        (records[:, cols] would not be, and flattening it would copy)."""
         if self.uniform:
-            return records[:, :, cols].reshape(self.num_rows, -1)
-        segments = records.shape[1]
-        return records[self.rows // segments, self.rows % segments, cols]
+            return np.take(records, cols, axis=1)
+        return records[self.rows, cols]
 
     def flat(self, a):
         if self.uniform:
@@ -253,19 +258,24 @@ class _EventIndex:
         return int(self.rows[flat_index]), int(self.start_col[flat_index])
 
 
-def _cycles(clock, clock_bits, at, cols, clk_end, clk_start):
-    """64-bit cycles of the records in `cols`. A record keeps the clock's low
-    48 bits (32 with clock32); they are counted back from the warp's 64-bit
-    exit stamp, and warps that lived a full wrap or longer are unwrapped
-    record by record."""
+def _cycles(words, clock_bits, at, cols, clk_end, clk_start):
+    """64-bit cycles of the records in `cols` of (rows, width) u64 records.
+    A record keeps the clock's low 48 bits (32 with clock32); they are
+    counted back from the warp's 64-bit exit stamp, and warps that lived a
+    full wrap or longer are unwrapped record by record. Computed in place in
+    the gathered array: no other event-sized temporaries."""
     wrap = np.int64(1) << np.int64(STORED_CLOCK_BITS[clock_bits])
-    low = at.take(clock, cols).astype(np.int64)
-    end = at.per_row(clk_end)
-    cyc = end - (((end & (wrap - 1)) - low) & (wrap - 1))  # distance modulo the wrap
+    cyc = at.take(words, cols)  # u64: tag and clock bits
+    end = at.per_row(clk_end.view(np.uint64))
+    # The distance back from the exit stamp modulo the wrap; the tag bits
+    # above the clock bits drop out with the mask.
+    np.subtract(end, cyc, out=cyc)
+    np.bitwise_and(cyc, np.uint64(wrap - 1), out=cyc)
+    np.subtract(end, cyc, out=cyc)
+    cyc = cyc.view(np.int64)
     long_rows = np.flatnonzero(clk_end - clk_start >= wrap)
     if long_rows.size:
-        width = clock.shape[-1]
-        unwrapped = _unwrap_rows(clock.reshape(-1, width)[long_rows].astype(np.int64), clk_end[long_rows], wrap)
+        unwrapped = _unwrap_rows(words[long_rows].astype(np.int64) & (wrap - 1), clk_end[long_rows], wrap)
         if at.uniform:
             cyc[long_rows] = unwrapped[:, cols]
         else:
@@ -291,6 +301,13 @@ def _unwrap_rows(lo, clk_end, wrap):
 
 
 def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bits, kernel):
+    if (clk_end >= 0).all():
+        # Cycles counted back from a non-negative exit stamp are never after
+        # it: only the order and the entry stamp need checking.
+        ok = np.less_equal(s_cyc, e_cyc)
+        ok &= s_cyc >= at.per_row(clk_start)
+        if ok.all():
+            return
     end = at.per_row(clk_end)
     ordered = (s_cyc <= e_cyc) & (e_cyc <= end)
     ok = ordered & (s_cyc >= at.per_row(clk_start))
@@ -307,20 +324,28 @@ def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bit
                             f"outside the warp's lifetime [{clk_start[row]}, {clk_end[row]}]{hint}")
 
 
-def _pair(tags, valid, kept):
-    """Start/end pairs of every warp, as an _EventIndex."""
-    ctas, segments, width = tags.shape
-    rows = ctas * segments
+def _same_rows(halves, rows_at_once=1 << 16) -> bool:
+    """Whether every row equals the first, without a full-size temporary."""
+    return all((halves[r:r + rows_at_once] == halves[0]).all() for r in range(0, halves.shape[0], rows_at_once))
+
+
+def _pair(halves, kept):
+    """Start/end pairs of every warp, as an _EventIndex. `halves`: the
+    (rows, width) tag half-words of the records, `kept`: how many of each
+    row are records."""
+    rows, width = halves.shape
     empty = np.zeros(0, dtype=np.int64)
     if rows == 0 or width == 0:
         return _EventIndex(empty, empty, empty, rows=empty, num_rows=rows)
-    if (kept == width).all() and (tags == tags[0, 0]).all():
-        tags = tags[0, 0][None, :]
+    if (kept == width).all() and _same_rows(halves):
         # The common case: every warp wrote the same sequence.
+        tags = raw_buffer.tags_of_halves(halves[:1])
+        valid = np.ones((1, width), dtype=bool)
         rep, pattern_of_row = np.zeros(1, dtype=np.int64), np.zeros(rows, dtype=np.int64)
     else:
         # Distinct sequences: hash each row, then confirm exact equality.
-        tags = tags.reshape(rows, width)
+        tags = raw_buffer.tags_of_halves(halves)
+        valid = np.arange(width)[None, :] < kept[:, None]
         masked = np.where(valid, tags, np.uint32(0xFFFFFFFF)).astype(np.uint64)
         weights = np.random.default_rng(7).integers(1, 1 << 62, size=width, dtype=np.uint64) | np.uint64(1)
         with np.errstate(over="ignore"):

@@ -1,8 +1,10 @@
 """Chrome trace JSON (chrome://tracing, ui.perfetto.dev): one process per
 launch and CTA (named after its kernel, launch and SM), one thread per warp,
 one complete ("X") event per scope instance with its cycles. Times are
-microseconds (ns precision) from the session's first warp entry. Rows are
-assembled with numpy (proton.writers.byte_rows), not formatted one by one."""
+microseconds (ns precision) from the session's first warp entry. Text is
+built with numpy (proton.writers.packed_text), a slice of the events at a
+time, and streamed to the file: no Python object per event, and memory
+bounded by the slice."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import json
 
 import numpy as np
 
-from . import byte_rows
+from . import packed_text as T
 from ..instrument.decode import LaunchEvents
+
+EVENTS_PER_SLICE = 1 << 18
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
@@ -21,8 +25,8 @@ def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
     with open(path, "wb") as out:
         out.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         for ev in launches:
-            out.write(_slices(ev, pid_base, t0_ns))
-            out.write(_names(ev, pid_base))
+            _slices(out, ev, pid_base, t0_ns)
+            _names(out, ev, pid_base)
             written += ev.num_events
             pid_base += ev.num_ctas
         # The last row ends with ",\n": close with an event that names the trace.
@@ -30,45 +34,49 @@ def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
     return written
 
 
-def _slices(ev: LaunchEvents, pid_base: int, t0_ns: float) -> bytes:
-    n = ev.num_events
-    if n == 0:
-        return b""
-    C = byte_rows.const
-    ts = np.rint(np.maximum(ev.start_ns + (ev.origin_ns - t0_ns), 0)).astype(np.uint64)
-    dur = np.rint(np.maximum(ev.end_ns - ev.start_ns, 0)).astype(np.uint64)
-    names = [json.dumps(name).encode() for name in ev.scope_names]
-    return byte_rows.concat([
-        C(b'{"ph":"X","name":', n), byte_rows.table(names, ev.scope),
-        C(b',"pid":', n), byte_rows.decimal(ev.cta + pid_base), C(b',"tid":', n), byte_rows.decimal(ev.warp),
-        C(b',"ts":', n), byte_rows.decimal(ts // np.uint64(1000)), C(b".", n),
-        byte_rows.fixed_decimal(ts % np.uint64(1000), 3),
-        C(b',"dur":', n), byte_rows.decimal(dur // np.uint64(1000)), C(b".", n),
-        byte_rows.fixed_decimal(dur % np.uint64(1000), 3),
-        C(b',"args":{"cycles":', n), byte_rows.decimal(np.maximum(ev.duration_cycles, 0)), C(b"}},\n", n),
-    ], flat=True)
+def _slices(out, ev: LaunchEvents, pid_base: int, t0_ns: int) -> None:
+    if ev.num_events == 0:
+        return
+    names = [b'{"ph":"X","name":' + json.dumps(name).encode() for name in ev.scope_names]
+    # What depends on the warp only, once per warp.
+    rows = np.arange(ev.warp_ids.size)
+    per_warp, per_warp_length = T.record_strings(rows.size, [
+        T.const(b',"pid":'), *T.decimal(rows // ev.num_segments + pid_base), T.const(b',"tid":'),
+        *T.decimal(ev.warp_ids), T.const(b',"ts":')])
+    shift = ev.origin_ns - t0_ns
+    text = T.Text()
+    for lo in range(0, ev.num_events, EVENTS_PER_SLICE):
+        hi = min(lo + EVENTS_PER_SLICE, ev.num_events)
+        row = ev.row[lo:hi]
+        start, end = ev.ns_at(ev.start_cycles[lo:hi], row), ev.ns_at(ev.end_cycles[lo:hi], row)
+        ts = np.rint(np.maximum(start + shift, 0)).astype(np.uint64)
+        dur = np.rint(np.maximum(end - start, 0)).astype(np.uint64)
+        cycles = np.maximum(ev.end_cycles[lo:hi] - ev.start_cycles[lo:hi], 0)
+        # Constant text rides on the piece before it where that one has a fixed width.
+        out.write(text.rows(hi - lo, [
+            T.table(names, ev.scope[lo:hi]), (per_warp[row], per_warp_length[row]),
+            *T.microseconds(ts, b',"dur":'), *T.microseconds(dur, b',"args":{"cycles":'), *T.decimal(cycles),
+            T.const(b"}},\n")]))
 
 
-def _names(ev: LaunchEvents, pid_base: int) -> bytes:
+def _names(out, ev: LaunchEvents, pid_base: int) -> None:
     """Process names and sort order per CTA, thread names per warp."""
-    C = byte_rows.const
+    C, D = T.const, T.decimal
     ctas, segments = ev.num_ctas, ev.num_segments
     cta = np.arange(ctas)
-    pid = byte_rows.decimal(cta + pid_base)
+    pid = D(cta + pid_base)
     label = json.dumps(f"{ev.kernel} #{ev.launch} CTA ")[:-1].encode()
-    processes = byte_rows.concat([
-        C(b'{"ph":"M","name":"process_name","pid":', ctas), pid, C(b',"args":{"name":', ctas), C(label, ctas),
-        byte_rows.decimal(cta), C(b" (SM ", ctas), byte_rows.decimal(ev.warp_sm.reshape(ctas, segments)[:, 0]),
-        C(b')"}},\n{"ph":"M","name":"process_sort_index","pid":', ctas), pid,
-        C(b',"args":{"sort_index":', ctas), pid, C(b"}},\n", ctas),
-    ], flat=True)
+    text = T.Text()
+    out.write(text.rows(ctas, [
+        C(b'{"ph":"M","name":"process_name","pid":'), *pid, C(b',"args":{"name":' + label), *D(cta),
+        C(b" (SM "), *D(ev.warp_sm.reshape(ctas, segments)[:, 0]),
+        C(b')"}},\n{"ph":"M","name":"process_sort_index","pid":'), *pid, C(b',"args":{"sort_index":'), *pid,
+        C(b"}},\n")]))
     w = ctas * segments
-    tid = byte_rows.decimal(ev.warp_ids)
-    threads = byte_rows.concat([
-        C(b'{"ph":"M","name":"thread_name","pid":', w), byte_rows.decimal(np.repeat(cta, segments) + pid_base),
-        C(b',"tid":', w), tid, C(b',"args":{"name":"' + ev.row_label.encode() + b" ", w), tid, C(b'"}},\n', w),
-    ], flat=True)
-    return processes + threads
+    tid = D(ev.warp_ids)
+    out.write(text.rows(w, [
+        C(b'{"ph":"M","name":"thread_name","pid":'), *D(np.repeat(cta, segments) + pid_base),
+        C(b',"tid":'), *tid, C(b',"args":{"name":"' + ev.row_label.encode() + b" "), *tid, C(b'"}},\n')]))
 
 
 def session_origin(launches: list[LaunchEvents]) -> int:

@@ -1,0 +1,148 @@
+"""Text rows built with numpy, one row per event, for the Chrome trace
+writer, without a Python object per row.
+
+A row is a sequence of pieces. A piece is (values, lengths): per row a
+fixed-width byte string whose first `length` bytes are the text, the rest
+NUL padding (or one such string for every row, and one length). Rows are
+laid out by scattering each piece, left-aligned, at its offset: a piece's
+padding lands where the next pieces of its row are written afterwards. When
+a piece's padding could reach past the rest of its row (very different
+name lengths), the rows are packed as fixed-width records instead and the
+NUL bytes dropped; JSON text never holds a raw NUL (json.dumps escapes it).
+Numbers are written four digits at a time from a table.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+PAD = b"\0"
+
+
+def _strings(entries: list[bytes]):
+    """(values, lengths) of a table of byte strings, left-aligned in a common width."""
+    width = max(max((len(e) for e in entries), default=0), 1)
+    values = np.frombuffer(b"".join(e.ljust(width, PAD) for e in entries), dtype=f"V{width}")
+    return values, np.array([len(e) for e in entries], dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=None)
+def _groups(suffix: bytes, lowest: bool):
+    """4-digit groups followed by `suffix`, indexed by lo + 10000 * (higher
+    digits exist): with higher digits all four digits, without them no
+    leading zeros (and 0 is empty, or "0" in the lowest group)."""
+    bare = [f"{i:d}".encode() if i or lowest else b"" for i in range(10000)]
+    full = [f"{i:04d}".encode() for i in range(10000)]
+    return _strings([d + suffix for d in bare + full])
+
+
+@functools.lru_cache(maxsize=None)
+def _fraction(suffix: bytes):
+    """"." and three digits, then `suffix`: ns as us with ns precision."""
+    return _strings([f".{i:03d}".encode() + suffix for i in range(1000)])
+
+
+def const(data: bytes):
+    """A piece that is the same in every row."""
+    return (np.frombuffer(data, dtype=f"V{len(data)}")[0], len(data)) if data else None
+
+
+def table(entries: list[bytes], index: np.ndarray):
+    """Row i holds entries[index[i]] (Python work per distinct entry, not per row)."""
+    values, lengths = _strings(entries)
+    return values[index], lengths[index]
+
+
+def decimal(values: np.ndarray, suffix: bytes = b"") -> list:
+    """ASCII decimal of non-negative integers, then `suffix`: a piece per 4-digit group."""
+    values = np.asarray(values)
+    top = int(values.max()) if values.size else 0
+    groups = max(1, -(-len(str(top)) // 4))
+    values = values.astype(np.uint32 if top < 2**32 else np.uint64)
+    pieces = []
+    for g in range(groups - 1, -1, -1):
+        rest = values // 10000
+        index = (values - rest * 10000).astype(np.intp)
+        if g > 0:  # higher digits can follow (the top group has none)
+            index += (rest > 0) * 10000
+        strings, lengths = _groups(suffix if g == groups - 1 else b"", g == groups - 1)
+        pieces.append((strings[index], lengths[index]))
+        values = rest
+    return pieces[::-1]
+
+
+def microseconds(ns: np.ndarray, suffix: bytes = b"") -> list:
+    """Whole ns as microseconds with three decimals, then `suffix`."""
+    us = ns // np.uint64(1000)
+    strings, lengths = _fraction(suffix)
+    return decimal(us) + [(strings[(ns - us * np.uint64(1000)).astype(np.intp)], int(lengths[0]))]
+
+
+class Text:
+    """Builds rows into memory kept between calls (a writer's slices of
+    events): the text returned is valid until the next call."""
+
+    def __init__(self):
+        self._memory = np.empty(0, dtype=np.uint8)
+
+    def rows(self, n: int, pieces: list):
+        """The text of n rows of `pieces`, one after the other (a bytes-like object)."""
+        pieces = [p for p in pieces if p is not None]
+        if n == 0 or not pieces:
+            return b""
+        widths = [p[0].dtype.itemsize for p in pieces]
+        shortest = [int(np.min(p[1])) for p in pieces]
+        after = np.cumsum(shortest[::-1])[::-1].tolist()[1:] + [0]  # shortest rest of a row after each piece
+        if any(w - s > a for w, s, a in zip(widths, shortest, after)):
+            return _drop_padding(n, pieces)
+        length = np.zeros(n, dtype=np.int64)
+        for _, lengths in pieces:
+            length += lengths
+        at = np.cumsum(length)
+        total = int(at[-1])
+        at -= length
+        if self._memory.size < total + max(widths):
+            self._memory = np.empty(total + max(widths), dtype=np.uint8)
+        memory = self._memory
+        for (values, lengths), width in zip(pieces, widths):
+            # Fixed-width strings at any byte offset: a view with a stride of one byte.
+            slots = np.ndarray((memory.size - width + 1,), dtype=values.dtype, buffer=memory, strides=(1,))
+            slots[at] = values
+            at += lengths
+        return memory[:total]
+
+
+def _drop_padding(n: int, pieces: list) -> bytes:
+    """Rows packed as fixed-width records, then their NUL padding dropped."""
+    offsets, off = [], 0
+    for values, _ in pieces:
+        offsets.append(off)
+        off += values.dtype.itemsize
+    dtype = np.dtype({"names": [f"f{k}" for k in range(len(pieces))], "formats": [v.dtype for v, _ in pieces],
+                      "offsets": offsets, "itemsize": off})
+    memory = bytearray(n * off)
+    rows = np.frombuffer(memory, dtype=dtype, count=n)
+    for k, (values, _) in enumerate(pieces):
+        rows[f"f{k}"] = values
+    return memory.translate(None, PAD)  # in place of a copy of the records
+
+
+def record_strings(n: int, pieces: list) -> np.ndarray:
+    """Rows as fixed-width strings (with padding), for a table of per-row
+    text that later rows gather from; returns the (strings, lengths) piece."""
+    pieces = [p for p in pieces if p is not None]
+    text = Text().rows(n, pieces)
+    length = np.zeros(n, dtype=np.int64)
+    for _, lengths in pieces:
+        length += lengths
+    return _strings_of(np.frombuffer(bytes(text), dtype=np.uint8), length)
+
+
+def _strings_of(text: np.ndarray, lengths: np.ndarray):
+    """Left-aligned fixed-width strings of consecutive texts of `lengths`."""
+    width = max(int(lengths.max()) if lengths.size else 0, 1)
+    out = np.zeros((lengths.size, width), dtype=np.uint8)
+    out[np.arange(width)[None, :] < lengths[:, None]] = text
+    return out.view(f"V{width}").reshape(-1), lengths
