@@ -31,6 +31,12 @@ WARP_SHIFT = LAYOUT.WARP_SHIFT  # header word 3: warp id above the location
 TAG_SHIFT, END_TAG_BIT, MAX_SCOPES = LAYOUT.TAG_SHIFT, LAYOUT.END_TAG_BIT, LAYOUT.MAX_SCOPES
 # The tags decode works with: bit 31 end, bits 0-30 the scope id.
 END_BIT = np.uint32(END_TAG_BIT << TAG_SHIFT)
+SCOPE_ID_MASK = MAX_SCOPES - 1
+# The decoder reads a record's tag as the top half-word of its u64 (no shift
+# or copy), which holds while the tag fills bits 16-31 of the second word.
+if (TAG_SHIFT, END_TAG_BIT, MAX_SCOPES) != (16, 1 << 15, 1 << 15):
+    raise ImportError(f"proton's decoder expects the record tag in the top 16 bits (end bit 15, 15-bit ids); "
+                      f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_SCOPES} scopes")
 
 # The codes a header stores ("auto" is resolved by the compiler).
 BUFFER_TYPES = {kind.name: kind.value for kind in BufferType if kind.name != "auto"}
@@ -103,7 +109,7 @@ class RawProfile:
 def record_tags(records: np.ndarray) -> np.ndarray:
     """Tags of (..., 2)-word records: bit 31 end, bits 0-30 the scope id."""
     second = records[..., 1]
-    return ((second >> np.uint32(16)) & np.uint32(0x7FFF)) | (second & END_BIT)
+    return ((second >> np.uint32(TAG_SHIFT)) & np.uint32(SCOPE_ID_MASK)) | (second & END_BIT)
 
 
 def record_clocks(records: np.ndarray, clock_bits: int) -> np.ndarray:
@@ -130,7 +136,7 @@ def tags_of_halves(halves: np.ndarray) -> np.ndarray:
     """Tags as decode works with them (bit 31 end, bits 0-30 the scope id)
     from the top half-words of records."""
     halves = halves.astype(np.uint32)
-    return (halves & np.uint32(0x7FFF)) | ((halves & np.uint32(0x8000)) << np.uint32(16))
+    return (halves & np.uint32(SCOPE_ID_MASK)) | ((halves & np.uint32(END_TAG_BIT)) << np.uint32(TAG_SHIFT))
 
 
 def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
