@@ -8,7 +8,7 @@ mkdir -p "$OUT"
 python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
 export PYTHONPATH=/tmp/site
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
-(cd test/python && PROTON_SAVE_FIXTURES="$OUT/fixtures" python3 -m pytest -q -s -rs . ) > "$OUT/pytest_gpu.log" 2>&1
+(cd test/python && PROTON_SAVE_FIXTURES="$OUT/fixtures" timeout ${PYTEST_TIMEOUT:-420} python3 -m pytest -q -rs -m gpu . ) > "$OUT/pytest_gpu.log" 2>&1
 echo "pytest exit $?" >> "$OUT/pytest_gpu.log"
 for flags in "" "--increase-accuracy" "--op-measure --warp-sampling --warp-ids 0,2"; do
   echo "== python3 examples/example_dsl.py $flags" >> "$OUT/example_dsl.log"
