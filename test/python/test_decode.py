@@ -18,7 +18,8 @@ STEP = 100            # cycles between records
 CLOCK_GHZ = 1.75
 
 
-def make(ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10**12, kernel_id=7):
+def make(ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10**12, kernel_id=7,
+         gt0=1_763_000_000 * 10**9):
     lay = synthetic.layout(num_warps=segments, segment_bytes=segment_bytes, clock_bits=clock_bits)
     ids, ends = np.tile(IDS, reps), np.tile(ENDS, reps)
     n = ids.size
@@ -28,11 +29,18 @@ def make(ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10*
     clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
     clk_end = start + np.uint64(STEP * (n + 1))
     # global timer in ns since 1970, as on a GPU: float64 alone would keep 256 ns
-    gt_start = np.uint64(1_763_000_000 * 10**9) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
+    gt_start = np.uint64(gt0) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     gt_end = gt_start + ((clk_end - start).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
                           sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :], kernel_id=kernel_id)
     return buf, synthetic.metadata(SCOPES, lay, kernel="k", kernel_id=kernel_id)
+
+
+def test_the_origin_is_the_exact_global_timer_value():
+    # Ranks are aligned on it: float64 would round a 1.76e18 ns timer to 256 ns.
+    gt0 = 1_763_000_000 * 10**9 + 123
+    buf, meta = make(gt0=gt0)
+    assert decode.decode(buf, meta, 3).origin_ns == gt0
 
 
 @pytest.mark.parametrize("clock_bits", [32, 64])

@@ -190,7 +190,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     # Times relative to the launch's first warp entry: global-timer values
     # (~1e18 ns) would leave float64 a resolution of 256 ns.
     first = int(gt_start.min()) if rows else 0
-    origin_ns = int(round(first * ns_per_tick))
+    origin_ns = first * 1000 // raw.ticks_per_us  # exact: through float64 it would be 256 ns steps
     entry_ns = (gt_start - first) * ns_per_tick
     exit_ns = (gt_end - first) * ns_per_tick
     # Each warp's time is offset + (cycles - exit cycle) / clock, the offset
