@@ -63,10 +63,12 @@ def _names(ev: LaunchEvents, pid_base: int) -> bytes:
         C(b',"args":{"sort_index":', ctas), pid, C(b"}},\n", ctas),
     ], flat=True)
     w = ctas * segments
-    tid = byte_rows.decimal(ev.warp_ids)
+    warp_names = sorted(set(ev.warp_ids.tolist()))
+    names = byte_rows.table([json.dumps(ev.row_name(n)).encode() for n in warp_names],
+                            np.searchsorted(warp_names, ev.warp_ids))
     threads = byte_rows.concat([
         C(b'{"ph":"M","name":"thread_name","pid":', w), byte_rows.decimal(np.repeat(cta, segments) + pid_base),
-        C(b',"tid":', w), tid, C(b',"args":{"name":"' + ev.row_label.encode() + b" ", w), tid, C(b'"}},\n', w),
+        C(b',"tid":', w), byte_rows.decimal(ev.warp_ids), C(b',"args":{"name":', w), names, C(b'}},\n', w),
     ], flat=True)
     return processes + threads
 
