@@ -22,6 +22,7 @@ import numpy as np
 
 from . import buffer as raw_buffer
 from .buffer import BufferFormatError
+from .warp_specialize import warp_labels
 
 # Clock bits a record keeps, by the layout's clock_bits.
 STORED_CLOCK_BITS = {64: 48, 32: 32}
@@ -58,6 +59,13 @@ class LaunchEvents:
     unmatched: int = 0             # kept records without a partner
     warnings: list[str] = field(default_factory=list)
     row_label: str = "warp"        # what a row is, in trace track names ("group" for proton.tasks)
+    warp_labels: dict = field(default_factory=dict)  # warp id -> role, e.g. "worker 0" (warp_specialize)
+
+    def row_name(self, warp_id: int) -> str:
+        """A warp's track name: "warp 6", or "warp 6 (worker 0)" in a
+        warp-specialized kernel."""
+        label = self.warp_labels.get(int(warp_id))
+        return f"{self.row_label} {warp_id}" + (f" ({label})" if label else "")
 
     @property
     def num_events(self) -> int:
@@ -207,7 +215,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         warp_sm=raw.sm_ids.reshape(rows).astype(np.int32),
         warp_begin_ns=entry_ns, warp_end_ns=exit_ns, warp_cycles=clk_end - clk_start,
         warp_clk_end=clk_end, warp_offset_ns=offset, dropped=dropped, unmatched=unmatched,
-        warnings=warnings)
+        warnings=warnings, warp_labels=warp_labels(metadata.get("warp_specialize")))
 
 
 class _EventIndex:
@@ -224,6 +232,12 @@ class _EventIndex:
     @property
     def uniform(self) -> bool:
         return self.rows is None
+
+    def row_name(self, warp_id: int) -> str:
+        """A warp's track name: "warp 6", or "warp 6 (worker 0)" in a
+        warp-specialized kernel."""
+        label = self.warp_labels.get(int(warp_id))
+        return f"{self.row_label} {warp_id}" + (f" ({label})" if label else "")
 
     @property
     def num_events(self) -> int:

@@ -13,11 +13,10 @@ error."""
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
-from .ttgir_text import braces
+from .ttgir_text import braces, marker_pattern
 
 _LOC_DEFINITION = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$")
 # A file position (`"file":line:col`) or a location alias (`#loc12`).
@@ -102,15 +101,8 @@ def _loop_bodies(text: str) -> list[list[_Op]]:
     return loops
 
 
-@functools.cache
-def _marker_pattern() -> re.Pattern:
-    """A marker's assembly text in TTGIR: kind and scope name."""
-    from .format import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
-    return re.compile(rf'"{re.escape(MARKER_PREFIX)}(start|end) (.*?)(?:{re.escape(MARKER_LOCATION_SUFFIX)}[^"]*)?"')
-
-
 def _marker(op: _Op):
-    match = _marker_pattern().search(op.text)
+    match = marker_pattern().search(op.text)
     return (match.group(1), match.group(2)) if match else None
 
 

@@ -20,6 +20,7 @@ from ..errors import PipeliningWarning, ProfilerError
 from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_warnings
+from .warp_specialize import partition_layout
 
 #: Prefix of this hook's cache key. Triton 3.6 does not ask the hook for a
 #: key, so there the key goes into the instrumentation_mode compile option,
@@ -232,6 +233,10 @@ class InstrumentationHook:
             meta["kernel_id"] = pipeline.kernel_id
             meta["target"] = target
             meta["warnings"] = _warn_about_pipelining(ttgir, meta["kernel"])
+            # Which warps run which gl.warp_specialize partition: trace labels, tests.
+            ws = partition_layout(ttgir, backend, options, warps, int(num_warps or warps))
+            if ws is not None:
+                meta["warp_specialize"] = ws
             register(meta)
             metadata["profile_scratch_size"] = meta["profile_scratch_size"]
             metadata["profile_scratch_align"] = meta["profile_scratch_align"]

@@ -1,7 +1,7 @@
 """TTGIR text, read line by line without an MLIR parser: the one pattern of a
-`proton.record` line and the one scanner of braces outside string literals,
-shared by the override translation, the TTGIR rewriter and the pipelining
-checks."""
+`proton.record` line, of a marker, and the one scanner of braces outside
+string literals, shared by the override translation, the TTGIR rewriter, the
+pipelining checks and the warp-specialization layout."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ def record_line() -> re.Pattern:
     from .format import RECORD_OP
     return re.compile(rf'^(?P<indent>\s*){re.escape(RECORD_OP)}\s+(?P<kind>start|end)\s+'
                       r'"(?P<name>(?:[^"\\]|\\.)*)"\s*(?P<loc>loc\(.*\))?\s*$')
+
+
+@functools.cache
+def marker_pattern() -> re.Pattern:
+    """A marker's assembly text in TTGIR: kind and scope name."""
+    from .format import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
+    return re.compile(rf'"{re.escape(MARKER_PREFIX)}(start|end) (.*?)(?:{re.escape(MARKER_LOCATION_SUFFIX)}[^"]*)?"')
 
 
 def code_chars(line: str) -> Iterator[tuple[int, str]]:

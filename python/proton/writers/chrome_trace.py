@@ -73,10 +73,12 @@ def _names(out, ev: LaunchEvents, pid_base: int) -> None:
         C(b')"}},\n{"ph":"M","name":"process_sort_index","pid":'), *pid, C(b',"args":{"sort_index":'), *pid,
         C(b"}},\n")]))
     w = ctas * segments
-    tid = D(ev.warp_ids)
+    warp_names = sorted(set(ev.warp_ids.tolist()))
+    names = [json.dumps(ev.row_name(n)).encode() for n in warp_names]
     out.write(text.rows(w, [
         C(b'{"ph":"M","name":"thread_name","pid":'), *D(np.repeat(cta, segments) + pid_base),
-        C(b',"tid":'), *tid, C(b',"args":{"name":"' + ev.row_label.encode() + b" "), *tid, C(b'"}},\n')]))
+        C(b',"tid":'), *D(ev.warp_ids), C(b',"args":{"name":'),
+        T.table(names, np.searchsorted(warp_names, ev.warp_ids)), C(b'}},\n')]))
 
 
 def session_origin(launches: list[LaunchEvents]) -> int:

@@ -127,7 +127,7 @@ def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -
                               byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)]))
     warp_names = sorted(set(ev.warp_ids.tolist()))
     warps_bytes = _descriptors(warp_uuid, np.repeat(cta_uuid, segments), ev.warp_ids,
-                               byte_rows.table([f"{ev.row_label} {w}".encode() for w in warp_names],
+                               byte_rows.table([ev.row_name(w).encode() for w in warp_names],
                                                np.searchsorted(warp_names, ev.warp_ids)))
     return ctas_bytes + warps_bytes
 
