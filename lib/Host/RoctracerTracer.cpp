@@ -8,6 +8,7 @@
 
 #include "proton/Host/ActivityStore.h"
 #include "proton/Host/CallPath.h"
+#include "proton/Host/HipRuntime.h"
 #include "proton/Host/RoctracerApi.h"
 
 // hip_api_data_t (the callback's data) and HIP_OP_ID_*. It pulls in HIP's
@@ -18,7 +19,6 @@
 #include <array>
 #include <atomic>
 #include <cstring>
-#include <dlfcn.h>
 #include <mutex>
 #include <vector>
 
@@ -35,7 +35,7 @@ constexpr size_t kPoolBufferBytes = 4u << 20;
 // refused).
 constexpr uint32_t kHipApiOpLimit = 4096;
 
-enum class OpClass : uint8_t { None = 0, Launch = 1, Transfer = 2 };
+using OpClass = HipApiClass;
 
 std::mutex stateMutex; // start / flush / stop
 roctracer_pool_t *pool = nullptr;
@@ -52,30 +52,6 @@ std::atomic<uint64_t> activityCount{0};
 // correlation ids of APIs we do not trace. Sets are not barriers either:
 // HIP reports a fill (hipMemset*) as HIP_OP_ID_COPY, named "FillBuffer".
 constexpr uint32_t kActivityOps[] = {HIP_OP_ID_DISPATCH, HIP_OP_ID_COPY};
-
-bool startsWith(const char *text, const char *prefix) {
-  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
-}
-
-// Which HIP APIs we trace, by name (so that _spt, Ex and later variants come
-// along): kernel launches (graph launches included: HIP reports a graph's
-// kernels under the hipGraphLaunch's correlation id), copies and sets.
-OpClass classify(const char *name) {
-  if (!name)
-    return OpClass::None;
-  if (startsWith(name, "hipLaunchHostFunc"))
-    return OpClass::None; // runs a host function, no kernel
-  for (const char *prefix :
-       {"hipLaunchKernel", "hipLaunchCooperativeKernel", "hipLaunchByPtr",
-        "hipModuleLaunch", "hipExtLaunch", "hipExtModuleLaunch",
-        "hipHccModuleLaunch", "hipDrvLaunch", "hipGraphLaunch"})
-    if (startsWith(name, prefix))
-      return OpClass::Launch;
-  for (const char *prefix : {"hipMemcpy", "hipMemset", "hipDrvMemcpy"})
-    if (startsWith(name, prefix))
-      return OpClass::Transfer;
-  return OpClass::None;
-}
 
 // The HIP API callback, on the calling thread, at ENTER and EXIT of each
 // traced API. ROCTracer's correlation ids are 64-bit; the store keys on
@@ -95,6 +71,10 @@ void onHipApi(uint32_t domain, uint32_t op, const void *data, void *) {
     return;
   recordLaunchNow(static_cast<uint32_t>(api->correlation_id),
                   kind == OpClass::Launch);
+}
+
+bool startsWith(const char *text, const char *prefix) {
+  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
 }
 
 // A copy record's name and kind from its command kind's name, e.g.
@@ -175,27 +155,8 @@ std::string check(roctracer_status_t status, const char *what) {
   return std::string(what) + " failed: " + roctracerErrorText(status);
 }
 
-// Kernels still running have no record yet: wait for the device, through a
-// HIP runtime the process already holds (the extension never loads one).
-// Unverified on hardware: that the records of finished work are then in
-// the pool (HIP hands them over from its own threads).
-void synchronizeHip() {
-  for (const char *name : {"libamdhip64.so", "libamdhip64.so.7",
-                           "libamdhip64.so.6", "libamdhip64.so.5"}) {
-    void *hip = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
-    if (!hip)
-      continue;
-    using Synchronize = int (*)();
-    if (auto synchronize =
-            reinterpret_cast<Synchronize>(dlsym(hip, "hipDeviceSynchronize")))
-      synchronize();
-    dlclose(hip);
-    return;
-  }
-}
-
 std::string flushLocked() {
-  synchronizeHip();
+  synchronizeLoadedHip();
   return check(roctracer().roctracer_flush_activity_expl(pool),
                "roctracer_flush_activity_expl");
 }
@@ -246,7 +207,7 @@ std::string startRoctracerTracing() {
   // stays free of them.
   for (uint32_t op = 1; op < kHipApiOpLimit; ++op) {
     OpClass kind =
-        classify(api.roctracer_op_string(ACTIVITY_DOMAIN_HIP_API, op, 0));
+        classifyHipApi(api.roctracer_op_string(ACTIVITY_DOMAIN_HIP_API, op, 0));
     if (kind == OpClass::None)
       continue;
     opClasses[op].store(static_cast<uint8_t>(kind), std::memory_order_relaxed);

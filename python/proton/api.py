@@ -32,7 +32,7 @@ from .paths import check_output_directory
 
 #: The session name when start gets none, as in Triton's Proton.
 DEFAULT_PROFILE_NAME = "proton"
-BACKENDS = ("instrumentation", "cupti", "roctracer", "host")
+BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 #: finalize's output_format: Triton's names for the outputs.
 OUTPUT_FORMATS = {"hatchet": "tree", "chrome_trace": "chrome_trace"}
 
@@ -101,7 +101,7 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "instrumentation":
         if context != "shadow":
-            raise ProfilerError(f"context={context!r} applies to host backends (cupti, roctracer, host); "
+            raise ProfilerError(f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
                                 "instrumented kernels are attributed to their scopes")
         if isinstance(parsed, PCSampling):
             raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")

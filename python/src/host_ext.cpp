@@ -1,8 +1,8 @@
-// proton._host: the host profiler's runtime (CUPTI, and ROCTracer where
-// built), a plain binding over lib/Host. Launch bookkeeping stays in
-// C++; Python only sees per-session results at finalize. What needs Python
-// itself (the launch's Python call path, the Triton launch hook's metadata)
-// is here; everything else is in lib/Host.
+// proton._host: the host profiler's runtime (CUPTI, rocprofiler-sdk, and
+// ROCTracer where built), a plain binding over lib/Host. Launch bookkeeping
+// stays in C++; Python only sees per-session results at finalize. What needs
+// Python itself (the launch's Python call path, the Triton launch hook's
+// metadata) is here; everything else is in lib/Host.
 #include "proton/Host/ActivityStore.h"
 #include "proton/Host/CallPath.h"
 #include "proton/Host/CuptiApi.h"
@@ -10,6 +10,7 @@
 #include "proton/Host/Demangle.h"
 #include "proton/Host/PackedRows.h"
 #include "proton/Host/PcSampling.h"
+#include "proton/Host/RocprofilerTracer.h"
 #include "proton/Host/RoctracerTracer.h"
 
 #include <nanobind/nanobind.h>
@@ -234,6 +235,30 @@ void bindRoctracer(nb::module_ &m) {
   m.def("roctracer_tracing", &roctracerTracing);
 }
 
+// rocprofiler-sdk (AMD, preferred over ROCTracer): the same bookkeeping.
+void bindRocprofiler(nb::module_ &m) {
+  m.def("load_rocprofiler", [](const std::string &path) {
+    raiseIfError(loadRocprofilerLibrary(path));
+  });
+  m.def("rocprofiler_path", &rocprofilerLibraryPath);
+  m.def("rocprofiler_version", &rocprofilerVersion);
+  m.def("rocprofiler_configured", &rocprofilerConfigured);
+  m.def("start_rocprofiler", []() {
+    nb::gil_scoped_release release; // the SDK may replay code objects
+    raiseIfError(startRocprofilerTracing());
+  });
+  m.def("flush_rocprofiler", []() {
+    nb::gil_scoped_release
+        release; // synchronizes; buffer callbacks may run on this thread
+    raiseIfError(flushRocprofilerTracing());
+  });
+  m.def("stop_rocprofiler", []() {
+    nb::gil_scoped_release release;
+    raiseIfError(stopRocprofilerTracing());
+  });
+  m.def("rocprofiler_tracing", &rocprofilerTracing);
+}
+
 // Where launches belong: scopes, NVTX ranges, states, Python frames.
 void bindScopes(nb::module_ &m) {
   m.def("set_python_context",
@@ -308,8 +333,10 @@ void bindSessions(nb::module_ &m) {
     TracerCounters counters = tracerCounters();
     nb::dict out;
     out["launches"] = counters.launches;
-    out["activities"] = counters.activities + roctracerActivities();
-    out["dropped_records"] = counters.droppedRecords;
+    out["activities"] =
+        counters.activities + roctracerActivities() + rocprofilerActivities();
+    out["dropped_records"] = counters.droppedRecords; // CUPTI's
+    out["rocprofiler_dropped_records"] = rocprofilerDropped();
     out["unattributed"] = activityStore().unattributed();
     out["graph_nodes_kept"] = activityStore().graphNodesKept();
     out["pc_samples"] = pcSampler().totalSamples();
@@ -354,6 +381,7 @@ void bindRecords(nb::module_ &m) {
 NB_MODULE(_host, m) {
   bindCupti(m);
   bindRoctracer(m);
+  bindRocprofiler(m);
   bindScopes(m);
   bindLaunchMetrics(m);
   bindSessions(m);

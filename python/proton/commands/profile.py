@@ -44,7 +44,7 @@ def make_parser() -> argparse.ArgumentParser:
                     "(the options of Triton's `proton` command).")
     p.add_argument("-n", "--name", help="session name, the outputs' file stem (default: the script's stem, "
                                         "the module's last component, or 'pytest')")
-    p.add_argument("-b", "--backend", choices=["instrumentation", "cupti", "roctracer", "host"],
+    p.add_argument("-b", "--backend", choices=["instrumentation", "cupti", "rocprofiler", "roctracer", "host"],
                    help="profiling backend (default: the library's)")
     p.add_argument("-c", "--context", choices=["shadow", "python"],
                    help="calling context of kernels: proton.scope nesting (shadow) or Python frames (python)")

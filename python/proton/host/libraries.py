@@ -1,5 +1,5 @@
-"""Finding the vendor tracing libraries at run time: libcupti (NVIDIA) and
-libroctracer64 (AMD). Nothing is linked at build time, so the package imports
+"""Finding the vendor tracing libraries at run time: libcupti (NVIDIA),
+librocprofiler-sdk and libroctracer64 (AMD). Nothing is linked at build time, so the package imports
 on machines without either; a missing one is a clear ProfilerError."""
 
 from __future__ import annotations
@@ -60,9 +60,22 @@ def find_cupti() -> str:
                  "Install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti-cu12 package")
 
 
-def find_roctracer() -> str:
+def rocm_lib_dirs() -> list[str]:
+    """ROCm's library directories, in order: $ROCM_PATH, $ROCM_HOME,
+    /opt/rocm, then versioned installs, newest first."""
     roots = [os.environ.get("ROCM_PATH"), os.environ.get("ROCM_HOME"), "/opt/rocm"]
     searched = [os.path.join(root, "lib") for root in roots if root]
-    searched += sorted(glob.glob("/opt/rocm-*/lib"), reverse=True)
+    return searched + sorted(glob.glob("/opt/rocm-*/lib"), reverse=True)
+
+
+def find_rocprofiler() -> str:
+    # "librocprofiler-sdk.so*", not "librocprofiler-sdk*": the roctx and
+    # tool libraries beside it are not the SDK.
+    return _find("PROTON_ROCPROFILER_LIB", "librocprofiler-sdk.so*", rocm_lib_dirs(),
+                 "rocprofiler-sdk (librocprofiler-sdk.so)", "Install ROCm 6.2 or later (its rocprofiler-sdk package)")
+
+
+def find_roctracer() -> str:
+    searched = rocm_lib_dirs()
     return _find("PROTON_ROCTRACER_LIB", "libroctracer64.so*", searched, "ROCTracer (libroctracer64.so)",
                  "Install ROCm (its roctracer package)")

@@ -1,4 +1,4 @@
-"""Host profiling sessions (backends "cupti" and "roctracer"): every kernel
+"""Host profiling sessions (backends "cupti", "rocprofiler" and "roctracer"): every kernel
 launch, memory copy and set is timed by the vendor tracer and attributed to
 its calling context (proton.scope nesting, or the Python call path).
 
@@ -21,7 +21,7 @@ from . import libraries, hatchet_tree, records, chrome_trace
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")
 HOOKS = (None, "triton")
-HOST_BACKENDS = ("cupti", "roctracer")
+HOST_BACKENDS = ("cupti", "rocprofiler", "roctracer")
 MAX_SESSIONS = 64
 TRACE_CAP = 10_000_000  # timeline rows kept per session
 
@@ -44,7 +44,7 @@ class HostReport:
     kernels: int = 0                 # kernel activities attributed to this session
     activities: int = 0              # kernels, copies and sets
     unattributed: int = 0            # activities whose launch was not seen (process-wide)
-    dropped_records: int = 0         # records the tracer dropped (process-wide)
+    dropped_records: int = 0         # records the tracer dropped (process-wide, this tracer)
     trace_dropped: int = 0           # timeline rows over the cap
     pc_samples: int = 0              # PC samples attributed to this session (mode="pcsampling")
     warnings: list = field(default_factory=list)
@@ -69,7 +69,7 @@ class HostSession:
         if hook not in HOOKS:
             raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
         self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
-        self.tracer = TRACERS[backend]
+        self.tracer = _tracer_for(backend)
         self.pc_sampling = pc_sampling
         self.quiet = quiet
         self.slot = -1
@@ -82,7 +82,7 @@ class HostSession:
     def start(self) -> None:
         host = _host()
         for other in _sessions.values():
-            if other.backend != self.backend:
+            if other.tracer is not self.tracer:
                 raise ProfilerError(f"session {other.name!r} is open with backend={other.backend!r}; host sessions "
                                     f"open at the same time share one tracer, not backend={self.backend!r}")
             if other.context != self.context:
@@ -147,7 +147,7 @@ class HostSession:
         report.kernels = int(aggregates["count"][aggregates["kind"] == 0].sum())
         report.activities = int(aggregates["count"].sum())
         report.unattributed = counters["unattributed"]
-        report.dropped_records = counters["dropped_records"]
+        report.dropped_records = counters[self.tracer.dropped_key] if self.tracer.dropped_key else 0
         report.trace_dropped = int(trace_dropped)
         if report.dropped_records:
             report.warnings.append(f"{self.tracer.name} dropped {report.dropped_records} activity records")
@@ -231,6 +231,7 @@ class _Cupti:
 
     name = "CUPTI"
     device_type = "CUDA"
+    dropped_key = "dropped_records"  # in proton._host.counters()
 
     def start(self, host, session: HostSession) -> None:
         if session.pc_sampling is not None:
@@ -274,6 +275,7 @@ class _Roctracer:
 
     name = "ROCTracer"
     device_type = "HIP"
+    dropped_key = None  # ROCTracer reports no drops
 
     def start(self, host, session: HostSession) -> None:
         if session.pc_sampling is not None:
@@ -281,7 +283,13 @@ class _Roctracer:
                                 "backend='roctracer' has none")
         if host.roctracer_tracing():
             return
-        path = libraries.find_roctracer()
+        try:
+            path = libraries.find_roctracer()
+        except ProfilerError as error:
+            if os.environ.get("PROTON_ROCTRACER_LIB"):
+                raise
+            raise ProfilerError(f"{error}; rocprofiler-sdk, which backend={session.backend!r} prefers, was not found "
+                                "either (set PROTON_ROCPROFILER_LIB to librocprofiler-sdk.so)") from None
         try:
             host.load_roctracer(path)
             host.start_roctracer()
@@ -298,7 +306,58 @@ class _Roctracer:
         return {}  # no AMD device properties yet: the viewer shows no utilization
 
 
-TRACERS = {"cupti": _Cupti(), "roctracer": _Roctracer()}
+class _Rocprofiler:
+    """backend="rocprofiler" (AMD), and backend="roctracer" where the SDK is
+    found: librocprofiler-sdk. Tested on the CPU through a fake library only;
+    see lib/Host/RocprofilerTracer.cpp. The SDK takes one tool per process,
+    before the HIP runtime starts: the first such session should start
+    before the first kernel launch."""
+
+    name = "rocprofiler-sdk"
+    device_type = "HIP"
+    dropped_key = "rocprofiler_dropped_records"
+
+    def start(self, host, session: HostSession) -> None:
+        if session.pc_sampling is not None:
+            raise ProfilerError("PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
+                                f"backend={session.backend!r} (rocprofiler-sdk) has none here")
+        if host.rocprofiler_tracing():
+            return
+        # The SDK is configured once per process: keep the library loaded.
+        path = host.rocprofiler_path() or libraries.find_rocprofiler()
+        try:
+            host.load_rocprofiler(path)
+            host.start_rocprofiler()
+        except RuntimeError as error:
+            raise ProfilerError(f"cannot start rocprofiler-sdk tracing: {error}") from None
+
+    def flush(self, host) -> None:
+        host.flush_rocprofiler()
+
+    def stop(self, host) -> None:
+        host.stop_rocprofiler()
+
+    def device_info(self, aggregates) -> dict:
+        return {}  # no AMD device properties yet: the viewer shows no utilization
+
+
+TRACERS = {"cupti": _Cupti(), "rocprofiler": _Rocprofiler(), "roctracer": _Roctracer()}
+
+
+def _tracer_for(backend: str):
+    """The tracer behind a backend. backend="roctracer" (the default host
+    backend on AMD) takes rocprofiler-sdk where it is found, as Triton 3.8's
+    Proton prefers it (ROCTracer is deprecated), else ROCTracer;
+    PROTON_ROCTRACER_LIB pins ROCTracer, PROTON_ROCPROFILER_LIB the SDK."""
+    if backend != "roctracer" or os.environ.get("PROTON_ROCTRACER_LIB"):
+        return TRACERS[backend]
+    if os.environ.get("PROTON_ROCPROFILER_LIB"):
+        return TRACERS["rocprofiler"]
+    try:
+        libraries.find_rocprofiler()
+    except ProfilerError:
+        return TRACERS["roctracer"]
+    return TRACERS["rocprofiler"]
 
 
 def nvtx_enabled() -> bool:
