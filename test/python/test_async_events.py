@@ -217,3 +217,21 @@ def test_perfetto_trace_draws_events_on_event_tracks_with_flows(tmp_path):
     assert len(marks) == 2 and all(m.track_uuid == warp_uuid[0] for m in marks)
     assert sum(b - a for (a, _), (b, _) in zip(sorted(begins, key=lambda t: t[0]), sorted(ends, key=lambda t: t[0]))) \
         == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
+
+
+def test_tree_counts_events_and_marks_outside_the_scopes_time():
+    from proton.writers import hatchet_tree
+    w0, w1 = producer_consumer()
+    w0 = w0[:-2] + [(2, S), (2, S)]  # two marks, outside any open scope on warp 0
+    buf, meta = build([w0, w1])
+    ev = decode.decode(buf, meta, 1)
+    root, _ = hatchet_tree.build([ev])
+    kernel = root["children"][0]
+    nodes = {c["frame"]["name"]: c for c in kernel["children"]}
+    # tick's parent in the table is "loop" (id 0): it sits under it.
+    loop = nodes["loop"]
+    tick = {c["frame"]["name"]: c for c in loop["children"]}["tick"]
+    assert tick["metrics"]["count"] == 2 and tick["metrics"]["time (ns)"] == 0
+    copy = nodes["copy"]
+    assert copy["metrics"]["count"] == 3 and copy["metrics"]["time (ns)"] == 0
+    assert copy["metrics"]["event time (ns)"] == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
