@@ -4,6 +4,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Region.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::proton;
@@ -22,6 +23,18 @@ static LogicalResult checkTopLevel(Operation *function) {
   return failure(failed);
 }
 
+StringRef mlir::proton::stringifyIdKind(IdKind kind) {
+  switch (kind) {
+  case IdKind::scope:
+    return "scope";
+  case IdKind::event:
+    return "event";
+  case IdKind::mark:
+    return "mark";
+  }
+  llvm_unreachable("unknown id kind");
+}
+
 FailureOr<ScopeIdAllocation> ScopeIdAllocation::run(Operation *function) {
   if (failed(checkTopLevel(function)))
     return failure();
@@ -30,6 +43,7 @@ FailureOr<ScopeIdAllocation> ScopeIdAllocation::run(Operation *function) {
     return result;
   Region &body = function->getRegion(0);
   result.numberStarts(body);
+  result.numberEventsAndMarks(body);
   if (failed(result.pairAlongPaths(body)))
     return failure();
   return result;
@@ -44,6 +58,29 @@ void ScopeIdAllocation::numberStarts(Region &body) {
         scopes.push_back({id, record.getName().str(), -1, record.getLoc()});
         idOf[record] = id;
       }
+}
+
+void ScopeIdAllocation::numberEventsAndMarks(Region &body) {
+  llvm::StringMap<int> events;
+  for (Block &block : body)
+    for (auto record : block.getOps<RecordOp>()) {
+      if (record.isScope())
+        continue;
+      if (record.getKind() == RecordKind::mark) {
+        // The parent is set while pairing, from the scopes open there.
+        int id = (int)scopes.size();
+        scopes.push_back({id, record.getName().str(), -1, record.getLoc(),
+                          IdKind::mark});
+        idOf[record] = id;
+        continue;
+      }
+      auto [it, inserted] =
+          events.try_emplace(record.getName(), (int)scopes.size());
+      if (inserted)
+        scopes.push_back({it->second, record.getName().str(), -1,
+                          record.getLoc(), IdKind::event});
+      idOf[record] = it->second;
+    }
 }
 
 LogicalResult ScopeIdAllocation::pairAlongPaths(Region &body) {
@@ -78,6 +115,14 @@ LogicalResult ScopeIdAllocation::pairAlongPaths(Region &body) {
 LogicalResult ScopeIdAllocation::pairInBlock(Block &block, OpenScopes &open) {
   bool ok = true;
   for (auto record : block.getOps<RecordOp>()) {
+    // Events are paired when decoded, whatever the paths; a mark belongs to
+    // the innermost scope open where it is.
+    if (record.getKind() == RecordKind::mark) {
+      scopes[idOf.lookup(record)].parent = open.empty() ? -1 : open.back();
+      continue;
+    }
+    if (!record.isScope())
+      continue;
     if (record.isStart()) {
       int id = idOf.lookup(record);
       scopes[id].parent = open.empty() ? -1 : open.back();

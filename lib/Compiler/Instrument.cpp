@@ -105,7 +105,9 @@ llvm::json::Object collectMetadata(ModuleOp module,
           {"name", cast<StringAttr>(pair[0]).getValue()},
           {"parent", cast<IntegerAttr>(pair[1]).getInt()},
           {"loc", pair.size() > 2 ? cast<StringAttr>(pair[2]).getValue()
-                                  : StringRef()}});
+                                  : StringRef()},
+          {"kind", pair.size() > 3 ? cast<StringAttr>(pair[3]).getValue()
+                                   : StringRef("scope")}});
     }
     if (meta["instrumented"] == llvm::json::Value(true))
       others.push_back(kernel.getName().str());

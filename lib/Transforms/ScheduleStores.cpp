@@ -19,9 +19,10 @@ struct ScheduleStoresPass
       llvm::DenseMap<int32_t, CircularStoreOp> starts;
       llvm::DenseMap<int32_t, SmallVector<CircularStoreOp>> ends;
       function.walk([&](CircularStoreOp store) {
+        // Only scopes: an event's start need not dominate its end.
         if (store.getKind() == RecordKind::start)
           starts[store.getScopeId()] = store;
-        else
+        else if (store.getKind() == RecordKind::end)
           ends[store.getScopeId()].push_back(store);
       });
       for (auto [id, start] : starts) {

@@ -10,8 +10,22 @@
         with pl.scope("compute"):
             ...
 
+Asynchronous events (Triton 3.9's API) measure work whose start and end do
+not nest, e.g. a copy issued in one loop iteration or warp and waited for in
+another:
+
+        ev = pl.allocate_event("tma")
+        for i in range(n):
+            pl.start_event(ev)      # issue the copy of tile i
+            ...
+            pl.end_event(ev)        # wait for the copy of tile i - 1
+
+The decoder pairs an event's starts and ends in time order
+(docs/buffer-format.md, "Events and marks").
+
 A marker becomes a side-effecting inline-assembly carrier whose text is
-`// @proton start <name>` (or `end`; proton.instrument.format); Proton's compiler lifts it from the LLVM
+`// @proton <kind> <name>` (kind `start`, `end`, `event_start`,
+`event_end`; proton.instrument.format); Proton's compiler lifts it from the LLVM
 IR into `proton.record` and lowers it to a clock read and a store. When no
 instrumentation session is active nothing at all is emitted, so plain builds
 are untouched.
@@ -107,3 +121,78 @@ class scope:
     def __exit__(self, *exc):
         _emit("end", self.name, self.semantic)
         return False
+
+
+class event_type(tl.core.base_type):
+    """The frontend type of an event handle: no IR value (it flattens to
+    nothing), so that a handle crosses loops, function calls and
+    warp-specialized partitions as a compile-time constant does."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, event_type) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("proton_event", self.name))
+
+    def __repr__(self):
+        return f"proton_event[{self.name}]"
+
+    def mangle(self) -> str:
+        return f"PE{self.name}"
+
+    def _flatten_ir_types(self, builder, out) -> None:
+        return
+
+    def _unflatten_ir(self, handles, cursor):
+        return event(self.name), cursor
+
+
+class event(tl.core.base_value):
+    """An asynchronous event: `pl.allocate_event(name)` makes one; its
+    starts and ends are recorded by `pl.start_event`/`pl.end_event`."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.type = event_type(name)
+
+    def _flatten_ir(self, handles) -> None:
+        return
+
+    def __repr__(self):
+        return f"proton.language.event({self.name!r})"
+
+
+def _event_of(ev, what: str) -> event:
+    ev = tl.core._unwrap_if_constexpr(ev)
+    if not isinstance(ev, event):
+        raise TypeError(f"proton.language.{what} takes an event from proton.language.allocate_event, got {ev!r}")
+    return ev
+
+
+@tl.core.builtin
+def allocate_event(name, _semantic=None):
+    """An asynchronous event named `name` (a constant string). Events of one
+    name are one event: each end closes the earliest open start."""
+    return event(_scope_name(name))
+
+
+@tl.core.builtin
+def start_event(ev, _semantic=None):
+    """Records a start of `ev` (need not pair with an end on the same path)."""
+    _emit("event_start", _event_of(ev, "start_event").name, _semantic)
+
+
+@tl.core.builtin
+def end_event(ev, _semantic=None):
+    """Records an end of `ev`: it closes the earliest start still open."""
+    _emit("event_end", _event_of(ev, "end_event").name, _semantic)
+
+
+@tl.core.builtin
+def mark(name, _semantic=None):
+    """Records one instant named `name` (a constant string) in every warp
+    that runs it: an instant event in the traces."""
+    _emit("mark", name, _semantic)

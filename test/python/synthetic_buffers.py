@@ -25,11 +25,15 @@ def layout(num_warps: int = 4, segment_bytes: int = 1024, clock_bits: int = 64, 
     }
 
 
-def metadata(scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0, target: str = "nvptx") -> dict:
-    """Kernel metadata for `scopes`, a list of (name, parent id)."""
+def metadata(scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0, target: str = "nvptx",
+             kinds=None) -> dict:
+    """Kernel metadata for `scopes`, a list of (name, parent id); `kinds`
+    gives each id's kind ("scope", "event", "mark"; default all scopes)."""
+    kinds = kinds or ["scope"] * len(scopes)
     return {
         "instrumented": True, "kernel": kernel, "kernel_id": kernel_id, "target": target,
-        "scopes": [{"id": i, "name": n, "parent": p, "loc": ""} for i, (n, p) in enumerate(scopes)],
+        "scopes": [{"id": i, "name": n, "parent": p, "loc": "", "kind": k}
+                   for i, ((n, p), k) in enumerate(zip(scopes, kinds))],
         "layout": layout_dict, "profile_scratch_size": layout_dict["bytes_per_cta"],
         "profile_scratch_align": 16, "warnings": "",
     }

@@ -23,7 +23,7 @@ def test_instrument_returns_ir_and_metadata():
     kernel = instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", clock_bits=32))
     assert kernel.instrumented
     assert kernel.metadata["kernel"] == "k"
-    assert kernel.metadata["scopes"] == [{"id": 0, "name": "work", "parent": -1, "loc": ""}]
+    assert kernel.metadata["scopes"] == [{"id": 0, "name": "work", "parent": -1, "loc": "", "kind": "scope"}]
     assert kernel.metadata["layout"]["num_warps"] == 8
     assert "%clock;" in kernel.llvm_ir and "@proton" not in kernel.llvm_ir
     # Writing through profile_scratch: Triton's readnone/captures(none) are gone.

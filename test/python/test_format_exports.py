@@ -146,8 +146,9 @@ def test_buffer_type_and_granularity_codes():
 
 
 def test_record_kind_matches_the_end_bit():
-    # The end bit is set for an end record: RecordKind's end is 1, start 0.
-    assert _C.ENUMS["RecordKind"] == {"start": 0, "end": 1}
+    # The end bit is set for end and event_end records (the lowering's rule);
+    # the kinds the marker text and the decoder's docs name are these.
+    assert _C.ENUMS["RecordKind"] == {"start": 0, "end": 1, "event_start": 2, "event_end": 3, "mark": 4}
 
 
 def test_marker_text_is_what_the_compiler_lifts():

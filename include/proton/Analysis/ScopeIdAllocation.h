@@ -10,17 +10,26 @@
 
 namespace mlir::proton {
 
-/// One scope: a start record and the end record that closes it. A name used
-/// again after its scope closed makes a new scope with a new id.
+/// What an id of the scope table stands for.
+enum class IdKind { scope, event, mark };
+StringRef stringifyIdKind(IdKind kind);
+
+/// One entry of the scope table. A scope: a start record and the end record
+/// that closes it (a name used again after its scope closed makes a new scope
+/// with a new id). An event: every event_start and event_end record of one
+/// name. A mark: one mark record (site).
 struct ScopeInfo {
   int id;
   std::string name;
-  int parent; // -1 at the top level
+  int parent; // -1 at the top level (always for events)
   Location loc;
+  IdKind kind = IdKind::scope;
 };
 
 /// Pairs the start and end records of one function's body (a CFG region) and
-/// gives every pair an id, in order of the starts. The scopes open at a
+/// gives every pair an id, in order of the starts; then gives each event name
+/// and each mark an id after them (events and marks do not nest, so
+/// kernels without them keep the same scope ids). The scopes open at a
 /// block's entry must be the same on every path into it; this is what makes
 /// each start dominate its end and each end post-dominate its start.
 class ScopeIdAllocation {
@@ -39,6 +48,8 @@ private:
 
   /// Gives every start an id, in textual order.
   void numberStarts(Region &body);
+  /// Gives every event name and every mark an id, in textual order.
+  void numberEventsAndMarks(Region &body);
   /// Follows every path through `body`, pairing each end with the start it
   /// closes; reports every mismatch.
   LogicalResult pairAlongPaths(Region &body);

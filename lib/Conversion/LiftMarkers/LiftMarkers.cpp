@@ -31,7 +31,7 @@ std::optional<Location> parseSourceLocation(MLIRContext *ctx, StringRef text) {
   return Location(FileLineColLoc::get(ctx, file, line, col));
 }
 
-/// Parses `// @proton start <name>` / `// @proton end <name>`; None for any
+/// Parses `// @proton <kind> <name>` (kind: a RecordKind); None for any
 /// other assembly text, an error for a malformed marker.
 FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
   StringRef text = carrier.getAsmString().trim();
@@ -47,8 +47,9 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
   if (!kind || name.empty() || (!locText.empty() && !loc)) {
     carrier.emitError("malformed proton marker '")
         << carrier.getAsmString()
-        << "': expected '// @proton start <name>' or '// @proton end <name>'"
-           ", optionally followed by ' ;loc=<file>:<line>:<col>'";
+        << "': expected '// @proton <kind> <name>' with <kind> one of "
+           "start, end, event_start, event_end, mark, optionally followed "
+           "by ' ;loc=<file>:<line>:<col>'";
     return failure();
   }
   if (!carrier.getHasSideEffects()) {
@@ -91,8 +92,10 @@ struct LiftMarkersPass
         Marker m = **marker;
         bool duplicate = previous && previous.getKind() == m.kind &&
                          previous.getName() == m.name;
-        if (duplicate && m.kind == RecordKind::start) {
-          // Keep the first copy of a start.
+        bool closes =
+            m.kind == RecordKind::end || m.kind == RecordKind::event_end;
+        if (duplicate && !closes) {
+          // Keep the first copy of a start or a mark.
           ++numDuplicates;
           carrier.erase();
           continue;

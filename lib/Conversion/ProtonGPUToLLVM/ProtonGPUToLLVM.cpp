@@ -318,8 +318,9 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
         inRegisters
             ? Value()
             : l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
-    uint32_t tag = (uint32_t)op.getScopeId() |
-                   (op.getKind() == RecordKind::end ? fmt::kEndTagBit : 0u);
+    bool isEnd = op.getKind() == RecordKind::end ||
+                 op.getKind() == RecordKind::event_end;
+    uint32_t tag = (uint32_t)op.getScopeId() | (isEnd ? fmt::kEndTagBit : 0u);
     Value tagBits = l.i32((int32_t)(tag << fmt::kTagShift));
     SmallVector<Value> words;
     if (layout.getClockBits() == 64) {

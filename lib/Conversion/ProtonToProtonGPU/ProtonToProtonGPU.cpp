@@ -343,13 +343,15 @@ struct ProtonToProtonGPUPass
       FinalizeOp::create(builder, ret.getLoc(), segment, scratch);
     });
 
-    // The scope table, for the host side: [[name, parent, loc], ...] by id.
+    // The scope table, for the host side: [[name, parent, loc, kind], ...]
+    // by id.
     SmallVector<Attribute> table;
     for (const ScopeInfo &scope : scopes->getScopes())
       table.push_back(builder.getArrayAttr(
           {builder.getStringAttr(scope.name),
            builder.getI32IntegerAttr(scope.parent),
-           builder.getStringAttr(describeLocation(scope.loc))}));
+           builder.getStringAttr(describeLocation(scope.loc)),
+           builder.getStringAttr(stringifyIdKind(scope.kind))}));
     kernel->setAttr("proton.scopes", builder.getArrayAttr(table));
     return success();
   }

@@ -21,8 +21,10 @@ from functools import cached_property
 import numpy as np
 
 from . import buffer as raw_buffer
+from . import decode_async
 from .buffer import BufferFormatError
 from .warp_specialize import warp_labels
+from .decode_async import AsyncEvents
 
 # Clock bits a record keeps, by the layout's clock_bits.
 STORED_CLOCK_BITS = {64: 48, 32: 32}
@@ -60,6 +62,10 @@ class LaunchEvents:
     warnings: list[str] = field(default_factory=list)
     row_label: str = "warp"        # what a row is, in trace track names ("group" for proton.tasks)
     warp_labels: dict = field(default_factory=dict)  # warp id -> role, e.g. "worker 0" (warp_specialize)
+    #: Asynchronous events and marks (decode_async): ids the scope table
+    #: names `event` or `mark` are not scopes and are not in the arrays above.
+    scope_kinds: np.ndarray | None = None
+    asynchronous: AsyncEvents = field(default_factory=AsyncEvents.empty)
 
     def row_name(self, warp_id: int) -> str:
         """A warp's track name: "warp 6", or "warp 6 (worker 0)" in a
@@ -132,6 +138,13 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
                 f"profile buffer of {kernel}: CTA {cta} segment {seg} was written by kernel id "
                 f"{found[cta, seg]}, not {expected_id} (a buffer from another kernel, or corrupted)")
     names, parents = scope_table(metadata)
+    kinds = decode_async.kind_codes(metadata)
+    # Ids that are not scopes, as a lookup by id (ids past the table stay
+    # scopes, so that the scope pairing reports them as corruption).
+    not_scope = None
+    if (kinds != 0).any():
+        not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
+        not_scope[:kinds.size] = kinds != 0
     ctas, segments = raw.counts.shape
     cap = layout["capacity"]
     rows = ctas * segments
@@ -162,7 +175,8 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     gt_start = raw.stamps(raw_buffer.W_GT_START).reshape(rows).astype(np.int64)
     gt_end = raw.stamps(raw_buffer.W_GT_END).reshape(rows).astype(np.int64)
 
-    at = _pair(raw_buffer.tag_halves(words), kept)
+    halves = raw_buffer.tag_halves(words)
+    at = _pair(halves, kept, not_scope)
     scope_ids = at.ids
     if scope_ids.size and scope_ids.max() >= len(names):
         row, col = at.where(np.argmax(scope_ids >= len(names)))
@@ -170,6 +184,16 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
                                 f"{row % segments} record {col} has scope id {scope_ids.max()}, but the "
                                 f"kernel has {len(names)} scopes")
     unmatched = int(kept.sum() - 2 * at.num_events)
+    if not_scope is not None:
+        # The event and mark records, by warp and column.
+        a_rows, a_cols = np.nonzero((np.arange(width)[None, :] < kept[:, None])
+                                    & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)])
+        a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
+        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start)
+        if record_cost_cycles > 0:
+            a_cyc -= np.rint(((counts - kept)[a_rows] + a_cols) * record_cost_cycles).astype(np.int64)
+        a_half = halves[a_rows, a_cols]
+        unmatched -= int(a_rows.size)
 
     # Cycles are rebuilt for the paired records only.
     s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start)
@@ -205,6 +229,15 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     # fitted to both of its stamps (relative to the exit cycle so that
     # float64 keeps sub-ns precision for counters around 1e15).
     offset = exit_ns + 0.5 * ((entry_ns - exit_ns) - (clk_start - clk_end) / clock_ghz)
+    asynchronous = AsyncEvents.empty()
+    if not_scope is not None:
+        a_ns = offset[a_rows] + (a_cyc - clk_end[a_rows]) / clock_ghz
+        asynchronous = decode_async.split(
+            (a_half & np.uint16(raw_buffer.SCOPE_ID_MASK)).astype(np.int64), a_rows,
+            (a_half & np.uint16(raw_buffer.END_TAG_BIT)) != 0, a_ns, kinds, segments)
+        if asynchronous.unpaired:
+            warnings.append(f"{kernel}: {asynchronous.unpaired} asynchronous event records have no partner "
+                            "(an end with no open start, or a start never ended); they are not drawn")
 
     return LaunchEvents(
         kernel=kernel, launch=launch, scope_names=names, scope_parents=parents,
@@ -215,7 +248,8 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         warp_sm=raw.sm_ids.reshape(rows).astype(np.int32),
         warp_begin_ns=entry_ns, warp_end_ns=exit_ns, warp_cycles=clk_end - clk_start,
         warp_clk_end=clk_end, warp_offset_ns=offset, dropped=dropped, unmatched=unmatched,
-        warnings=warnings, warp_labels=warp_labels(metadata.get("warp_specialize")))
+        warnings=warnings, warp_labels=warp_labels(metadata.get("warp_specialize")), scope_kinds=kinds,
+        asynchronous=asynchronous)
 
 
 class _EventIndex:
@@ -343,10 +377,11 @@ def _same_rows(halves, rows_at_once=1 << 16) -> bool:
     return all((halves[r:r + rows_at_once] == halves[0]).all() for r in range(0, halves.shape[0], rows_at_once))
 
 
-def _pair(halves, kept):
+def _pair(halves, kept, not_scope=None):
     """Start/end pairs of every warp, as an _EventIndex. `halves`: the
     (rows, width) tag half-words of the records, `kept`: how many of each
-    row are records."""
+    row are records, `not_scope`: None, or by id whether an id is an event's
+    or a mark's (such records are skipped here)."""
     rows, width = halves.shape
     empty = np.zeros(0, dtype=np.int64)
     if rows == 0 or width == 0:
@@ -355,11 +390,15 @@ def _pair(halves, kept):
         # The common case: every warp wrote the same sequence.
         tags = raw_buffer.tags_of_halves(halves[:1])
         valid = np.ones((1, width), dtype=bool)
+        if not_scope is not None:
+            valid &= ~not_scope[tags & np.uint32(raw_buffer.SCOPE_ID_MASK)]
         rep, pattern_of_row = np.zeros(1, dtype=np.int64), np.zeros(rows, dtype=np.int64)
     else:
         # Distinct sequences: hash each row, then confirm exact equality.
         tags = raw_buffer.tags_of_halves(halves)
         valid = np.arange(width)[None, :] < kept[:, None]
+        if not_scope is not None:
+            valid &= ~not_scope[tags & np.uint32(raw_buffer.SCOPE_ID_MASK)]
         masked = np.where(valid, tags, np.uint32(0xFFFFFFFF)).astype(np.uint64)
         weights = np.random.default_rng(7).integers(1, 1 << 62, size=width, dtype=np.uint64) | np.uint64(1)
         with np.errstate(over="ignore"):

@@ -1,6 +1,7 @@
 """Chrome trace JSON (chrome://tracing, ui.perfetto.dev): one process per
 launch and CTA (named after its kernel, launch and SM), one thread per warp,
-one complete ("X") event per scope instance with its cycles. Times are
+one complete ("X") event per scope instance with its cycles; asynchronous
+events (with flow events) and marks as writers/async_events draws them. Times are
 microseconds (ns precision) from the session's first warp entry. Text is
 built with numpy (proton.writers.packed_text), a slice of the events at a
 time, and streamed to the file: no Python object per event, and memory
@@ -12,7 +13,7 @@ import json
 
 import numpy as np
 
-from . import packed_text as T
+from . import async_events, packed_text as T
 from ..instrument.decode import LaunchEvents
 
 EVENTS_PER_SLICE = 1 << 18
@@ -26,6 +27,7 @@ def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
         out.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         for ev in launches:
             _slices(out, ev, pid_base, t0_ns)
+            out.write(async_events.chrome_rows(ev, pid_base, t0_ns))
             _names(out, ev, pid_base)
             written += ev.num_events
             pid_base += ev.num_ctas

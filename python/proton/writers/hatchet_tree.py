@@ -39,14 +39,21 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
         ns = np.bincount(ev.scope, weights=ev.ns_at(ev.end_cycles, ev.row) - ev.ns_at(ev.start_cycles, ev.row),
                          minlength=n)
         count = np.bincount(ev.scope, minlength=n)
+        # Events and marks count their pairs and instants; an event's time
+        # overlaps the scopes' (it runs asynchronously), so it is its own
+        # metric, outside the exclusive-time accounting.
+        a = ev.asynchronous
+        count = count + np.bincount(a.event_id, minlength=n) + np.bincount(a.mark_id, minlength=n)
+        event_ns = np.bincount(a.event_id, weights=a.end_ns - a.start_ns, minlength=n)
         # Scopes are keyed by their path of names, so that launches (and
         # compilations) agree on the same node.
         for sid in range(n):
             path = _path(ev, sid)
-            node = k["scopes"].setdefault(path, {"cycles": 0.0, "ns": 0.0, "count": 0})
+            node = k["scopes"].setdefault(path, {"cycles": 0.0, "ns": 0.0, "count": 0, "event_ns": 0.0})
             node["cycles"] += cycles[sid]
             node["ns"] += ns[sid]
             node["count"] += int(count[sid])
+            node["event_ns"] += float(event_ns[sid])
 
     root = {"frame": {"name": "ROOT", "type": "function"}, "metrics": {"cycles": 0, "normalized_cycles": 0.0},
             "children": []}
@@ -58,6 +65,8 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
             s = k["scopes"][path]
             parent = by_path.get(path[:-1], kernel)
             node = _node(path[-1], "region", s["cycles"], s["ns"], s["count"], device_type)
+            if s["event_ns"]:
+                node["metrics"]["event time (ns)"] = s["event_ns"]
             parent["children"].append(node)
             by_path[path] = node
         _make_exclusive(kernel, warps)

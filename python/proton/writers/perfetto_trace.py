@@ -3,6 +3,8 @@
 Tracks: GPU > SM > CTA (one per launch and CTA) > warp, each level ordered
 numerically (explicit sibling ranks). Every scope instance is a slice on its
 warp's track, with its start and end in ns since the trace's origin.
+Asynchronous events and marks follow on a second sequence
+(writers/async_events: event tracks per CTA, flows between warps).
 
 Compact and fast (see perfetto_packets): one packet sequence, interned scope
 names, and per warp a header that makes the warp the default track and
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import byte_rows, perfetto_warps
+from . import async_events, byte_rows, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..instrument.decode import LaunchEvents
 
@@ -96,7 +98,7 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
     for sm in sms:
         track(sm_uuid[sm], f"SM {sm}", gpu_uuid, rank=sm)
     next_uuid = 2 + len(sms)
-    warps = []
+    warps, lanes = [], []
     with open(path, "wb") as out:
         out.write(builder.serialize())
         for order, ev in enumerate(launches):
@@ -105,8 +107,26 @@ def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", orig
             out.write(_launch_tracks(ev, order, cta_uuid, warp_uuid, sm_uuid))
             iid_of_scope = np.array([0] + [names[n] for n in ev.scope_names], dtype=np.uint64)[1:]
             warps.append(perfetto_warps.Warps(ev, ev.origin_ns - origin_ns, iid_of_scope, warp_uuid))
+            lanes.append((ev, cta_uuid, warp_uuid))
         perfetto_warps.write(out, warps)
+        out.write(_async_packets(lanes, origin_ns, next_uuid))
     return sum(ev.num_events for ev in launches)
+
+
+def _async_packets(launches, origin_ns: int, next_uuid: int) -> bytes:
+    """Asynchronous events and marks (writers/async_events) on their own
+    packet sequence, after the warps' packets."""
+    if not any(ev.asynchronous.num_events or ev.asynchronous.num_marks for ev, _, _ in launches):
+        return b""
+    builder = _builder()
+    first = builder.add_packet()
+    first.trusted_packet_sequence_id = async_events.SEQUENCE_ID
+    first.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
+    next_flow = 1
+    for ev, cta_uuid, warp_uuid in launches:
+        next_uuid, next_flow = async_events.perfetto_packets(builder, ev, ev.origin_ns - origin_ns, cta_uuid,
+                                                             warp_uuid, next_uuid, next_flow)
+    return builder.serialize()
 
 
 def _uuids(first: int, ev: LaunchEvents):

@@ -1,7 +1,7 @@
 // RUN: proton-opt %s -split-input-file --proton-lift-markers -verify-diagnostics
 
 llvm.func @unknown_kind(%arg0: !llvm.ptr<1>) {
-  // expected-error @+1 {{malformed proton marker '// @proton begin x': expected '// @proton start <name>' or '// @proton end <name>'}}
+  // expected-error @+1 {{malformed proton marker '// @proton begin x': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark}}
   %0 = llvm.inline_asm has_side_effects "// @proton begin x", "=r" : () -> i32
   llvm.return
 }
@@ -9,7 +9,7 @@ llvm.func @unknown_kind(%arg0: !llvm.ptr<1>) {
 // -----
 
 llvm.func @no_name(%arg0: !llvm.ptr<1>) {
-  // expected-error @+1 {{malformed proton marker '// @proton end': expected '// @proton start <name>' or '// @proton end <name>'}}
+  // expected-error @+1 {{malformed proton marker '// @proton end': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark}}
   llvm.inline_asm has_side_effects "// @proton end", "" : () -> ()
   llvm.return
 }
@@ -17,7 +17,7 @@ llvm.func @no_name(%arg0: !llvm.ptr<1>) {
 // -----
 
 llvm.func @blank_name(%arg0: !llvm.ptr<1>) {
-  // expected-error @+1 {{malformed proton marker '// @proton start   ': expected '// @proton start <name>' or '// @proton end <name>'}}
+  // expected-error @+1 {{malformed proton marker '// @proton start   ': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark}}
   llvm.inline_asm has_side_effects "// @proton start   ", "" : () -> ()
   llvm.return
 }
@@ -63,7 +63,7 @@ llvm.func @several(%arg0: !llvm.ptr<1>) {
 // -----
 
 llvm.func @bad_location(%arg0: !llvm.ptr<1>) {
-  // expected-error @+1 {{malformed proton marker '// @proton start x ;loc=file.ttgir:nine:5': expected '// @proton start <name>' or '// @proton end <name>', optionally followed by ' ;loc=<file>:<line>:<col>'}}
+  // expected-error @+1 {{malformed proton marker '// @proton start x ;loc=file.ttgir:nine:5': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark, optionally followed by ' ;loc=<file>:<line>:<col>'}}
   llvm.inline_asm has_side_effects "// @proton start x ;loc=file.ttgir:nine:5", "" : () -> ()
   llvm.return
 }

@@ -12,7 +12,7 @@
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
 // CHECK-SAME:    passthrough = {{\[}}["amdgpu-flat-work-group-size", "1,256"]]
 // CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
-// CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:8:3"]]
+// CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:8:3", "scope"]]
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
 // CHECK-NOT:     proton_gpu.

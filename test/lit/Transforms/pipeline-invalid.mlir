@@ -2,7 +2,7 @@
 
 // Errors of every stage surface through the pipeline, at the marker.
 llvm.func ptx_kernelcc @malformed(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
-  // expected-error @+1 {{malformed proton marker '// @proton start': expected '// @proton start <name>' or '// @proton end <name>'}}
+  // expected-error @+1 {{malformed proton marker '// @proton start': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark}}
   llvm.inline_asm has_side_effects "// @proton start", "" : () -> ()
   llvm.return
 }

@@ -3,9 +3,16 @@
 
 include "mlir/IR/EnumAttr.td"
 
-def Proton_RecordKind : I32EnumAttr<"RecordKind", "whether a record opens or closes a scope", [
+// `start`/`end` delimit a scope (nested, end post-dominating start);
+// `event_start`/`event_end` an asynchronous event, which may start and end in
+// different iterations or warps and is paired only when decoded; `mark` is a
+// single timestamp.
+def Proton_RecordKind : I32EnumAttr<"RecordKind", "what a record marks", [
     I32EnumAttrCase<"start", 0>,
-    I32EnumAttrCase<"end", 1>
+    I32EnumAttrCase<"end", 1>,
+    I32EnumAttrCase<"event_start", 2>,
+    I32EnumAttrCase<"event_end", 3>,
+    I32EnumAttrCase<"mark", 4>
   ]> {
   let cppNamespace = "::mlir::proton";
 }

@@ -7,15 +7,23 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Proton_RecordOp : Op<Proton_Dialect, "record",
     [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Marks the start or the end of a named profiling scope";
+  let summary = "Records the time of a scope's, an event's or a mark's point";
   let description = [{
     Records the time at which execution reaches this point. A `start` and the
     `end` with the same name that follows it on every path delimit a scope.
     Scopes nest; a name may be reused once its scope has closed.
 
+    `event_start` and `event_end` records of one name belong to one
+    asynchronous event: they need not nest or pair on a path (an event may
+    start in one loop iteration or warp and end in another); the decoder
+    pairs them in time order. A `mark` records one instant.
+
     ```mlir
     proton.record start "load"
     proton.record end "load"
+    proton.record event_start "tma"
+    proton.record event_end "tma"
+    proton.record mark "tile_done"
     ```
   }];
   let arguments = (ins Proton_RecordKind:$kind, StrAttr:$name);
@@ -23,6 +31,9 @@ def Proton_RecordOp : Op<Proton_Dialect, "record",
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isStart() { return getKind() == RecordKind::start; }
+    bool isScope() {
+      return getKind() == RecordKind::start || getKind() == RecordKind::end;
+    }
   }];
 }
 

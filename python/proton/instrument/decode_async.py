@@ -1,0 +1,130 @@
+"""Asynchronous events and marks of one launch: the records whose ids the
+scope table names as `event` or `mark` (proton.language.allocate_event,
+start_event, end_event; docs/buffer-format.md, "Events and marks").
+
+Pairing rule, per CTA and event: if every warp of the CTA that recorded the
+event recorded as many ends as starts, each warp's records pair among
+themselves (the event stayed in its warp); otherwise all of the CTA's records
+of the event pair together. Within such a group, records are taken in time
+order and each end closes the earliest start still open (first in, first
+out); an end with no open start and a start never closed are unpaired:
+counted, never drawn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Codes of the scope table's `kind` field.
+KIND_CODES = {"scope": 0, "event": 1, "mark": 2}
+
+
+def kind_codes(metadata: dict) -> np.ndarray:
+    """The kind code of every id of the kernel's scope table (entries
+    without `kind`, from older compilers, are scopes)."""
+    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
+    codes = []
+    for s in scopes:
+        kind = s.get("kind", "scope")
+        if kind not in KIND_CODES:
+            raise ValueError(f"scope table entry {s['id']} ({s['name']!r}) has unknown kind {kind!r}; "
+                             f"known: {', '.join(KIND_CODES)}")
+        codes.append(KIND_CODES[kind])
+    return np.array(codes, dtype=np.int8)
+
+
+@dataclass
+class AsyncEvents:
+    """Paired asynchronous events (one row per start/end pair) and marks
+    (one row per mark record). Times are ns since the launch's origin_ns."""
+
+    event_id: np.ndarray     # scope-table id of the event
+    event_cta: np.ndarray
+    start_row: np.ndarray    # warp (CTA * segments + segment) that started it
+    end_row: np.ndarray      # warp that ended it
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    mark_id: np.ndarray
+    mark_row: np.ndarray
+    mark_ns: np.ndarray
+    unpaired: int = 0        # event records without a partner
+
+    @property
+    def num_events(self) -> int:
+        return int(self.event_id.size)
+
+    @property
+    def num_marks(self) -> int:
+        return int(self.mark_id.size)
+
+    @staticmethod
+    def empty() -> "AsyncEvents":
+        i, f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        return AsyncEvents(i, i, i, i, f, f, i, i, f)
+
+
+def split(ids: np.ndarray, rows: np.ndarray, is_end: np.ndarray, ns: np.ndarray, kinds: np.ndarray,
+          num_segments: int) -> AsyncEvents:
+    """Events paired by the module's rule and marks, from the non-scope
+    records of a launch (one entry each: id, warp row, end flag, time)."""
+    kind = kinds[ids]
+    m = kind == KIND_CODES["mark"]
+    e = kind == KIND_CODES["event"]
+    pairs = pair_events(ids[e], rows[e], is_end[e], ns[e], num_segments)
+    return AsyncEvents(*pairs[:6], mark_id=ids[m].astype(np.int64), mark_row=rows[m].astype(np.int64),
+                       mark_ns=ns[m].astype(np.float64), unpaired=pairs[6])
+
+
+def pair_events(ids, rows, is_end, ns, num_segments):
+    """(id, cta, start row, end row, start ns, end ns, unpaired) by the
+    module's rule, vectorized (no loop per CTA or event)."""
+    ids, rows = np.asarray(ids, dtype=np.int64), np.asarray(rows, dtype=np.int64)
+    is_end, ns = np.asarray(is_end, dtype=bool), np.asarray(ns, dtype=np.float64)
+    cta = rows // max(num_segments, 1)
+    if ids.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z, z, np.zeros(0), np.zeros(0), 0
+    # Does the event stay in its warps in this CTA? Compare per-warp counts.
+    _, group = np.unique(np.stack([cta, ids]), axis=1, return_inverse=True)
+    group = group.reshape(-1)
+    _, warp_group = np.unique(np.stack([group, rows]), axis=1, return_inverse=True)
+    warp_group = warp_group.reshape(-1)
+    balance = np.bincount(warp_group, weights=np.where(is_end, -1.0, 1.0))
+    unbalanced_groups = np.unique(group[balance[warp_group] != 0])
+    local = ~np.isin(group, unbalanced_groups)
+    # Key: the warp for warp-local events, the CTA's group otherwise.
+    key = np.where(local, warp_group + group.max() + 1, group)
+
+    # Time order within a key; a start at the same time as an end comes first.
+    order = np.lexsort((is_end, ns, key))
+    key_o, end_o = key[order], is_end[order]
+    starts_before = np.cumsum(~end_o)            # starts at or before each position
+    first_of_key = np.r_[True, key_o[1:] != key_o[:-1]]
+    key_begin = np.maximum.accumulate(np.where(first_of_key, np.arange(key_o.size), 0))
+    starts_before_key = starts_before[key_begin] - (~end_o[key_begin])
+
+    end_pos = np.flatnonzero(end_o)
+    n = starts_before[end_pos] - starts_before_key[end_pos]   # starts of the key before each end
+    ek = key_o[end_pos]
+    first_end = np.r_[True, ek[1:] != ek[:-1]]
+    end_begin = np.maximum.accumulate(np.where(first_end, np.arange(ek.size), 0))
+    j = np.arange(ek.size) - end_begin + 1                    # 1-based end index within its key
+    # Matched ends after end j: M_j = min(M_{j-1} + 1, n_j) = j + min(0, min_{i<=j}(n_i - i)).
+    # The running minimum restarts per key: each key's values are shifted
+    # below all earlier keys'.
+    key_rank = np.cumsum(first_end) - 1
+    big = 2 * (ids.size + 1)
+    v = (n - j) - key_rank * big
+    running = np.minimum.accumulate(v) + key_rank * big
+    matched = j + np.minimum(0, running)
+    prev = np.where(first_end, 0, np.r_[0, matched[:-1]])
+    paired = matched > prev
+    # The partner is the key's start number matched - 1, in time order.
+    start_positions = np.flatnonzero(~end_o)
+    start_index = starts_before_key[end_pos] + matched - 1
+    s = order[start_positions[start_index[paired]]]
+    t = order[end_pos[paired]]
+    unpaired = int(ids.size - 2 * t.size)
+    return ids[s], cta[s], rows[s], rows[t], ns[s], ns[t], unpaired
