@@ -13,12 +13,22 @@ using namespace mlir::proton;
 
 namespace {
 
-/// Dynamic shared memory a CTA may use, by arch, in bytes.
+/// Dynamic shared memory a CTA may use, by arch, in bytes: the opt-in
+/// maximum per block of the CUDA programming guide's compute-capability
+/// table (the SM's capacity less the 1 KiB CUDA reserves per block). NVIDIA's
+/// "a" (arch-specific) and "f" (family) suffixes change the instruction set,
+/// not the memory, so they are dropped first.
 std::optional<unsigned> sharedLimitOf(StringRef arch) {
+  if (arch.starts_with("sm_") && (arch.ends_with("a") || arch.ends_with("f")))
+    arch = arch.drop_back();
   return llvm::StringSwitch<std::optional<unsigned>>(arch)
-      .Cases({"sm_90", "sm_90a", "sm_100", "sm_100a"}, 232448u)
+      // Hopper; datacenter Blackwell (B200/GB200 sm_100, B300/GB300 sm_103);
+      // Thor (sm_110, called sm_101 before CUDA 13): 227 KiB.
+      .Cases({"sm_90", "sm_100", "sm_101", "sm_103", "sm_110"}, 232448u)
       .Cases({"sm_80", "sm_87"}, 166912u)
-      .Cases({"sm_86", "sm_89", "sm_120"}, 101376u)
+      // Ampere and Ada consumer parts; consumer Blackwell (RTX 50x0 and RTX
+      // PRO sm_120, GB10 / DGX Spark sm_121): 99 KiB.
+      .Cases({"sm_86", "sm_89", "sm_120", "sm_121"}, 101376u)
       .Case("gfx942", 65536u)
       .Case("gfx950", 163840u)
       .Default(std::nullopt);

@@ -202,8 +202,11 @@ class InstrumentationHook:
         target, arch = triton_arch(backend.target)
         num_warps = getattr(options, "num_warps", 0)
         num_stages = int(getattr(options, "num_stages", 1) or 1)
-        if target == "amdgpu" and num_stages > 1 and "ttgir" in stages:
-            stages["ttgir"] = _amd_pipeliner_check(stages["ttgir"], num_stages)
+        # Gluon kernels are not software-pipelined: their errors stay as they are.
+        gluon = getattr(language, "name", "") == "GLUON"
+        pipeliner = None if gluon else _pipeliner_that_rejects_markers(backend.target)
+        if pipeliner and num_stages > 1 and "ttgir" in stages:
+            stages["ttgir"] = _pipeliner_check(stages["ttgir"], num_stages, pipeliner)
 
         def instrumented_llir(src, metadata):
             ttgir = str(src)  # before make_llir lowers the module in place
@@ -223,7 +226,7 @@ class InstrumentationHook:
             try:
                 kernel = instrument_llvm_ir(llvm_ir, pipeline)
             except InstrumentationError as error:
-                explained = _amd_pipelining_error(ttgir, num_stages) if target == "amdgpu" and num_stages > 1 else None
+                explained = _pipelining_error(ttgir, num_stages, pipeliner) if pipeliner and num_stages > 1 else None
                 if explained is None:
                     raise
                 raise explained from error
@@ -258,31 +261,44 @@ def _warn_about_pipelining(ttgir: str, kernel: str) -> list[str]:
     return messages
 
 
-def _amd_pipelining_error(ttir: str, num_stages: int) -> InstrumentationError | None:
-    """The error for scopes in loops that Triton's AMD stream pipeliner
-    cannot take: up to 3.8 it fails to predicate a marker ("pipeliner doesn't
-    know how to predicate this op"); 3.9 pipelines the loop but places a
-    scope's start and end in different stages. None if no scope is in a loop."""
+def _pipeliner_that_rejects_markers(target) -> str | None:
+    """The name of the Triton software pipeliner that cannot keep a scope in a
+    pipelined loop on this target, or None where scopes in loops compile
+    (Hopper and older, consumer Blackwell). AMD's stream pipeliner fails to
+    predicate a marker up to 3.8 and splits a scope across stages in 3.9;
+    on datacenter Blackwell (sm_100/sm_103/sm_110, tcgen05 MMA) Triton
+    3.6-3.8 fail the same way in the loop that holds the MMA, and 3.9 puts
+    the scope's start and end in different stages."""
+    if target.backend == "hip":
+        return "AMD software pipeliner"
+    if target.backend == "cuda" and isinstance(target.arch, int) and 100 <= target.arch < 120:
+        return f"software pipeliner for sm_{target.arch} (tcgen05 MMA loops)"
+    return None
+
+
+def _pipelining_error(ttir: str, num_stages: int, pipeliner: str) -> InstrumentationError | None:
+    """The error for scopes in loops that `pipeliner` cannot take; None if no
+    scope is in a loop (the failure is then not ours to explain)."""
     scopes = markers_in_loops(ttir)
     if not scopes:
         return None
     name = re.search(r"tt\.func (?:public )?@([\w$.]+)", ttir)
     return InstrumentationError(
-        f"kernel {name.group(1) if name else '?'}: Triton's AMD software pipeliner (num_stages={num_stages}) cannot "
+        f"kernel {name.group(1) if name else '?'}: Triton's {pipeliner} (num_stages={num_stages}) cannot "
         f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
         "kernel with num_stages=1, or move the scopes out of the loop.")
 
 
-def _amd_pipeliner_check(make_ttgir, num_stages: int):
-    """Turns Triton's AMD pipeliner failure on a loop with markers into an
-    error that names the scopes."""
+def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str):
+    """Turns a pipeliner failure on a loop with markers into an error that
+    names the scopes."""
 
     def checked_ttgir(src, metadata):
         ttir = str(src)
         try:
             return make_ttgir(src, metadata)
         except Exception as error:
-            explained = _amd_pipelining_error(ttir, num_stages)
+            explained = _pipelining_error(ttir, num_stages, pipeliner)
             if explained is None:
                 raise
             raise explained from error

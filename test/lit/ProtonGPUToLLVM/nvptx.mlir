@@ -1,5 +1,9 @@
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm | FileCheck %s
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="target=nvptx arch=sm_90" | FileCheck %s
+// Blackwell reads the same special registers (%clock64, %clock,
+// %globaltimer, %smid) with the same instructions: one lowering for all.
+// RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="target=nvptx arch=sm_100a" | FileCheck %s
+// RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="target=nvptx arch=sm_120" | FileCheck %s
 // RUN: proton-opt %s -split-input-file --convert-protongpu-to-llvm="kernel-id=305419896" | FileCheck %s --check-prefix=ID
 
 // Shared buffer, 64-bit clocks, every one of 4 warps recording into 128-byte

@@ -3,6 +3,15 @@
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_80 shared-offset=166000" | FileCheck %s --check-prefix=SM80
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_80 shared-limit=232448 shared-offset=166000" | FileCheck %s --check-prefix=LIMIT
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_86 shared-offset=100000" | FileCheck %s --check-prefix=SM86
+// Blackwell: the datacenter parts' 227 KiB (LIMIT's layout), the consumer
+// parts' 99 KiB (SM86's); "a" and "f" suffixes do not change the memory.
+// RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_100a shared-offset=166000" | FileCheck %s --check-prefix=LIMIT
+// RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_103f shared-offset=166000" | FileCheck %s --check-prefix=LIMIT
+// RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_110a shared-offset=166000" | FileCheck %s --check-prefix=LIMIT
+// RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_120 shared-offset=100000" | FileCheck %s --check-prefix=SM86
+// RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_120a shared-offset=100000" | FileCheck %s --check-prefix=SM86
+// RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_121f shared-offset=100000" | FileCheck %s --check-prefix=SM86
+// RUN: not proton-opt %s --proton-pipeline="target=nvptx arch=sm_121a shared-offset=101000" 2>&1 | FileCheck %s --check-prefix=SM121-FULL
 // RUN: proton-opt %s --proton-pipeline="sched-stores=true clock-bits=32" | FileCheck %s --check-prefix=SCHED
 // RUN: proton-opt %s --proton-pipeline="buffer-type=global granularity=warp_group" | FileCheck %s --check-prefix=GLOBAL
 // RUN: proton-opt %s --proton-pipeline="sched-barriers=true" | FileCheck %s --check-prefix=NO-ROCDL
@@ -50,6 +59,10 @@
 // sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp: a 64-byte
 // segment's 128-byte block fits.
 // SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 100000>
+// sm_121 leaves 101376 - 101008 (the offset aligned to 16) = 368 bytes: not
+// the 8 x 64 (16-byte segments after 48-byte headers) that 8 warps need at
+// the least.
+// SM121-FULL:  error: no shared memory to spare for a profile buffer: kernel @k uses 101000 of 101376 bytes and 8 recording warps need at least 512; use buffer-type=global
 
 // With sched-stores, both 32-bit reads come before both stores: the
 // measured window holds the kernel's load only.

@@ -11,8 +11,11 @@ scope records num_warps x CTAs x (times the code runs in a CTA); in a
 gl.warp_specialize kernel each partition's scope records with that
 partition's warps.
 
-Targets: "cuda:90", "hip:gfx942", "hip:gfx950". A case lists the targets its
-kernel compiles for; the comment next to a restricted `targets` says why.
+Targets: "cuda:90", "cuda:100" (datacenter Blackwell, sm_100a: `tl.dot`
+becomes tcgen05 MMA), "cuda:120" (consumer Blackwell, sm_120a: `mma.sync`),
+"hip:gfx942", "hip:gfx950". A case lists the targets its kernel compiles for;
+the comment next to a restricted `targets` says why. Blackwell targets are
+compile-only: no Blackwell GPU has run the corpus.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from triton.backends.compiler import GPUTarget
 from . import gluon_kernels as gk
 from . import triton_kernels as tk
 
-ALL = ("cuda:90", "hip:gfx942", "hip:gfx950")
+BLACKWELL = ("cuda:100", "cuda:120")
+ALL = ("cuda:90", *BLACKWELL, "hip:gfx942", "hip:gfx950")
 CUDA = ("cuda:90", )
 HIP = ("hip:gfx942", "hip:gfx950")
 
 GPU_TARGETS = {
     "cuda:90": GPUTarget("cuda", 90, 32),
+    "cuda:100": GPUTarget("cuda", 100, 32),
+    "cuda:120": GPUTarget("cuda", 120, 32),
     "hip:gfx942": GPUTarget("hip", "gfx942", 64),
     "hip:gfx950": GPUTarget("hip", "gfx950", 64),
 }
@@ -468,6 +474,20 @@ def _launch_gluon_matmul(case, device):
     return [c]
 
 
+def _launch_gluon_blackwell_matmul(case, device):
+    # Written for a Blackwell GPU; no test launches it yet (none is at hand).
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    torch = _torch()
+    M, N, K = 256, 128, 128
+    a, b = _matmul_inputs(torch, device, M, N, K)
+    c = torch.empty((M, N), device=device, dtype=torch.float16)
+    descs = [TensorDescriptor.from_tensor(t, list(shape), _gluon_nvmma_layout(shape, gl.float16))
+             for t, shape in ((a, (128, 64)), (b, (64, 64)), (c, (128, 64)))]
+    case.run((M // 128, N // 64), *descs, K)
+    return [c]
+
+
 def _launch_gluon_ws(case, device):
     torch = _torch()
     n = 1024
@@ -624,7 +644,7 @@ CASES = [
          ("histogram", ), launch=_launch_histogram, events=lambda: {"histogram": 16}),
     # PTX inline assembly: NVIDIA only.
     Case("inline_asm_ptx", tk.inline_asm_ptx, {"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i32", "n": "i32"},
-         {"BLOCK": 512}, ("asm", ), targets=CUDA, launch=_launch_int_binary, events=lambda: {"asm": 16}),
+         {"BLOCK": 512}, ("asm", ), targets=CUDA + BLACKWELL, launch=_launch_int_binary, events=lambda: {"asm": 16}),
     # AMDGCN inline assembly: AMD only.
     Case("inline_asm_amdgcn", tk.inline_asm_amdgcn,
          {"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, {"BLOCK": 512}, ("asm", ),
@@ -666,12 +686,30 @@ def _gluon_matmul_case():
 
 
 CASES += _gluon_matmul_case()
+
+
+def _gluon_blackwell_matmul_case():
+    # TMA + tcgen05 MMA into tensor memory: datacenter Blackwell only. A
+    # 128-row tile: one tcgen05 MMA covers 128 TMEM lanes, four warps read
+    # them back.
+    try:
+        sig = {"a_desc": _gluon_tensordesc("fp16", (128, 64)), "b_desc": _gluon_tensordesc("fp16", (64, 64)),
+               "c_desc": _gluon_tensordesc("fp16", (128, 64)), "K": "i32"}
+    except Exception:  # pragma: no cover - a Triton without these layouts
+        return []
+    return [Case("gluon_blackwell_matmul", gk.gluon_blackwell_matmul, sig, {}, ("k_loop", "tma", "mma", "epilogue"),
+                 options={"num_warps": 4}, targets=("cuda:100", ), gluon=True, launch_targets=("cuda:100", ),
+                 min_capability=(10, 0), launch=_launch_gluon_blackwell_matmul,
+                 events=lambda: {"k_loop": 4 * 4, "tma": 4 * 4 * 2, "mma": 4 * 4 * 2, "epilogue": 4 * 4})]
+
+
+CASES += _gluon_blackwell_matmul_case()
 CASES += [
-    # gl.warp_specialize: lowered for NVIDIA (sm_90) only here.
+    # gl.warp_specialize: lowered for NVIDIA (sm_90 and Blackwell) only here.
     Case("gluon_warp_specialize", gk.gluon_warp_specialized,
          {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_x": "*fp32", "out_y": "*fp32", "n": "i32"},
          {"BLOCK": 256, "WORKER_WARPS": 1}, ("default_partition", "worker_partition"),
-         options={"num_warps": 4}, targets=CUDA, gluon=True, min_capability=(9, 0),
+         options={"num_warps": 4}, targets=CUDA + BLACKWELL, gluon=True, min_capability=(9, 0),
          launch=_launch_gluon_ws, events=lambda: {"default_partition": 4 * 4, "worker_partition": 4 * 1}),
 ]
 
