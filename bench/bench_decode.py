@@ -34,10 +34,12 @@ import synthetic_buffers  # noqa: E402
 
 SCOPES = [("kernel", -1), ("load", 0), ("compute", 0), ("store", 0)]
 # (label, CTAs, warps per CTA, repetitions, clock bits, quick)
-CASES = [("8 M events: 8,192 CTAs x 8 warps, 64-bit clocks", 8192, 8, 40, 64, True),
-         ("8 M events, clock32", 8192, 8, 40, 32, True),
-         ("64 M events: 16,384 CTAs x 16 warps x 80", 16384, 16, 80, 64, False),
-         ("small launch (vector add 1M shape)", 1024, 4, 1, 64, True)]
+CASES = [
+    ("8 M events: 8,192 CTAs x 8 warps, 64-bit clocks", 8192, 8, 40, 64, True),
+    ("8 M events, clock32", 8192, 8, 40, 32, True),
+    ("64 M events: 16,384 CTAs x 16 warps x 80", 16384, 16, 80, 64, False),
+    ("small launch (vector add 1M shape)", 1024, 4, 1, 64, True),
+]
 STAGES = ["decode", "chrome", "pftrace", "tree"]
 # A stage that needs more fails with MemoryError instead of waking the
 # out-of-memory killer on a shared machine.
@@ -51,16 +53,25 @@ def buffer(ctas, warps, reps, clock_bits):
     ids = np.concatenate(([0], ids, [0]))
     ends = np.concatenate(([0], ends, [1]))
     n = ids.size
-    lay = synthetic_buffers.layout(num_warps=warps, segment_bytes=1 << int(np.ceil(np.log2(n * 8))),
-                                   clock_bits=clock_bits)
+    lay = synthetic_buffers.layout(
+        num_warps=warps, segment_bytes=1 << int(np.ceil(np.log2(n * 8))), clock_bits=clock_bits
+    )
     tags = np.broadcast_to(synthetic_buffers.tag(ids, ends), (ctas, warps, n))
-    start = np.uint64(10**12) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(997) + np.zeros(
-        (1, warps), np.uint64)
+    start = (
+        np.uint64(10**12) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(997) + np.zeros((1, warps), np.uint64)
+    )
     clocks = start[:, :, None] + np.uint64(100) * np.arange(1, n + 1, dtype=np.uint64)
     end = start + np.uint64(100 * (n + 1))
     gt0 = np.uint64(1_763_000_000 * 10**9)
-    data = synthetic_buffers.build(lay, tags, clocks, clk_start=start, clk_end=end,
-                                   gt_start=gt0 + (start - start.min()) // 2, gt_end=gt0 + (end - start.min()) // 2)
+    data = synthetic_buffers.build(
+        lay,
+        tags,
+        clocks,
+        clk_start=start,
+        clk_end=end,
+        gt_start=gt0 + (start - start.min()) // 2,
+        gt_end=gt0 + (end - start.min()) // 2,
+    )
     return data, synthetic_buffers.metadata(SCOPES, lay)
 
 
@@ -113,9 +124,25 @@ def run_stage(stage, buffer_path, meta_path, ctas, out_dir):
 
 
 def stage_in_child(stage, buffer_path, meta_path, ctas, out_dir):
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--stage", stage, "--buffer", buffer_path,
-                           "--meta", meta_path, "--ctas", str(ctas), "--out", out_dir],
-                          capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--stage",
+            stage,
+            "--buffer",
+            buffer_path,
+            "--meta",
+            meta_path,
+            "--ctas",
+            str(ctas),
+            "--out",
+            out_dir,
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -158,19 +185,29 @@ def main():
             t = r["decode_s"] if stage == "decode" else r["write_s"]
             extra = f", format only {r['format_s']:.3f} s" if "format_s" in r else ""
             size = f", {r['bytes'] / 1e6:.1f} MB = {r['bytes'] / max(n, 1):.1f} B/event" if "bytes" in r else ""
-            print(f"  {stage:8} {t:8.3f} s = {n / t / 1e6:6.1f} M events/s{extra}{size}, peak memory "
-                  f"{r['peak_over_base'] / 1e9:.2f} GB = {r['peak_over_base'] / row['buffer_bytes']:.1f}x the buffer", flush=True)
+            print(
+                f"  {stage:8} {t:8.3f} s = {n / t / 1e6:6.1f} M events/s{extra}{size}, peak memory "
+                f"{r['peak_over_base'] / 1e9:.2f} GB = {r['peak_over_base'] / row['buffer_bytes']:.1f}x the buffer",
+                flush=True,
+            )
     os.makedirs(args.out, exist_ok=True)
-    machine = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-               "load_average": os.getloadavg(), "python": platform.python_version(), "numpy": np.__version__,
-               "date": time.strftime("%Y-%m-%d")}
+    machine = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+    }
     with open(os.path.join(args.out, "decode_cpu.json"), "w") as f:
         json.dump({"machine": machine, "rows": rows}, f, indent=1)
     with open(os.path.join(args.out, "decode_cpu.md"), "w") as f:
-        f.write(f"# Decoding and writing traces, one CPU core ({machine['cpu']}, numpy {machine['numpy']}, "
-                f"{machine['date']})\n\n"
-                "| case | stage | s | M events/s | MB | bytes/event | peak memory / buffer |\n"
-                "| --- | --- | --- | --- | --- | --- | --- |\n")
+        f.write(
+            f"# Decoding and writing traces, one CPU core ({machine['cpu']}, numpy {machine['numpy']}, "
+            f"{machine['date']})\n\n"
+            "| case | stage | s | M events/s | MB | bytes/event | peak memory / buffer |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n"
+        )
         for row in rows:
             n = row["events"]
             for stage in STAGES:
@@ -181,8 +218,10 @@ def main():
                 t = r["decode_s"] if stage == "decode" else r["write_s"]
                 mb = f"{r['bytes'] / 1e6:.1f}" if "bytes" in r else "-"
                 per = f"{r['bytes'] / max(n, 1):.1f}" if "bytes" in r else "-"
-                f.write(f"| {row['case']} | {stage} | {t:.3f} | {n / t / 1e6:.1f} | {mb} | {per} | "
-                        f"{r['peak_over_base'] / row['buffer_bytes']:.2f}x |\n")
+                f.write(
+                    f"| {row['case']} | {stage} | {t:.3f} | {n / t / 1e6:.1f} | {mb} | {per} | "
+                    f"{r['peak_over_base'] / row['buffer_bytes']:.2f}x |\n"
+                )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,7 @@ import sys
 import tempfile
 import time
 
-VARIANTS = ("plain", "proton", "proton_hook", "proton_python", "triton", "triton_hook", "torch",
-            "plain_hook_get")
+VARIANTS = ("plain", "proton", "proton_hook", "proton_python", "triton", "triton_hook", "torch", "plain_hook_get")
 
 
 def _tiny_kernel():
@@ -73,6 +72,7 @@ def _tiny_kernel():
 
 def _timed_loop(tiny, x, launches: int, scope) -> float:
     import torch
+
     loop_start = time.perf_counter()
     for outer in range(launches // 100):
         with scope(f"s{outer % 10}"):
@@ -85,10 +85,12 @@ def _timed_loop(tiny, x, launches: int, scope) -> float:
 def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     import torch
     import triton
+
     tiny, x = _tiny_kernel()
 
     path = os.path.join(out_dir, variant)
     import contextlib
+
     scope = lambda name: contextlib.nullcontext()  # noqa: E731
     session_start = time.perf_counter()
     torch_prof = None
@@ -96,20 +98,27 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
         if variant == "proton_pyhook":
             triton.knobs.runtime.launch_enter_hook.add(lambda md: md.get())
         import proton
-        kwargs = {"proton": {}, "proton_hook": {"hook": "triton"}, "proton_python": {"context": "python"},
-                  "proton_pcsampling": {"mode": "pcsampling"}}.get(variant, {})
+
+        kwargs = {
+            "proton": {},
+            "proton_hook": {"hook": "triton"},
+            "proton_python": {"context": "python"},
+            "proton_pcsampling": {"mode": "pcsampling"},
+        }.get(variant, {})
         proton.start(path, backend="cupti", quiet=True, **kwargs)
         scope = proton.scope
     elif variant.startswith("triton"):
         import triton.profiler as tp
+
         tp.start(path, hook="triton" if variant == "triton_hook" else None)
         scope = tp.scope
     elif variant in ("plain_hook_noop", "plain_hook_get"):
         hook = (lambda md: None) if variant == "plain_hook_noop" else (lambda md: md.get())
         triton.knobs.runtime.launch_enter_hook.add(hook)
     elif variant == "torch":
-        torch_prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                        torch.profiler.ProfilerActivity.CUDA])
+        torch_prof = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        )
         torch_prof.__enter__()
         scope = torch.profiler.record_function
 
@@ -133,9 +142,17 @@ def child(variant: str, launches: int, out_dir: str, repeats: int) -> dict:
     session_s = time.perf_counter() - session_start
     # Only proton's tree is read for these: Triton's marks its frames otherwise.
     scoped, flops = _scoped_kernels_and_flops(path + ".hatchet") if variant.startswith("proton") else (None, None)
-    return {"variant": variant, "loop_s": loop_s, "loops_s": loops, "session_s": session_s, "tree_bytes": size,
-            "kernels_seen": kernels, "call_paths": _call_paths(path + ".hatchet") if size else None,
-            "scoped_kernels": scoped, "flops32": flops}
+    return {
+        "variant": variant,
+        "loop_s": loop_s,
+        "loops_s": loops,
+        "session_s": session_s,
+        "tree_bytes": size,
+        "kernels_seen": kernels,
+        "call_paths": _call_paths(path + ".hatchet") if size else None,
+        "scoped_kernels": scoped,
+        "flops32": flops,
+    }
 
 
 INPROCESS_VARIANTS = ("plain", "proton", "proton_hook", "plain_hook_get")
@@ -150,6 +167,7 @@ def inprocess_child(launches: int, cycles: int, out_dir: str) -> list:
     import contextlib
     import triton
     import proton
+
     tiny, x = _tiny_kernel()
     no_scope = lambda name: contextlib.nullcontext()  # noqa: E731
     get_hook = lambda metadata: metadata.get()  # noqa: E731
@@ -168,8 +186,12 @@ def inprocess_child(launches: int, cycles: int, out_dir: str) -> list:
                 finally:
                     triton.knobs.runtime.launch_enter_hook.remove(get_hook)
             else:
-                proton.start(os.path.join(out_dir, f"inprocess_{variant}_{cycle}"), backend="cupti", quiet=True,
-                             hook="triton" if variant == "proton_hook" else None)
+                proton.start(
+                    os.path.join(out_dir, f"inprocess_{variant}_{cycle}"),
+                    backend="cupti",
+                    quiet=True,
+                    hook="triton" if variant == "proton_hook" else None,
+                )
                 loop = _timed_loop(tiny, x, launches, proton.scope)
                 kernels = proton.finalize().kernels
             runs.append({"variant": variant, "cycle": cycle, "loop_s": loop, "kernels_seen": kernels})
@@ -194,21 +216,34 @@ def summarize_inprocess(runs) -> list:
                 ratios[r["variant"]].append(r["loop_s"] / plain[r["cycle"]])
     for variant, values in ratios.items():
         if values:
-            rows.append({"variant": variant, "loop_ms": statistics.median(loops[variant]) * 1e3,
-                         "ratio": statistics.median(values), "low": min(values), "high": max(values),
-                         "samples": len(values)})
+            rows.append(
+                {
+                    "variant": variant,
+                    "loop_ms": statistics.median(loops[variant]) * 1e3,
+                    "ratio": statistics.median(values),
+                    "low": min(values),
+                    "high": max(values),
+                    "samples": len(values),
+                }
+            )
     return rows
 
 
 def markdown_inprocess(rows, launches) -> str:
-    lines = [f"In-process: {launches} launches per loop; every variant runs in the same process, one loop per "
-             "cycle in rotating order; each ratio divides a loop by the same cycle's plain loop (cycle 0 is a "
-             "warm-up). plain_before_cupti: the loop run before CUPTI was first loaded, over the later plain "
-             "loops (below 1.000x if a finished session leaves a cost behind).", "",
-             "| variant | loop ms | vs plain, median | range | samples |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        f"In-process: {launches} launches per loop; every variant runs in the same process, one loop per "
+        "cycle in rotating order; each ratio divides a loop by the same cycle's plain loop (cycle 0 is a "
+        "warm-up). plain_before_cupti: the loop run before CUPTI was first loaded, over the later plain "
+        "loops (below 1.000x if a finished session leaves a cost behind).",
+        "",
+        "| variant | loop ms | vs plain, median | range | samples |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
-        lines.append(f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {r['low']:.3f}-{r['high']:.3f} "
-                     f"| {r['samples']} |")
+        lines.append(
+            f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {r['low']:.3f}-{r['high']:.3f} "
+            f"| {r['samples']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -238,6 +273,7 @@ def _scoped_kernels_and_flops(path):
         here = in_scope or node["frame"].get("type") == "scope"
         own = node["metrics"].get("count", 0) if here and node["frame"].get("type") == "kernel" else 0
         return own + sum(walk(c, here) for c in node.get("children", []))
+
     return int(walk(root, False)), root["metrics"].get("flops32", 0.0)
 
 
@@ -249,14 +285,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--launches", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="timed loops per process (the median is kept; all run inside one session)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="timed loops per process (the median is kept; all run inside one session)",
+    )
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--pcsampling", action="store_true", help="also time mode='pcsampling'")
-    parser.add_argument("--ablations", action="store_true", help="also time a Python launch hook with and without proton")
+    parser.add_argument(
+        "--ablations", action="store_true", help="also time a Python launch hook with and without proton"
+    )
     parser.add_argument("--out", default="bench/results/host_overhead", help="path prefix for .json and .md")
-    parser.add_argument("--inprocess-cycles", type=int, default=0,
-                        help="also time the proton variants against plain loops inside one process (cycles per process)")
+    parser.add_argument(
+        "--inprocess-cycles",
+        type=int,
+        default=0,
+        help="also time the proton variants against plain loops inside one process (cycles per process)",
+    )
     parser.add_argument("--inprocess-rounds", type=int, default=2, help="processes for --inprocess-cycles")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-dir", help=argparse.SUPPRESS)
@@ -276,8 +322,22 @@ def main() -> None:
         run_inprocess(args, work)
     for round_index in range(args.rounds):
         for variant in variants:
-            proc = subprocess.run([sys.executable, __file__, "--child", variant, "--child-dir", work,
-                                   "--launches", str(args.launches), "--repeats", str(args.repeats)], capture_output=True, text=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    variant,
+                    "--child-dir",
+                    work,
+                    "--launches",
+                    str(args.launches),
+                    "--repeats",
+                    str(args.repeats),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 runs.append({"variant": variant, "round": round_index, "error": proc.stderr[-2000:]})
                 print(f"{variant}: FAILED\n{proc.stderr[-2000:]}", file=sys.stderr)
@@ -285,8 +345,11 @@ def main() -> None:
             result = json.loads(proc.stdout.strip().splitlines()[-1])
             result["round"] = round_index
             runs.append(result)
-            print(f"round {round_index} {variant}: loop {result['loop_s'] * 1e3:.1f} ms, "
-                  f"kernels {result['kernels_seen']}", file=sys.stderr)
+            print(
+                f"round {round_index} {variant}: loop {result['loop_s'] * 1e3:.1f} ms, "
+                f"kernels {result['kernels_seen']}",
+                file=sys.stderr,
+            )
         os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
         with open(args.out + ".partial.json", "w") as f:  # what a cut-off run still leaves
             json.dump({"launches": args.launches, "runs": runs}, f, indent=1)
@@ -305,9 +368,22 @@ def main() -> None:
 def run_inprocess(args, work: str) -> None:
     inprocess = []
     for round_index in range(args.inprocess_rounds):
-        proc = subprocess.run([sys.executable, __file__, "--child", "inprocess", "--child-dir", work,
-                               "--launches", str(args.launches), "--inprocess-cycles", str(args.inprocess_cycles)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                "inprocess",
+                "--child-dir",
+                work,
+                "--launches",
+                str(args.launches),
+                "--inprocess-cycles",
+                str(args.inprocess_cycles),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             print(f"inprocess: FAILED\n{proc.stderr[-2000:]}", file=sys.stderr)
             continue
@@ -339,29 +415,37 @@ def summarize(runs, variants, launches) -> list:
         sizes = [r for r in mine if r.get("tree_bytes")]
         plain_by_round = {r["round"]: r["loop_s"] for r in ok if r["variant"] == "plain"}
         paired = [r["loop_s"] / plain_by_round[r["round"]] for r in mine if r["round"] in plain_by_round]
-        rows.append({
-            "variant": variant, "loop_ms": loop * 1e3, "ratio": loop / base,
-            "paired_ratio": statistics.median(paired) if paired else float("nan"),
-            "paired_spread": (min(paired), max(paired)) if paired else None,
-            "scoped_kernels": mine[-1].get("scoped_kernels"), "flops32": mine[-1].get("flops32"),
-            "us_per_launch": loop / launches * 1e6,
-            "session_ms": statistics.median(r["session_s"] for r in mine) * 1e3,
-            "kernels_seen": mine[-1]["kernels_seen"],
-            "tree_bytes": sizes[-1]["tree_bytes"] if sizes else None,
-            "call_paths": sizes[-1]["call_paths"] if sizes else None,
-            "bytes_per_call_path": sizes[-1]["tree_bytes"] / sizes[-1]["call_paths"] if sizes else None,
-        })
+        rows.append(
+            {
+                "variant": variant,
+                "loop_ms": loop * 1e3,
+                "ratio": loop / base,
+                "paired_ratio": statistics.median(paired) if paired else float("nan"),
+                "paired_spread": (min(paired), max(paired)) if paired else None,
+                "scoped_kernels": mine[-1].get("scoped_kernels"),
+                "flops32": mine[-1].get("flops32"),
+                "us_per_launch": loop / launches * 1e6,
+                "session_ms": statistics.median(r["session_s"] for r in mine) * 1e3,
+                "kernels_seen": mine[-1]["kernels_seen"],
+                "tree_bytes": sizes[-1]["tree_bytes"] if sizes else None,
+                "call_paths": sizes[-1]["call_paths"] if sizes else None,
+                "bytes_per_call_path": sizes[-1]["tree_bytes"] / sizes[-1]["call_paths"] if sizes else None,
+            }
+        )
     return rows
 
 
 def markdown(rows, launches, rounds) -> str:
-    lines = [f"{launches} tiny Triton launches (200 scopes x 100) per timed loop; median over rounds (one process "
-             f"per variant and round, variants interleaved; {rounds} rounds) of each process's median loop.",
-             "'vs plain' divides medians; 'paired' is the median over rounds of each round's loop over that "
-             "round's plain loop (its range after it).",
-             "", "| variant | loop ms | vs plain | paired (range) | us/launch | session ms | kernels seen | "
-             "in scopes | tree bytes | nodes | bytes/node |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"{launches} tiny Triton launches (200 scopes x 100) per timed loop; median over rounds (one process "
+        f"per variant and round, variants interleaved; {rounds} rounds) of each process's median loop.",
+        "'vs plain' divides medians; 'paired' is the median over rounds of each round's loop over that "
+        "round's plain loop (its range after it).",
+        "",
+        "| variant | loop ms | vs plain | paired (range) | us/launch | session ms | kernels seen | "
+        "in scopes | tree bytes | nodes | bytes/node |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         if r.get("error"):
             lines.append(f"| {r['variant']} | failed | | | | | | | | | |")
@@ -372,9 +456,11 @@ def markdown(rows, launches, rounds) -> str:
         spread = r["paired_spread"]
         paired = f"{r['paired_ratio']:.3f}x ({spread[0]:.3f}-{spread[1]:.3f})" if spread else "-"
         scoped = r["scoped_kernels"] if r["scoped_kernels"] is not None else "-"
-        lines.append(f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {paired} | "
-                     f"{r['us_per_launch']:.2f} | {r['session_ms']:.1f} | {r['kernels_seen']} | {scoped} | {size} | "
-                     f"{nodes} | {per} |")
+        lines.append(
+            f"| {r['variant']} | {r['loop_ms']:.1f} | {r['ratio']:.3f}x | {paired} | "
+            f"{r['us_per_launch']:.2f} | {r['session_ms']:.1f} | {r['kernels_seen']} | {scoped} | {size} | "
+            f"{nodes} | {per} |"
+        )
     return "\n".join(lines) + "\n"
 
 

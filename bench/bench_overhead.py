@@ -38,9 +38,11 @@ def main(argv=None):
     args = parse_args(argv)
     ok, why = gpu_status()
     if not ok:
-        print(f"No GPU available: {why}.\n"
-              "bench_overhead.py measures on an NVIDIA GPU (H100/H200, torch + triton 3.6); nothing was measured "
-              "and no results were written.")
+        print(
+            f"No GPU available: {why}.\n"
+            "bench_overhead.py measures on an NVIDIA GPU (H100/H200, torch + triton 3.6); nothing was measured "
+            "and no results were written."
+        )
         return 0
     if args._preflight:
         return preflight_child(args)

@@ -28,8 +28,9 @@ from overhead.timing import cupti_launch_durations_us  # noqa: E402
 
 
 @triton.jit
-def scaled_add_scopes(x_ptr, y_ptr, out_ptr, a, n, profiler_buffer, BLOCK: tl.constexpr,
-                      ENABLE_PROFILING: tl.constexpr):
+def scaled_add_scopes(
+    x_ptr, y_ptr, out_ptr, a, n, profiler_buffer, BLOCK: tl.constexpr, ENABLE_PROFILING: tl.constexpr
+):
     # examples/task_profiler.py's scaled_add with the plugin's scopes instead.
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
@@ -47,6 +48,7 @@ def scaled_add_scopes(x_ptr, y_ptr, out_ptr, a, n, profiler_buffer, BLOCK: tl.co
 
 def measure(kernel, enable, n, launches, session=False):
     import torch
+
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
@@ -54,7 +56,7 @@ def measure(kernel, enable, n, launches, session=False):
     buffer = alloc_profiler_buffer(ctas * 8)
 
     def launch():
-        return kernel[(ctas, )](x, y, out, 2.0, n, buffer, BLOCK=1024, ENABLE_PROFILING=enable)
+        return kernel[(ctas,)](x, y, out, 2.0, n, buffer, BLOCK=1024, ENABLE_PROFILING=enable)
 
     if session:
         proton.start(os.path.join(tempfile.mkdtemp(), "bench_tasks"), backend="instrumentation", quiet=True)
@@ -78,8 +80,11 @@ def main():
         plain = measure(task_profiler.scaled_add, False, n, args.launches)
         tasks = measure(task_profiler.scaled_add, True, n, args.launches)
         plugin = measure(scaled_add_scopes, False, n, args.launches, session=True)
-        for variant, us in (("plain (ENABLE_PROFILING=False)", plain), ("proton.tasks", tasks),
-                            ("plugin (proton.language, default mode)", plugin)):
+        for variant, us in (
+            ("plain (ENABLE_PROFILING=False)", plain),
+            ("proton.tasks", tasks),
+            ("plugin (proton.language, default mode)", plugin),
+        ):
             rows.append({"n": f"2^{log2n}", "variant": variant, "median_us": us, "ratio": us / plain})
     lines = ["| n | variant | median us | ratio |", "| --- | --- | --- | --- |"]
     lines += [f"| {r['n']} | {r['variant']} | {r['median_us']:.2f} | {r['ratio']:.3f}x |" for r in rows]

@@ -48,9 +48,26 @@ def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mark.exit_scope("kernel")
 
 
-def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-           OUTER_SCOPE: tl.constexpr, LOOP_SCOPE: tl.constexpr):
+def matmul(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    OUTER_SCOPE: tl.constexpr,
+    LOOP_SCOPE: tl.constexpr,
+):
     # OUTER_SCOPE: one scope "kernel" around the whole body.
     # LOOP_SCOPE: one scope "dot" around the tl.dot inside the K loop.
     # (constexpr branches: the untaken marker is not even traced.)
@@ -108,8 +125,19 @@ def softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.co
     tl.store(out_ptr + row * out_row_stride + offs, y, mask=mask)
 
 
-def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, stride_bh, stride_m, N_CTX, BLOCK_M: tl.constexpr,
-                  BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+def attention_fwd(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    qk_scale,
+    stride_bh,
+    stride_m,
+    N_CTX,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+):
     # Flash-attention forward, not causal. Q, K, V, O: contiguous
     # (batch, heads, N_CTX, HEAD_DIM), the last stride 1; stride_bh between
     # heads, stride_m between rows. Program (m, bh): rows [m*BLOCK_M, +BLOCK_M)
@@ -130,8 +158,8 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, stride_bh, stride_m, N_C
     q = tl.load(q_ptr + base + offs_m[:, None] * stride_m + offs_d[None, :])
     kt_ptrs = k_ptr + base + offs_n[None, :] * stride_m + offs_d[:, None]  # K^T block: (HEAD_DIM, BLOCK_N)
     v_ptrs = v_ptr + base + offs_n[:, None] * stride_m + offs_d[None, :]
-    m_i = tl.full((BLOCK_M, ), float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros((BLOCK_M, ), dtype=tl.float32)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
     for _ in range(0, N_CTX, BLOCK_N):
         mark.enter_scope("kv_block")
@@ -204,9 +232,11 @@ def markers(variant: str) -> types.ModuleType:
             _MARKERS[variant] = _plain_markers()
         elif variant == "proton":
             import proton.language as pl
+
             _MARKERS[variant] = pl
         elif variant == "reference":
             import triton.profiler.language as tpl
+
             # Triton 3.6 instruments only Gluon unless told otherwise.
             tpl.enable_semantic("triton")
             _MARKERS[variant] = tpl
@@ -238,17 +268,44 @@ def build(template: str, variant: str, tag: str = "") -> triton.runtime.JITFunct
 # attributes a launch with the benchmark's tensors and sizes specializes to
 # (every pointer and integer divisible by 16, unit strides as constexpr 1).
 VECTOR_ADD_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-MATMUL_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-                    "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",
-                    "stride_cm": "i32", "stride_cn": "constexpr"}
-SOFTMAX_SIGNATURE = {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32", "out_row_stride": "i32",
-                     "n_cols": "i32"}
-ATTENTION_SIGNATURE = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "qk_scale": "fp32",
-                       "stride_bh": "i32", "stride_m": "i32", "N_CTX": "i32"}
+MATMUL_SIGNATURE = {
+    "a_ptr": "*fp16",
+    "b_ptr": "*fp16",
+    "c_ptr": "*fp16",
+    "M": "i32",
+    "N": "i32",
+    "K": "i32",
+    "stride_am": "i32",
+    "stride_ak": "constexpr",
+    "stride_bk": "i32",
+    "stride_bn": "constexpr",
+    "stride_cm": "i32",
+    "stride_cn": "constexpr",
+}
+SOFTMAX_SIGNATURE = {
+    "out_ptr": "*fp32",
+    "in_ptr": "*fp32",
+    "in_row_stride": "i32",
+    "out_row_stride": "i32",
+    "n_cols": "i32",
+}
+ATTENTION_SIGNATURE = {
+    "q_ptr": "*fp16",
+    "k_ptr": "*fp16",
+    "v_ptr": "*fp16",
+    "o_ptr": "*fp16",
+    "qk_scale": "fp32",
+    "stride_bh": "i32",
+    "stride_m": "i32",
+    "N_CTX": "i32",
+}
 
 
 def divisibility_attrs(signature):
     """`attrs` for ASTSource: tt.divisibility=16 on every pointer and integer
     parameter (not on constexprs, nor on float scalars such as qk_scale)."""
-    return {(i, ): [["tt.divisibility", 16]] for i, ty in enumerate(signature.values())
-            if ty != "constexpr" and not ty.startswith("fp")}
+    return {
+        (i,): [["tt.divisibility", 16]]
+        for i, ty in enumerate(signature.values())
+        if ty != "constexpr" and not ty.startswith("fp")
+    }

@@ -6,6 +6,7 @@ differ from each other) from a change the instrumentation makes.
 
     python3 bench/probe_corpus_case.py fp8_convert_ocp [--modes "default;default:buffer_type=shared"]
 """
+
 import argparse
 import os
 import sys

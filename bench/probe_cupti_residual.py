@@ -23,6 +23,7 @@ def child(loops: int, cupti_finalize: bool, out_dir: str) -> dict:
     import contextlib
     import proton
     from bench_host import _timed_loop, _tiny_kernel
+
     tiny, x = _tiny_kernel()
     no_scope = lambda name: contextlib.nullcontext()  # noqa: E731
     before = [_timed_loop(tiny, x, 20_000, no_scope) for _ in range(loops)]
@@ -32,6 +33,7 @@ def child(loops: int, cupti_finalize: bool, out_dir: str) -> dict:
     result = None
     if cupti_finalize:  # a second detach, where proton.finalize already detached CUPTI
         from proton import _host
+
         result = ctypes.CDLL(_host.cupti_path()).cuptiFinalize()  # the libcupti proton loaded
     after = [_timed_loop(tiny, x, 20_000, no_scope) for _ in range(loops)]
     return {"before": before, "during": during, "after": after, "cupti_finalize_result": result}
@@ -52,19 +54,29 @@ def main() -> None:
     runs = []
     for index in range(args.processes):
         for variant in ("plain", "cupti_finalize"):
-            proc = subprocess.run([sys.executable, __file__, "--child", variant, "--child-dir", work,
-                                   "--loops", str(args.loops)], capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", variant, "--child-dir", work, "--loops", str(args.loops)],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 print(f"{variant}: FAILED\n{proc.stderr[-2000:]}", file=sys.stderr)
                 continue
             result = json.loads(proc.stdout.strip().splitlines()[-1])
-            result.update(variant=variant, process=index,
-                          after_over_before=statistics.median(result["after"]) / statistics.median(result["before"]))
+            result.update(
+                variant=variant,
+                process=index,
+                after_over_before=statistics.median(result["after"]) / statistics.median(result["before"]),
+            )
             runs.append(result)
             print(f"{variant} {index}: after/before {result['after_over_before']:.3f}", file=sys.stderr)
-    lines = ["Plain loops after one finished proton session over plain loops before it (medians of "
-             f"{args.loops} loops of 20,000 launches each, per process).", "",
-             "| after the session | after/before per process | median |", "| --- | --- | --- |"]
+    lines = [
+        "Plain loops after one finished proton session over plain loops before it (medians of "
+        f"{args.loops} loops of 20,000 launches each, per process).",
+        "",
+        "| after the session | after/before per process | median |",
+        "| --- | --- | --- |",
+    ]
     for variant, label in (("plain", "nothing"), ("cupti_finalize", "cuptiFinalize()")):
         ratios = [r["after_over_before"] for r in runs if r["variant"] == variant]
         if ratios:

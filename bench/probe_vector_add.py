@@ -38,30 +38,40 @@ def measure(variant, mode, log2n, launches):
     y = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
     fn = kernels.build("vector_add", variant, f"p{log2n}")
-    grid = (triton.cdiv(n, kernels.VECTOR_ADD_BLOCK), )
+    grid = (triton.cdiv(n, kernels.VECTOR_ADD_BLOCK),)
 
     def launch():
         return fn[grid](x, y, out, n, BLOCK=kernels.VECTOR_ADD_BLOCK, **kernels.VECTOR_ADD_OPTIONS)
 
     if variant == "proton":
         import proton
+
         proton.start(os.path.join(tempfile.mkdtemp(), "probe"), backend="instrumentation", mode=mode)
     elif variant == "reference":
         import triton.profiler as tp
+
         tp.start(os.path.join(tempfile.mkdtemp(), "probe"), backend="instrumentation", data="tree")
     try:
         compiled, durations = cupti_launch_durations_us(launch, launches, warmup=20)
     finally:
         if variant == "proton":
             import proton
+
             report = proton.finalize()
             dropped = report.dropped_events
         elif variant == "reference":
             import triton.profiler as tp
+
             tp.finalize()
     assert torch.equal(out, x + y), "wrong result"
-    row = {"variant": variant, "mode": mode, "log2n": log2n, "median_us": statistics.median(durations),
-           "min_us": min(durations), "ptx_clock_reads": compiled.asm["ptx"].count("%clock")}
+    row = {
+        "variant": variant,
+        "mode": mode,
+        "log2n": log2n,
+        "median_us": statistics.median(durations),
+        "min_us": min(durations),
+        "ptx_clock_reads": compiled.asm["ptx"].count("%clock"),
+    }
     if variant == "proton":
         row["dropped_events"] = dropped
     return row
@@ -81,8 +91,19 @@ def parent(args):
         if assignment:
             var, _, value = assignment.partition("=")
             env[var] = value
-        cmd = [sys.executable, __file__, "--child", "--variants", variant, "--mode", mode,
-               "--sizes", ",".join(map(str, args.sizes)), "--launches", str(args.launches)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            "--variants",
+            variant,
+            "--mode",
+            mode,
+            "--sizes",
+            ",".join(map(str, args.sizes)),
+            "--launches",
+            str(args.launches),
+        ]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         got = [line for line in proc.stdout.splitlines() if line.startswith("ROWS ")]
         if proc.returncode or not got:
@@ -99,8 +120,10 @@ def parent(args):
             lines.append(f"| {r['variant']} | {r['mode']} | - | error | - | - |")
             continue
         r["ratio"] = r["median_us"] / plain[r["log2n"]] if r["log2n"] in plain else None
-        lines.append(f"| {r['variant']} | `{r['mode']}` | 2^{r['log2n']} | {r['median_us']:.2f} | "
-                     f"{r['ratio']:.3f}x | {r['ptx_clock_reads']} |")
+        lines.append(
+            f"| {r['variant']} | `{r['mode']}` | 2^{r['log2n']} | {r['median_us']:.2f} | "
+            f"{r['ratio']:.3f}x | {r['ptx_clock_reads']} |"
+        )
     print("\n".join(lines), flush=True)
     if args.out:
         with open(args.out, "w") as f:
@@ -109,8 +132,11 @@ def parent(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--modes", default="default",
-                   help="';'-separated proton modes ('default' = no mode), each optionally MODE@VAR=VALUE")
+    p.add_argument(
+        "--modes",
+        default="default",
+        help="';'-separated proton modes ('default' = no mode), each optionally MODE@VAR=VALUE",
+    )
     p.add_argument("--sizes", default="20,26", help="log2 of the element counts (default 20,26)")
     p.add_argument("--launches", type=int, default=100)
     p.add_argument("--out", default=None, help="JSON file for the rows")

@@ -6,6 +6,7 @@ process (two CUPTI subscribers cannot share one).
 
     python3 bench/record_profiles.py OUT_DIR
 """
+
 import os
 import subprocess
 import sys

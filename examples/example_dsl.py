@@ -46,29 +46,42 @@ def build_mode(args) -> proton.mode.Default:
     optimizations = ("clock32", "time_shift") if args.increase_accuracy else ()
     warps = tuple(int(w) for w in args.warp_ids.split(",") if w) if args.warp_sampling else ()
     cls = proton.mode.OpMeasure if args.op_measure else proton.mode.Default
-    return cls(optimizations=optimizations, sampling_strategy="selective" if warps else "none",
-               sampling_options=warps, buffer_size=args.buffer_size)
+    return cls(
+        optimizations=optimizations,
+        sampling_strategy="selective" if warps else "none",
+        sampling_options=warps,
+        buffer_size=args.buffer_size,
+    )
 
 
 def print_layout(meta):
     layout = meta["layout"]
-    print(f"kernel {meta['kernel']}: {len(meta['scopes'])} scopes, {layout['num_warps']} warps, "
-          f"warps recording {layout['warps']}, {layout['clock_bits']}-bit clock, {layout['buffer_type']} buffer, "
-          f"{layout['capacity']} records per warp, {meta['profile_scratch_size']} B of profile_scratch per CTA")
+    print(
+        f"kernel {meta['kernel']}: {len(meta['scopes'])} scopes, {layout['num_warps']} warps, "
+        f"warps recording {layout['warps']}, {layout['clock_bits']}-bit clock, {layout['buffer_type']} buffer, "
+        f"{layout['capacity']} records per warp, {meta['profile_scratch_size']} B of profile_scratch per CTA"
+    )
     for scope in meta["scopes"]:
         parent = meta["scopes"][scope["parent"]]["name"] if scope["parent"] >= 0 else "-"
         print(f"  scope {scope['id']} {scope['name']!r:12} parent {parent!r:10} at {scope['loc']}")
 
 
 def run_on_cpu(mode):
-    print(f"No GPU run: {proton.gpu.why_no_gpu()}. Compiling the instrumented kernels for sm_90 instead "
-          "(nothing runs).")
+    print(
+        f"No GPU run: {proton.gpu.why_no_gpu()}. Compiling the instrumented kernels for sm_90 instead (nothing runs)."
+    )
     proton.start("example", backend="instrumentation", mode=mode, quiet=True)
-    source = triton.compiler.ASTSource(fn=vector_add, signature={"x": "*fp32", "y": "*fp32", "out": "*fp32",
-                                                                 "n": "i32"}, constexprs={"BLOCK": 1024})
-    kernels = [triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                              options={"instrumentation_mode": triton.knobs.compilation.instrumentation_mode}),
-               gluon_matmul.compile_for_sm90()]
+    source = triton.compiler.ASTSource(
+        fn=vector_add, signature={"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}, constexprs={"BLOCK": 1024}
+    )
+    kernels = [
+        triton.compile(
+            source,
+            target=GPUTarget("cuda", 90, 32),
+            options={"instrumentation_mode": triton.knobs.compilation.instrumentation_mode},
+        ),
+        gluon_matmul.compile_for_sm90(),
+    ]
     proton.finalize()
     for kernel in kernels:
         meta = json.loads(kernel.metadata.proton)
@@ -79,6 +92,7 @@ def run_on_cpu(mode):
 
 def run_on_gpu(mode, n):
     import torch
+
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     plain_add = torch.empty_like(x)
     grid = (triton.cdiv(n, 1024),)
@@ -110,8 +124,10 @@ def run_on_gpu(mode, n):
 def _print_tree(node, depth):
     # Nodes hold their own (exclusive) cycles; a scope took its own and its children's.
     cycles = proton.writers.hatchet_tree.inclusive(node, "normalized_cycles")
-    print(f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {cycles:10.1f} cycles per warp"
-          f"  ({node['metrics']['count']} instances)")
+    print(
+        f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {cycles:10.1f} cycles per warp"
+        f"  ({node['metrics']['count']} instances)"
+    )
     for child in node["children"]:
         _print_tree(child, depth + 1)
 
@@ -122,11 +138,18 @@ def main():
     parser.add_argument("--op-measure", action="store_true", help="only the per-scope cycle tree (example.hatchet)")
     parser.add_argument("--warp-sampling", action="store_true", help="only the warps in --warp-ids record")
     parser.add_argument("--warp-ids", type=str, default="0,1,2,3", help="with --warp-sampling: warp ids")
-    parser.add_argument("--increase-accuracy", action="store_true",
-                        help="clock32 (half the record size) and time_shift (subtract the measured record cost)")
-    parser.add_argument("--buffer-size", type=int, default=8192,
-                        help="record bytes per CTA (0: inferred, at most 1 KiB per warp); the matmul's 16 K steps "
-                             "write 68 records per warp")
+    parser.add_argument(
+        "--increase-accuracy",
+        action="store_true",
+        help="clock32 (half the record size) and time_shift (subtract the measured record cost)",
+    )
+    parser.add_argument(
+        "--buffer-size",
+        type=int,
+        default=8192,
+        help="record bytes per CTA (0: inferred, at most 1 KiB per warp); the matmul's 16 K steps "
+        "write 68 records per warp",
+    )
     args = parser.parse_args()
     mode = build_mode(args)
     print(f"mode: {mode}")

@@ -48,11 +48,12 @@ BLOCK = 1024
 
 def run_kernel() -> None:
     import torch
+
     gen = torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(N, device="cuda", generator=gen)
     y = torch.randn(N, device="cuda", generator=gen)
     out = torch.empty_like(x)
-    axpy[(triton.cdiv(N, BLOCK), )](x, y, out, 2.0, N, BLOCK=BLOCK)
+    axpy[(triton.cdiv(N, BLOCK),)](x, y, out, 2.0, N, BLOCK=BLOCK)
     torch.cuda.synchronize()
     if not torch.allclose(out, 2.0 * x + y):
         raise SystemExit("axpy: wrong result")
@@ -69,12 +70,23 @@ def run_all(args) -> int:
     as a user would type them."""
     this = os.path.abspath(__file__)
     steps = [
-        ("dump the TTGIR", tool("proton-dump-ttgir", "proton.commands.dump_ttgir") + ["--out", args.dump_dir,
-                                                                              sys.executable, this], {}),
-        ("insert records", tool("insert_proton_records", "proton.commands.insert_proton_records") + [args.dump_dir], {}),
-        ("rerun with the override",
-         [sys.executable, this] + (["--increase-accuracy"] if args.increase_accuracy else []) + ["--name", args.name],
-         {"TRITON_ALWAYS_COMPILE": "1", "TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": args.dump_dir}),
+        (
+            "dump the TTGIR",
+            tool("proton-dump-ttgir", "proton.commands.dump_ttgir") + ["--out", args.dump_dir, sys.executable, this],
+            {},
+        ),
+        (
+            "insert records",
+            tool("insert_proton_records", "proton.commands.insert_proton_records") + [args.dump_dir],
+            {},
+        ),
+        (
+            "rerun with the override",
+            [sys.executable, this]
+            + (["--increase-accuracy"] if args.increase_accuracy else [])
+            + ["--name", args.name],
+            {"TRITON_ALWAYS_COMPILE": "1", "TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": args.dump_dir},
+        ),
     ]
     for what, command, env in steps:
         print(f"== {what}: {' '.join(f'{k}={v}' for k, v in env.items())} {' '.join(command)}", flush=True)

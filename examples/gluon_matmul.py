@@ -26,8 +26,13 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
-                                                              warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
 import proton.language as pl
 
@@ -63,8 +68,9 @@ def matmul_kernel(a_desc, b_desc, c_desc, K):
         mbarrier.init(bar, count=1)
 
         # WGMMA accumulator layout: the warp group's 4 warps stacked along M.
-        acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                             instr_shape=[16, BN, 16])
+        acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BN, 16]
+        )
         acc = gl.zeros((BM, BN), dtype=gl.float32, layout=acc_layout)
 
         phase = 0
@@ -101,8 +107,9 @@ def tensordesc_signature(dtype: str, block_shape) -> str:
     return f"tensordesc<{dtype}{list(block_shape)},{_layout(block_shape, dtype)!r}>"
 
 
-def matmul_signature(out_dtype: str = "fp16", block_m: int = BLOCK_M, block_n: int = BLOCK_N,
-                     block_k: int = BLOCK_K) -> dict:
+def matmul_signature(
+    out_dtype: str = "fp16", block_m: int = BLOCK_M, block_n: int = BLOCK_N, block_k: int = BLOCK_K
+) -> dict:
     return {
         "a_desc": tensordesc_signature("fp16", (block_m, block_k)),
         "b_desc": tensordesc_signature("fp16", (block_k, block_n)),
@@ -111,8 +118,13 @@ def matmul_signature(out_dtype: str = "fp16", block_m: int = BLOCK_M, block_n: i
     }
 
 
-def compile_for_sm90(out_dtype: str = "fp16", block_m: int = BLOCK_M, block_n: int = BLOCK_N,
-                     block_k: int = BLOCK_K, target: GPUTarget = SM90):
+def compile_for_sm90(
+    out_dtype: str = "fp16",
+    block_m: int = BLOCK_M,
+    block_n: int = BLOCK_N,
+    block_k: int = BLOCK_K,
+    target: GPUTarget = SM90,
+):
     """Compiles `matmul_kernel` for cuda:90 without a GPU. Like a launch, it
     passes the instrumentation_mode knob as a compile option, which keys
     Triton's cache (instrumented and plain builds stay apart)."""
@@ -155,6 +167,7 @@ def _launch(M, N, K, device="cuda", out_dtype=None, a=None, b=None):
 def _gpu_available() -> bool:
     try:
         import torch
+
         return torch.cuda.is_available()
     except ImportError:
         return False
@@ -184,8 +197,10 @@ def _main():
             kernel = compile_for_sm90()
         _print_scopes(json.loads(kernel.metadata.proton))
         ptx = kernel.asm["ptx"]
-        print(f"  PTX: {ptx.count('wgmma.mma_async')} wgmma.mma_async, {ptx.count('cp.async.bulk.tensor')} "
-              f"cp.async.bulk.tensor, {sum('%clock' in line for line in ptx.splitlines())} clock reads")
+        print(
+            f"  PTX: {ptx.count('wgmma.mma_async')} wgmma.mma_async, {ptx.count('cp.async.bulk.tensor')} "
+            f"cp.async.bulk.tensor, {sum('%clock' in line for line in ptx.splitlines())} clock reads"
+        )
         return
 
     import torch
@@ -201,15 +216,17 @@ def _main():
     torch.testing.assert_close(out32, ref, atol=1e-2, rtol=1e-3)
     a2 = torch.randn((300, 136), device="cuda", dtype=torch.float16)
     b2 = torch.randn((136, 200), device="cuda", dtype=torch.float16)
-    torch.testing.assert_close(run_matmul(300, 200, 136, a=a2, b=b2).float(), a2.float() @ b2.float(), atol=0.1,
-                               rtol=1e-2)
+    torch.testing.assert_close(
+        run_matmul(300, 200, 136, a=a2, b=b2).float(), a2.float() @ b2.float(), atol=0.1, rtol=1e-2
+    )
     print(f"C = A @ B ({M}x{K} @ {K}x{N}, fp16): fp16 and fp32 outputs match torch, and so does 300x136 @ 136x200")
 
     # Needs the TMA-descriptor parameters to stay "nvvm.grid_constant" through Proton's LLVM IR round trip
     # (see test_tma_descriptor_params_stay_grid_constant); without it the instrumented TMA loads fault.
     buffers = []
     _allocation.set_profile_allocator(
-        lambda size, align, stream: buffers.append(torch.zeros(size, dtype=torch.uint8, device="cuda")) or buffers[-1])
+        lambda size, align, stream: buffers.append(torch.zeros(size, dtype=torch.uint8, device="cuda")) or buffers[-1]
+    )
     try:
         with InstrumentationHook(options, "gluon-matmul-gpu"):
             instrumented, kernel, grid = _launch(M, N, K, a=a, b=b)
@@ -228,15 +245,20 @@ def _main():
     # Slots past a warp's record count are unused (zero, which is also scope 0's start tag).
     written = np.arange(tags.shape[-1]) < np.minimum(profile.counts, meta["layout"]["capacity"])[..., None]
     tags = np.where(written, tags, -1)
-    print(f"{num_ctas} CTAs, events per warp {np.unique(profile.counts).tolist()} "
-          f"(capacity {meta['layout']['capacity']}), dropped {int(profile.dropped.sum())}")
+    print(
+        f"{num_ctas} CTAs, events per warp {np.unique(profile.counts).tolist()} "
+        f"(capacity {meta['layout']['capacity']}), dropped {int(profile.dropped.sum())}"
+    )
     for scope in meta["scopes"]:
         is_start, is_end = tags == scope["id"], tags == (scope["id"] | 1 << 31)
         start, end = np.argmax(is_start, axis=-1), np.argmax(is_end, axis=-1)
-        cycles = (np.take_along_axis(clocks, end[..., None], -1) - np.take_along_axis(clocks, start[..., None], -1))
+        cycles = np.take_along_axis(clocks, end[..., None], -1) - np.take_along_axis(clocks, start[..., None], -1)
         cycles %= 1 << 32
-        print(f"  {scope['name']:9} {np.unique(is_start.sum(-1)).tolist()} starts and {np.unique(is_end.sum(-1)).tolist()} "
-              f"ends per warp; first occurrence mean {cycles.mean():8.1f} cycles (min {cycles.min()}, max {cycles.max()})")
+        print(
+            f"  {scope['name']:9} {np.unique(is_start.sum(-1)).tolist()} starts and "
+            f"{np.unique(is_end.sum(-1)).tolist()} ends per warp; first occurrence mean {cycles.mean():8.1f} "
+            f"cycles (min {cycles.min()}, max {cycles.max()})"
+        )
 
 
 if __name__ == "__main__":

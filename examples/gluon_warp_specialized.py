@@ -45,8 +45,13 @@ import sys
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
-                                                              warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
 import proton
 import proton.language as pl
@@ -55,10 +60,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gluon_matmul import SM90, tensordesc_signature, tma_load, tma_store  # noqa: E402
 
 BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 64
-STAGES = 3                  # buffers in the ring: 3 x 32 KiB of A and B tiles
-NUM_WARPS = 4               # the consumer (default partition): one warp group
+STAGES = 3  # buffers in the ring: 3 x 32 KiB of A and B tiles
+NUM_WARPS = 4  # the consumer (default partition): one warp group
 PRODUCER_WARPS = 1
-PRODUCER_REGS = 40          # registers per thread the producer keeps (setmaxnreg)
+PRODUCER_REGS = 40  # registers per thread the producer keeps (setmaxnreg)
 SCOPES = ("producer", "wait_empty", "tma_load", "consumer", "wait_ready", "wgmma", "epilogue")
 
 
@@ -87,8 +92,9 @@ def _consumer(a_bufs, b_bufs, ready, empty, c_desc, c_smem, off_m, off_n, K, WAR
     BK: gl.constexpr = a_bufs.type.shape[2]
     NUM_STAGES: gl.constexpr = a_bufs.type.shape[0]
     with pl.scope("consumer"):
-        acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
-                                                             instr_shape=[16, BN, 16])
+        acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, BN, 16]
+        )
         acc = gl.zeros((BM, BN), dtype=gl.float32, layout=acc_layout)
         for i in range(gl.cdiv(K, BK)):
             s = i % NUM_STAGES
@@ -107,8 +113,9 @@ def _consumer(a_bufs, b_bufs, ready, empty, c_desc, c_smem, off_m, off_n, K, WAR
 
 
 @gluon.jit
-def ws_matmul_kernel(a_desc, b_desc, c_desc, K, NUM_STAGES: gl.constexpr, WORKER_WARPS: gl.constexpr,
-                     WORKER_REGS: gl.constexpr):
+def ws_matmul_kernel(
+    a_desc, b_desc, c_desc, K, NUM_STAGES: gl.constexpr, WORKER_WARPS: gl.constexpr, WORKER_REGS: gl.constexpr
+):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
@@ -126,10 +133,14 @@ def ws_matmul_kernel(a_desc, b_desc, c_desc, K, NUM_STAGES: gl.constexpr, WORKER
 
     # The default partition (first pair) runs on the kernel's num_warps warps;
     # each worker gets its own warp count and register budget.
-    gl.warp_specialize([
-        (_consumer, (a_bufs, b_bufs, ready, empty, c_desc, c_smem, off_m, off_n, K, gl.num_warps())),
-        (_producer, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, K)),
-    ], [WORKER_WARPS], [WORKER_REGS])
+    gl.warp_specialize(
+        [
+            (_consumer, (a_bufs, b_bufs, ready, empty, c_desc, c_smem, off_m, off_n, K, gl.num_warps())),
+            (_producer, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, K)),
+        ],
+        [WORKER_WARPS],
+        [WORKER_REGS],
+    )
 
     for s in gl.static_range(NUM_STAGES):
         mbarrier.invalidate(ready.index(s))
@@ -171,8 +182,10 @@ def run_ws_matmul(M: int, N: int, K: int, a=None, b=None):
     a = torch.randn((M, K), device="cuda", dtype=torch.float16) if a is None else a
     b = torch.randn((K, N), device="cuda", dtype=torch.float16) if b is None else b
     c = torch.empty((M, N), device="cuda", dtype=torch.float16)
-    descs = [TensorDescriptor.from_tensor(t, list(shape), _nvmma(shape))
-             for t, shape in ((a, (BLOCK_M, BLOCK_K)), (b, (BLOCK_K, BLOCK_N)), (c, (BLOCK_M, BLOCK_N)))]
+    descs = [
+        TensorDescriptor.from_tensor(t, list(shape), _nvmma(shape))
+        for t, shape in ((a, (BLOCK_M, BLOCK_K)), (b, (BLOCK_K, BLOCK_N)), (c, (BLOCK_M, BLOCK_N)))
+    ]
     grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
     compiled = ws_matmul_kernel[grid](*descs, K, **CONSTEXPRS, num_warps=NUM_WARPS)
     return c, compiled, grid
@@ -184,23 +197,26 @@ def print_partitions(meta):
 
     ws = meta["warp_specialize"]
     labels = warp_labels(ws)
-    print(f"kernel {meta['kernel']}: {ws['total_warps']} warps; partitions: "
-          + ", ".join(f"warp {w} {labels[w]}" for w in sorted(labels)))
+    print(
+        f"kernel {meta['kernel']}: {ws['total_warps']} warps; partitions: "
+        + ", ".join(f"warp {w} {labels[w]}" for w in sorted(labels))
+    )
     for name, warps in scope_warps(ws).items():
         print(f"  scope {name!r:13} recorded by warps {warps}")
 
 
 def run_on_cpu():
-    print(f"No GPU run: {proton.gpu.why_no_gpu()}. Compiling the instrumented kernel for sm_90 instead "
-          "(nothing runs).")
+    print(f"No GPU run: {proton.gpu.why_no_gpu()}. Compiling the instrumented kernel for sm_90 instead (nothing runs).")
     proton.start("ws_matmul", backend="instrumentation", outputs=[], quiet=True)  # nothing runs: no files
     kernel = compile_for_sm90()
     proton.finalize()
     print_partitions(json.loads(kernel.metadata.proton))
     ptx = kernel.asm["ptx"]
-    print(f"  PTX: {ptx.count('wgmma.mma_async')} wgmma.mma_async, {ptx.count('cp.async.bulk.tensor')} "
-          f"cp.async.bulk.tensor, {ptx.count('setmaxnreg')} setmaxnreg, "
-          f"{sum('%clock' in line for line in ptx.splitlines())} clock reads")
+    print(
+        f"  PTX: {ptx.count('wgmma.mma_async')} wgmma.mma_async, {ptx.count('cp.async.bulk.tensor')} "
+        f"cp.async.bulk.tensor, {ptx.count('setmaxnreg')} setmaxnreg, "
+        f"{sum('%clock' in line for line in ptx.splitlines())} clock reads"
+    )
 
 
 def run_on_gpu(M, N, K):

@@ -52,6 +52,7 @@ def add(x, y, out, n, BLOCK: tl.constexpr):
 
 def run(steps: int = 5) -> None:
     import torch
+
     size = 2048
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
@@ -77,13 +78,15 @@ def main() -> int:
     if reason:
         print(f"host_profile.py: nothing to profile: {reason}")
         return 0
-    if proton.sessions():   # already under proton-profile
+    if proton.sessions():  # already under proton-profile
         run()
     else:
         with proton.profile("host_example", backend="cupti", hook="triton") as profiled:
             run()
-        print(f"wrote {profiled.report.files['tree']}: view with proton-view -m time/us,tflop16/s,util "
-              "host_example.hatchet")
+        print(
+            f"wrote {profiled.report.files['tree']}: view with proton-view -m time/us,tflop16/s,util "
+            "host_example.hatchet"
+        )
     return 0
 
 

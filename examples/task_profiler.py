@@ -56,22 +56,24 @@ def scaled_add(x_ptr, y_ptr, out_ptr, a, n, profiler_buffer, BLOCK: tl.constexpr
 
 def run_tile_copy(n=(1 << 20) + 300, block=1024, programs=132, slots=8192, enable=True, trace="tile_copy.pftrace"):
     import torch
+
     src = torch.randn(n, device="cuda")
     dst = torch.empty_like(src)
     with ProfilerBuffer(slots, trace, COPY_TASKS) as buffer:
-        tile_copy[(programs, )](src, dst, n, buffer, BLOCK=block, ENABLE_PROFILING=enable)
+        tile_copy[(programs,)](src, dst, n, buffer, BLOCK=block, ENABLE_PROFILING=enable)
     assert torch.equal(src, dst), "tile_copy: wrong result"
     return buffer
 
 
 def run_scaled_add(n=1 << 20, block=1024, slots=None, enable=True, trace="scaled_add.pftrace"):
     import torch
+
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
     ctas = triton.cdiv(n, block)
     with ProfilerBuffer(slots or ctas * 8, trace, ADD_TASKS) as buffer:
-        scaled_add[(ctas, )](x, y, out, 2.0, n, buffer, BLOCK=block, ENABLE_PROFILING=enable)
+        scaled_add[(ctas,)](x, y, out, 2.0, n, buffer, BLOCK=block, ENABLE_PROFILING=enable)
     assert torch.allclose(out, 2.0 * x + y), "scaled_add: wrong result"
     return buffer
 

@@ -8,6 +8,7 @@ class VectorAdd:
 
     def __init__(self, n):
         import torch
+
         self.torch = torch
         self.n = n
         gen = torch.Generator(device="cuda").manual_seed(0)
@@ -20,7 +21,8 @@ class VectorAdd:
     def call(self, out):
         import triton
         import kernels
-        grid = (triton.cdiv(self.n, kernels.VECTOR_ADD_BLOCK), )
+
+        grid = (triton.cdiv(self.n, kernels.VECTOR_ADD_BLOCK),)
         return grid, (self.x, self.y, out, self.n), dict(BLOCK=kernels.VECTOR_ADD_BLOCK, **kernels.VECTOR_ADD_OPTIONS)
 
     def launch(self, fn, out):
@@ -44,6 +46,7 @@ class Matmul:
 
     def __init__(self, tag, size):
         import torch
+
         self.torch = torch
         self.tag = tag
         self.kernel_key = f"matmul_{tag}"
@@ -58,10 +61,11 @@ class Matmul:
     def call(self, out):
         import triton
         import kernels
+
         bm, bn, bk = (kernels.MATMUL_BLOCKS[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
         s = self.size
         assert s % bk == 0, "the kernel has no K masks"
-        grid = (triton.cdiv(s, bm) * triton.cdiv(s, bn), )
+        grid = (triton.cdiv(s, bm) * triton.cdiv(s, bn),)
         a, b = self.a, self.b
         args = (a, b, out, s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1))
         kw = dict(**kernels.MATMUL_BLOCKS, **kernels.MATMUL_SCOPES[self.tag], **kernels.MATMUL_OPTIONS)
@@ -85,6 +89,7 @@ class Softmax:
 
     def __init__(self, rows, cols):
         import torch
+
         self.torch = torch
         self.rows, self.cols = rows, cols
         gen = torch.Generator(device="cuda").manual_seed(0)
@@ -96,7 +101,8 @@ class Softmax:
     def call(self, out):
         import triton
         import kernels
-        grid = (self.rows, )
+
+        grid = (self.rows,)
         args = (out, self.x, self.x.stride(0), out.stride(0), self.cols)
         return grid, args, dict(BLOCK=triton.next_power_of_2(self.cols), **kernels.SOFTMAX_OPTIONS)
 
@@ -116,18 +122,21 @@ class Attention:
 
     def __init__(self, shape):
         import torch
+
         self.torch = torch
         self.shape = shape
         gen = torch.Generator(device="cuda").manual_seed(0)
-        self.q, self.k, self.v = (torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen)
-                                  for _ in range(3))
-        self.sm_scale = shape[-1]**-0.5
+        self.q, self.k, self.v = (
+            torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen) for _ in range(3)
+        )
+        self.sm_scale = shape[-1] ** -0.5
 
     def output(self):
         return self.torch.full(self.shape, float("nan"), device="cuda", dtype=self.torch.float16)
 
     def call(self, out):
         import kernels
+
         batch, heads, seqlen, head_dim = self.shape
         bm, bn = kernels.ATTENTION_BLOCKS["BLOCK_M"], kernels.ATTENTION_BLOCKS["BLOCK_N"]
         assert seqlen % bm == 0 and seqlen % bn == 0, "the kernel has no masks"
@@ -145,16 +154,20 @@ class Attention:
         sdpa = self.torch.nn.functional.scaled_dot_product_attention
         err = 0.0
         for i in range(self.shape[0]):
-            q, k, v = (t[i:i + 1].float() for t in (self.q, self.k, self.v))
-            err = max(err, float((out[i:i + 1].float() - sdpa(q, k, v, scale=self.sm_scale)).abs().max()))
-        return {"max_abs_err_vs_torch_fp32": err, "within_tolerance": err < 2e-2,
-                "finite": bool(self.torch.isfinite(out).all())}
+            q, k, v = (t[i : i + 1].float() for t in (self.q, self.k, self.v))
+            err = max(err, float((out[i : i + 1].float() - sdpa(q, k, v, scale=self.sm_scale)).abs().max()))
+        return {
+            "max_abs_err_vs_torch_fp32": err,
+            "within_tolerance": err < 2e-2,
+            "finite": bool(self.torch.isfinite(out).all()),
+        }
 
     compare = Matmul.compare
 
 
 def make_case(key, small=False):
     import kernels
+
     if key.startswith("vector_add"):
         n = 1 << 20 if (small or key == "vector_add_1m" or key == "vector_add") else 1 << 26
         return VectorAdd(n)

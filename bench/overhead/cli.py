@@ -10,35 +10,66 @@ from .config import ALL_VARIANTS, DEVICE_CASES, SECTIONS
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
-        description="Proton overhead benchmark (plain vs proton vs Triton's instrumentation), GPU only.")
-    p.add_argument("--only", action="append", choices=SECTIONS,
-                   help="run only this measurement (repeatable); default: all")
+        description="Proton overhead benchmark (plain vs proton vs Triton's instrumentation), GPU only."
+    )
+    p.add_argument(
+        "--only", action="append", choices=SECTIONS, help="run only this measurement (repeatable); default: all"
+    )
     p.add_argument("--quick", action="store_true", help="small counts for a smoke run")
     p.add_argument("--out", default=os.path.join(BENCH_DIR, "results"), help="results folder (default: bench/results)")
-    p.add_argument("--variants", default=",".join(ALL_VARIANTS),
-                   help="comma-separated subset of plain,proton,reference (ratios need plain)")
-    p.add_argument("--cases", default=",".join(DEVICE_CASES),
-                   help="comma-separated subset of the device cases: " + ",".join(DEVICE_CASES))
-    p.add_argument("--proton-mode", default=None,
-                   help="mode for proton.start (e.g. 'default:optimizations=clock32'); default: proton's default")
-    p.add_argument("--reference-mode", default=None,
-                   help="mode for triton.profiler.start (e.g. 'default:optimizations=clock32'); default: Triton's")
-    p.add_argument("--max-launches", type=int, default=1, help="proton max_launches_per_kernel (default 1, proton's default: the last launch of each kernel)")
-    p.add_argument("--reference-device-data", default="tree", choices=("tree", "trace"),
-                   help="triton.profiler data= for the device and compile sessions (default tree: the "
-                        "device-side code does not depend on it and a trace of 100 64M launches is huge)")
-    p.add_argument("--reference-dobench-data", default="trace", choices=("tree", "trace"),
-                   help="triton.profiler data= for the do_bench session (default trace: writes a Chrome trace)")
+    p.add_argument(
+        "--variants",
+        default=",".join(ALL_VARIANTS),
+        help="comma-separated subset of plain,proton,reference (ratios need plain)",
+    )
+    p.add_argument(
+        "--cases",
+        default=",".join(DEVICE_CASES),
+        help="comma-separated subset of the device cases: " + ",".join(DEVICE_CASES),
+    )
+    p.add_argument(
+        "--proton-mode",
+        default=None,
+        help="mode for proton.start (e.g. 'default:optimizations=clock32'); default: proton's default",
+    )
+    p.add_argument(
+        "--reference-mode",
+        default=None,
+        help="mode for triton.profiler.start (e.g. 'default:optimizations=clock32'); default: Triton's",
+    )
+    p.add_argument(
+        "--max-launches",
+        type=int,
+        default=1,
+        help="proton max_launches_per_kernel (default 1, proton's default: the last launch of each kernel)",
+    )
+    p.add_argument(
+        "--reference-device-data",
+        default="tree",
+        choices=("tree", "trace"),
+        help="triton.profiler data= for the device and compile sessions (default tree: the "
+        "device-side code does not depend on it and a trace of 100 64M launches is huge)",
+    )
+    p.add_argument(
+        "--reference-dobench-data",
+        default="trace",
+        choices=("tree", "trace"),
+        help="triton.profiler data= for the do_bench session (default trace: writes a Chrome trace)",
+    )
     p.add_argument("--dobench-reps", type=int, default=None, help="timed repetitions (default 300, quick 30)")
     p.add_argument("--dobench-warmup-ms", type=float, default=None, help="do_bench warmup= in ms (default 25)")
     p.add_argument("--compile-reps", type=int, default=None, help="cold compiles per kernel and variant (default 3)")
     p.add_argument("--trace-dir", default=None, help="where sessions write traces (default: a temporary folder)")
     p.add_argument("--keep-traces", action="store_true", help="keep trace files (default: size them, then delete)")
-    p.add_argument("--reuse-cache", action="store_true",
-                   help="use the normal Triton cache dir (default: a fresh one for this run)")
-    p.add_argument("--no-preflight", action="store_true",
-                   help="skip compiling+launching each instrumented kernel once in a child process first "
-                        "(that guards this process against hard aborts such as 'LLVM ERROR')")
+    p.add_argument(
+        "--reuse-cache", action="store_true", help="use the normal Triton cache dir (default: a fresh one for this run)"
+    )
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip compiling+launching each instrumented kernel once in a child process first "
+        "(that guards this process against hard aborts such as 'LLVM ERROR')",
+    )
     # Internal: the preflight child.
     p.add_argument("--_preflight", default=None, help=argparse.SUPPRESS)
     p.add_argument("--_preflight-kernels", default="", help=argparse.SUPPRESS)

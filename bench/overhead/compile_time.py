@@ -15,6 +15,7 @@ from .util import median, ratio
 def run_compile(bench):
     torch, triton = bench.torch, bench.triton
     import kernels
+
     reps = bench.args.compile_reps
     sec = bench.results["compile"]
     print(f"[compile] cold compiles, fresh cache dir each ({reps} timed rounds after 1 discarded)", flush=True)
@@ -37,8 +38,9 @@ def run_compile(bench):
                         fn = kernels.build(case.template, variant, case.tag)
                         out = case.output()
                         info = {}
-                        with bench.sessions.session(variant, f"compile_{k}", info,
-                                                   data=bench.args.reference_device_data):
+                        with bench.sessions.session(
+                            variant, f"compile_{k}", info, data=bench.args.reference_device_data
+                        ):
                             torch.cuda.synchronize()
                             t0 = time.perf_counter()
                             compiled = case.compile_only(fn, out)
@@ -65,6 +67,8 @@ def run_compile(bench):
         for variant, rec in variants.items():
             rec["ratio"] = ratio(rec.get("median_s"), plain.get("median_s"))
             if rec.get("median_s") is not None:
-                print(f"    {k:14} {variant:9} median {rec['median_s']:7.3f} s  ratio "
-                      f"{fmt_ratio(rec['ratio'])}", flush=True)
+                print(
+                    f"    {k:14} {variant:9} median {rec['median_s']:7.3f} s  ratio {fmt_ratio(rec['ratio'])}",
+                    flush=True,
+                )
     bench.save()

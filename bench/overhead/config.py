@@ -1,7 +1,6 @@
 """What the overhead benchmark measures: its sections, variants, device
 cases and the issue's targets."""
 
-
 #: The measurements, in the order they run (`--only` picks some).
 SECTIONS = ("device", "dobench", "compile")
 #: plain: no profiling; proton: this project; reference: Triton's instrumentation.
@@ -29,8 +28,10 @@ DEVICE_CASES = {
     "matmul_outer": ("matmul_outer", "matmul 4096^3 fp16, one outer scope"),
     "matmul_kloop": ("matmul_kloop", "matmul 4096^3 fp16, scope around tl.dot in the K loop"),
     "softmax": ("softmax", "fused row softmax 4096x4096 fp32, one scope (max, exp, sum, divide)"),
-    "attention_fwd": ("attention_fwd", "flash attention fwd 4x32x4096x64 fp16, scopes per KV block: "
-                      "kv_block > softmax"),
+    "attention_fwd": (
+        "attention_fwd",
+        "flash attention fwd 4x32x4096x64 fp16, scopes per KV block: kv_block > softmax",
+    ),
 }
 #: The kernels of the cold-compile section.
 COMPILE_KERNELS = ("vector_add", "matmul_outer", "matmul_kloop", "softmax", "attention_fwd")

@@ -14,6 +14,7 @@ def run_device(bench):
     torch = bench.torch
     from torch.profiler import ProfilerActivity, profile
     import kernels
+
     for key in bench.args.cases:
         kernel_key, what = DEVICE_CASES[key]
         warm, n = next(c for g, c in bench.args.device_counts.items() if key.startswith(g))
@@ -60,8 +61,12 @@ def run_device(bench):
                 rec["mean_us"] = mean(durations)
                 rec["min_us"] = min(durations) if durations else None
                 if len(durations) != n:
-                    bench.fail(where, rec, f"CUPTI matched {len(durations)} of {n} launches of "
-                              f"{compiled.name!r}; other kernels seen: {others}")
+                    bench.fail(
+                        where,
+                        rec,
+                        f"CUPTI matched {len(durations)} of {n} launches of "
+                        f"{compiled.name!r}; other kernels seen: {others}",
+                    )
                 return out
 
             out = bench.guarded(where, rec, variant, kernel_key, measure)
@@ -78,8 +83,11 @@ def run_device(bench):
                 if not ok:
                     bench.fail(where, rec, f"result differs from plain: {checks}")
             if rec.get("median_us") is not None:
-                print(f"    {variant:9} {rec['kernel_name']:24} median {rec['median_us']:10.2f} us  "
-                      f"mean {rec['mean_us']:10.2f} us  clocks {rec['ptx_clock_reads']}", flush=True)
+                print(
+                    f"    {variant:9} {rec['kernel_name']:24} median {rec['median_us']:10.2f} us  "
+                    f"mean {rec['mean_us']:10.2f} us  clocks {rec['ptx_clock_reads']}",
+                    flush=True,
+                )
             if variant != "plain":
                 del out
         plain = entry["variants"].get("plain", {})

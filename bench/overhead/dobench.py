@@ -13,6 +13,7 @@ from .util import cache_entries, median, ratio
 def run_dobench(bench):
     torch, triton = bench.torch, bench.triton
     import kernels
+
     args = bench.args
     sec = bench.results["dobench"]
     print(f"[dobench] vector add 1M: session wall time ({args.dobench_reps} timed reps)", flush=True)
@@ -24,20 +25,27 @@ def run_dobench(bench):
     est = max(1e-6, median([estimate_do_bench_ms(lambda: case.launch(plain_fn, plain_buf)) for _ in range(5)]))
     n_warmup = max(1, int(args.dobench_warmup_ms / est))
     rep_ms = est * (args.dobench_reps + 0.5)
-    sec["calibration"] = {"plain_estimate_ms": est, "n_warmup": n_warmup, "n_repeat": args.dobench_reps,
-                          "do_bench_warmup_ms": args.dobench_warmup_ms, "do_bench_rep_ms": rep_ms,
-                          "launches_per_fixed_session": 1 + 5 + n_warmup + args.dobench_reps}
+    sec["calibration"] = {
+        "plain_estimate_ms": est,
+        "n_warmup": n_warmup,
+        "n_repeat": args.dobench_reps,
+        "do_bench_warmup_ms": args.dobench_warmup_ms,
+        "do_bench_rep_ms": rep_ms,
+        "launches_per_fixed_session": 1 + 5 + n_warmup + args.dobench_reps,
+    }
     expected = case.x + case.y
     fixed = sec["fixed"] = {
         "how": "explicit replay of triton.testing.do_bench's schedule with plain's counts "
-               "(1 + 5 estimate + n_warmup + n_repeat launches, L2 clear before each timed one), "
-               "identical for every variant; window = start -> launches -> synchronize -> finalize",
-        "variants": {}}
+        "(1 + 5 estimate + n_warmup + n_repeat launches, L2 clear before each timed one), "
+        "identical for every variant; window = start -> launches -> synchronize -> finalize",
+        "variants": {},
+    }
     real = sec["do_bench"] = {
         "how": "triton.testing.do_bench(fn, warmup=W, rep=R) with R = plain's estimate x n_repeat; "
-               "do_bench derives its counts from its own estimate, so slower variants run fewer "
-               "launches (counted); window = start -> do_bench -> finalize",
-        "variants": {}}
+        "do_bench derives its counts from its own estimate, so slower variants run fewer "
+        "launches (counted); window = start -> do_bench -> finalize",
+        "variants": {},
+    }
     data = args.reference_dobench_data
 
     # All do_bench sessions of a variant share one session name (LABEL), so
@@ -74,8 +82,12 @@ def run_dobench(bench):
         rec["first_call_ms"] = first.get("s", 0) * 1e3  # includes loading the kernel from the disk cache
         new_builds = cache_entries(bench.cache_dir) - builds_before
         if new_builds:
-            bench.fail(f"dobench/{phase}/{variant}", rec, f"{len(new_builds)} new Triton cache entries appeared: "
-                      "the kernel was compiled inside the timed window (the warm-up's build was not reused)")
+            bench.fail(
+                f"dobench/{phase}/{variant}",
+                rec,
+                f"{len(new_builds)} new Triton cache entries appeared: "
+                "the kernel was compiled inside the timed window (the warm-up's build was not reused)",
+            )
         rec["launches"] = count[0]
         rec["wall_per_launch_us"] = rec["wall_s"] / count[0] * 1e6 if count[0] else None
         rec["equal_to_torch"] = bool(torch.equal(out, expected))
@@ -98,26 +110,34 @@ def run_dobench(bench):
             rec.update(ptx_info(compiled))
             for problem in ptx_problems(variant, rec):
                 bench.fail(f"dobench/fixed/{variant}", rec, problem)
-            times = timed(variant, rec, "fixed",
-                          lambda call: replay_do_bench(call, n_warmup, args.dobench_reps))
+            times = timed(variant, rec, "fixed", lambda call: replay_do_bench(call, n_warmup, args.dobench_reps))
             rec["kernel_event_ms_median"] = median(times)
 
         bench.guarded(f"dobench/fixed/{variant}", rec, variant, "vector_add", run_fixed)
         if rec.get("wall_s") is not None:
-            print(f"    fixed    {variant:9} {rec['launches']:5d} launches  wall {rec['wall_s'] * 1e3:10.1f} ms "
-                  f"(start {1e3 * rec['session'].get('start_s', 0):.1f}, finalize "
-                  f"{1e3 * rec['session'].get('finalize_s', 0):.1f})", flush=True)
+            print(
+                f"    fixed    {variant:9} {rec['launches']:5d} launches  wall {rec['wall_s'] * 1e3:10.1f} ms "
+                f"(start {1e3 * rec['session'].get('start_s', 0):.1f}, finalize "
+                f"{1e3 * rec['session'].get('finalize_s', 0):.1f})",
+                flush=True,
+            )
     for variant in args.variants:
         rec = real["variants"][variant] = {}
 
         def run_real(variant=variant, rec=rec):
-            rec["do_bench_ms"] = timed(variant, rec, "do_bench", lambda call: triton.testing.do_bench(
-                call, warmup=args.dobench_warmup_ms, rep=rep_ms))
+            rec["do_bench_ms"] = timed(
+                variant,
+                rec,
+                "do_bench",
+                lambda call: triton.testing.do_bench(call, warmup=args.dobench_warmup_ms, rep=rep_ms),
+            )
 
         bench.guarded(f"dobench/do_bench/{variant}", rec, variant, "vector_add", run_real)
         if rec.get("wall_s") is not None:
-            print(f"    do_bench {variant:9} {rec['launches']:5d} launches  wall {rec['wall_s'] * 1e3:10.1f} ms",
-                  flush=True)
+            print(
+                f"    do_bench {variant:9} {rec['launches']:5d} launches  wall {rec['wall_s'] * 1e3:10.1f} ms",
+                flush=True,
+            )
     for part in (fixed, real):
         plain = part["variants"].get("plain", {})
         for rec in part["variants"].values():
@@ -156,6 +176,8 @@ def trace_size_comparison(variants):
     out["pftrace_bytes_per_kept_launch"] = per_p
     out["reference_bytes_per_launch"] = per_r
     out["ratio_per_launch"] = ratio(per_r, per_p)
-    out["note"] = ("proton keeps at most max_launches_per_kernel launches while the reference records every "
-                   "launch; ratio_per_launch compares bytes per recorded launch")
+    out["note"] = (
+        "proton keeps at most max_launches_per_kernel launches while the reference records every "
+        "launch; ratio_per_launch compares bytes per recorded launch"
+    )
     return out

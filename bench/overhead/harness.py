@@ -28,6 +28,7 @@ class Bench:
     def __init__(self, args, gpu_name):
         import torch
         import triton
+
         self.args = args
         self.torch = torch
         self.triton = triton
@@ -67,6 +68,7 @@ class Bench:
         props = torch.cuda.get_device_properties(0)
         try:
             import proton
+
             proton_version = getattr(proton, "__version__", None) or "unknown"
             proton_path = os.path.dirname(getattr(proton, "__file__", "") or "")
         except Exception as exc:  # noqa: BLE001
@@ -90,6 +92,7 @@ class Bench:
 
     def _config(self):
         import kernels
+
         a = self.args
         return {
             "sections": list(a.only),
@@ -108,8 +111,11 @@ class Bench:
             "vector_add": {"BLOCK": kernels.VECTOR_ADD_BLOCK, **kernels.VECTOR_ADD_OPTIONS},
             "matmul": {**kernels.MATMUL_BLOCKS, **kernels.MATMUL_OPTIONS, "scopes": kernels.MATMUL_SCOPES},
             "softmax": {"shape": list(kernels.SOFTMAX_SHAPE), **kernels.SOFTMAX_OPTIONS},
-            "attention_fwd": {"shape": list(kernels.ATTENTION_SHAPE), **kernels.ATTENTION_BLOCKS,
-                              **kernels.ATTENTION_OPTIONS},
+            "attention_fwd": {
+                "shape": list(kernels.ATTENTION_SHAPE),
+                **kernels.ATTENTION_BLOCKS,
+                **kernels.ATTENTION_OPTIONS,
+            },
             "triton_cache_dir": self.cache_dir,
             "fresh_triton_cache": not a.reuse_cache,
             "trace_dir": self.trace_dir,
@@ -172,16 +178,20 @@ class Bench:
         finally:
             leaked = restore_triton_state(saved)
             if leaked:
-                self.fail(where, rec, "left Triton's process state modified after finalize (restored): "
-                          + ", ".join(leaked))
+                self.fail(
+                    where, rec, "left Triton's process state modified after finalize (restored): " + ", ".join(leaked)
+                )
             self.cuda_ok()
 
     # ---- driver
 
     def run(self):
-        print(f"GPU: {self.gpu_name}; torch {self.torch.__version__}, triton {self.triton.__version__}; "
-              f"variants {', '.join(self.args.variants)}; sections {', '.join(self.args.only)}"
-              f"{' (quick)' if self.args.quick else ''}", flush=True)
+        print(
+            f"GPU: {self.gpu_name}; torch {self.torch.__version__}, triton {self.triton.__version__}; "
+            f"variants {', '.join(self.args.variants)}; sections {', '.join(self.args.only)}"
+            f"{' (quick)' if self.args.quick else ''}",
+            flush=True,
+        )
         if not self.args.no_preflight:
             run_preflight(self)
         self.save()

@@ -37,8 +37,16 @@ def run_preflight(bench):
         log = bench.results["preflight"][variant] = {}
         remaining = list(kernels_needed)
         while remaining:
-            cmd = [sys.executable, MAIN_SCRIPT, "--_preflight", variant,
-                   "--_preflight-kernels", ",".join(remaining), "--max-launches", str(bench.args.max_launches)]
+            cmd = [
+                sys.executable,
+                MAIN_SCRIPT,
+                "--_preflight",
+                variant,
+                "--_preflight-kernels",
+                ",".join(remaining),
+                "--max-launches",
+                str(bench.args.max_launches),
+            ]
             if bench.args.proton_mode is not None:
                 cmd += ["--proton-mode", bench.args.proton_mode]
             if bench.args.reference_mode is not None:
@@ -59,8 +67,13 @@ def run_preflight(bench):
                     begun.append(parts[1])
                 elif parts[0] in ("PREFLIGHT-OK", "PREFLIGHT-EXC"):
                     finished.add(parts[1])
-                    log[parts[1]] = "ok" if parts[0] == "PREFLIGHT-OK" else (
-                        "python error (recorded again by the measurement): " + (parts[2] if len(parts) > 2 else ""))
+                    log[parts[1]] = (
+                        "ok"
+                        if parts[0] == "PREFLIGHT-OK"
+                        else (
+                            "python error (recorded again by the measurement): " + (parts[2] if len(parts) > 2 else "")
+                        )
+                    )
             if rc == 0 and not timed_out:
                 break
             inflight = begun[-1] if begun and begun[-1] not in finished else None
@@ -84,7 +97,7 @@ def run_preflight(bench):
             bench.crashed[(variant, inflight)] = f"{why}: {tail}"
             log[inflight] = f"child died: {why}: {tail}"
             print(f"    ! preflight {variant}/{inflight}: {why}: {tail[-300:]}")
-            remaining = remaining[remaining.index(inflight) + 1:]
+            remaining = remaining[remaining.index(inflight) + 1 :]
 
 
 def preflight_child(args):
@@ -93,6 +106,7 @@ def preflight_child(args):
     an end. Small problem sizes: same specializations as the real ones."""
     import torch
     import kernels
+
     variant = args._preflight
     trace_dir = tempfile.mkdtemp(prefix="proton-bench-preflight-")
     args.keep_traces = False

@@ -19,8 +19,10 @@ def report_dict(report):
     for attr in ("events", "launches_kept", "launches_skipped", "dropped_events"):
         out[attr] = getattr(report, attr, None)
     files = getattr(report, "files", None) or {}
-    out["files"] = {kind: {"path": str(path), "bytes": os.path.getsize(path) if os.path.isfile(path) else None}
-                    for kind, path in dict(files).items()}
+    out["files"] = {
+        kind: {"path": str(path), "bytes": os.path.getsize(path) if os.path.isfile(path) else None}
+        for kind, path in dict(files).items()
+    }
     return out
 
 
@@ -34,16 +36,24 @@ class Sessions:
     def _start(self, variant, path, data):
         if variant == "proton":
             import proton
-            return proton.start(path, backend="instrumentation", mode=self.args.proton_mode,
-                                max_launches_per_kernel=self.args.max_launches)
+
+            return proton.start(
+                path,
+                backend="instrumentation",
+                mode=self.args.proton_mode,
+                max_launches_per_kernel=self.args.max_launches,
+            )
         import triton.profiler as tp
+
         return tp.start(path, backend="instrumentation", mode=self.args.reference_mode, data=data)
 
     def _finalize(self, variant):
         if variant == "proton":
             import proton
+
             return proton.finalize()
         import triton.profiler as tp
+
         tp.finalize()
         return None
 

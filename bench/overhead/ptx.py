@@ -31,6 +31,8 @@ def ptx_problems(variant, info):
     if variant == "plain" and clocks:
         return [f"plain PTX has {clocks} clock reads: it is not a plain build (cache mix-up?)"]
     if variant != "plain" and not clocks:
-        return [f"{variant} PTX has no clock reads: the markers were not instrumented "
-                f"(session not active at compile time, or a plain cache entry was reused)"]
+        return [
+            f"{variant} PTX has no clock reads: the markers were not instrumented "
+            f"(session not active at compile time, or a plain cache entry was reused)"
+        ]
     return []

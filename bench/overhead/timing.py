@@ -10,6 +10,7 @@ def cupti_launch_durations_us(launch, launches, warmup=10):
     durations in us), checking that every launch was seen."""
     import torch
     from torch.profiler import ProfilerActivity, profile
+
     compiled = launch()
     for _ in range(warmup):
         launch()
@@ -54,6 +55,7 @@ def replay_do_bench(fn, n_warmup, n_repeat):
     5 calls after L2 clears (its estimate), n_warmup calls, then n_repeat calls
     each after an L2 clear between CUDA events; returns the event times (ms)."""
     import torch
+
     driver, cache = _first_call(fn)
     _five_call_estimate_ms(fn, driver, cache)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
@@ -79,6 +81,7 @@ def _first_call(fn):
     """do_bench's opening: one call, then its L2-clearing buffer."""
     import torch
     import triton
+
     driver = triton.runtime.driver.active
     fn()
     torch.cuda.synchronize()
@@ -88,6 +91,7 @@ def _first_call(fn):
 def _five_call_estimate_ms(fn, driver, cache):
     """do_bench's estimate: 5 calls, each after an L2 clear, timed together."""
     import torch
+
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(5):

@@ -8,6 +8,7 @@ def triton_state():
     import triton
     import triton.knobs
     from triton.runtime import _allocation
+
     rt = triton.knobs.runtime
     state = {
         "compilation.instrumentation_mode": triton.knobs.compilation.instrumentation_mode,
@@ -22,6 +23,7 @@ def triton_state():
     state["profile_allocator"] = allocator.get() if hasattr(allocator, "get") else allocator
     try:
         from triton.backends import backends
+
         state["nvidia.instrumentation"] = backends["nvidia"].compiler.instrumentation
     except Exception:  # noqa: BLE001
         pass
@@ -43,6 +45,7 @@ def restore_triton_state(saved):
     import triton
     import triton.knobs
     from triton.runtime import _allocation
+
     leaked = []
     now = triton_state()
     rt = triton.knobs.runtime
@@ -63,5 +66,6 @@ def restore_triton_state(saved):
             _allocation.set_profile_allocator(value)
         elif key == "nvidia.instrumentation":
             from triton.backends import backends
+
             backends["nvidia"].compiler.instrumentation = value
     return leaked

@@ -41,8 +41,12 @@ def ratio(a, b):
 def git_commit():
     try:
         out = subprocess.run(["git", "-C", BENCH_DIR, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", BENCH_DIR, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "-C", BENCH_DIR, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if out.returncode == 0:
             return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except Exception:  # noqa: BLE001

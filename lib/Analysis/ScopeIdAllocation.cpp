@@ -69,8 +69,8 @@ void ScopeIdAllocation::numberEventsAndMarks(Region &body) {
       if (record.getKind() == RecordKind::mark) {
         // The parent is set while pairing, from the scopes open there.
         int id = (int)scopes.size();
-        scopes.push_back({id, record.getName().str(), -1, record.getLoc(),
-                          IdKind::mark});
+        scopes.push_back(
+            {id, record.getName().str(), -1, record.getLoc(), IdKind::mark});
         idOf[record] = id;
         continue;
       }

@@ -25,6 +25,7 @@ from .mode import ModeError
 
 if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook.install_dump_keying_hook
     from .instrument.stage_hook import install_dump_keying_hook as _install_dump_keying_hook
+
     _install_dump_keying_hook()
 
 
@@ -32,14 +33,38 @@ def __getattr__(name):
     # The intra-kernel session (and the compiler extension it loads) only when used.
     if name == "SessionReport":
         from .instrument.session import SessionReport
+
         return SessionReport
     raise AttributeError(f"module 'proton' has no attribute {name!r}")
 
 
 __all__ = [
-    "DEFAULT_PROFILE_NAME", "context", "data", "specs", "cpu_timed_scope", "enter_state", "exit_state", "hooks",
-    "InstrumentationError", "InstrumentedKernel", "ModeError", "PipelineOptions", "PipeliningWarning", "ProfilerError",
+    "DEFAULT_PROFILE_NAME",
+    "context",
+    "data",
+    "gpu",
+    "specs",
+    "cpu_timed_scope",
+    "enter_state",
+    "exit_state",
+    "hooks",
+    "InstrumentationError",
+    "InstrumentedKernel",
+    "ModeError",
+    "PipelineOptions",
+    "PipeliningWarning",
+    "ProfilerError",
     "SessionReport",
-    "activate", "deactivate", "enter_scope", "exit_scope", "finalize", "instrument_llvm_ir", "mode", "profile",
-    "scope", "sessions", "start", "state",
+    "activate",
+    "deactivate",
+    "enter_scope",
+    "exit_scope",
+    "finalize",
+    "instrument_llvm_ir",
+    "mode",
+    "profile",
+    "scope",
+    "sessions",
+    "start",
+    "state",
 ]

@@ -37,7 +37,7 @@ BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 OUTPUT_FORMATS = {"hatchet": "tree", "chrome_trace": "chrome_trace"}
 
 _next_id = itertools.count()
-_open: dict[int, object] = {}   # session id -> open session
+_open: dict[int, object] = {}  # session id -> open session
 #: The session proton-profile opened around a script, as in Triton's Proton:
 #: the script's own start and finalize calls are then ignored (its session is
 #: the command's), and it may activate and deactivate only that session.
@@ -72,9 +72,20 @@ class SessionId(int):
             setattr(self.__dict__["session"], attribute, value)
 
 
-def start(name: str | None = None, *, context: str = "shadow", data: str | None = None, backend: str | None = None,
-          mode=None, hook: str | None = None, max_launches_per_kernel: int = 1, max_buffer_bytes: int = 2 << 30,
-          outputs=None, quiet: bool = False, periodic_flushing: bool = False) -> SessionId | None:
+def start(
+    name: str | None = None,
+    *,
+    context: str = "shadow",
+    data: str | None = None,
+    backend: str | None = None,
+    mode=None,
+    hook: str | None = None,
+    max_launches_per_kernel: int = 1,
+    max_buffer_bytes: int = 2 << 30,
+    outputs=None,
+    quiet: bool = False,
+    periodic_flushing: bool = False,
+) -> SessionId | None:
     """Opens a profiling session, active; returns its id (None when
     profiling is disabled). `name` is the output files' path without
     extension (default "proton"); data="tree" writes <name>.hatchet,
@@ -101,31 +112,43 @@ def start(name: str | None = None, *, context: str = "shadow", data: str | None 
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "instrumentation":
         if context != "shadow":
-            raise ProfilerError(f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
-                                "instrumented kernels are attributed to their scopes")
+            raise ProfilerError(
+                f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
+                "instrumented kernels are attributed to their scopes"
+            )
         if isinstance(parsed, PCSampling):
             raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
         if isinstance(parsed, MMA):
             raise ProfilerError("mode 'mma' of Triton's Proton is not supported by this Proton yet; use 'default'")
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
-        session = _instrumentation().start_instrumentation(name, mode=parsed, max_launches_per_kernel=max_launches_per_kernel,
-                                                max_buffer_bytes=max_buffer_bytes, outputs=outputs, quiet=quiet,
-                                                periodic_flushing=periodic_flushing)
+        session = _instrumentation().start_instrumentation(
+            name,
+            mode=parsed,
+            max_launches_per_kernel=max_launches_per_kernel,
+            max_buffer_bytes=max_buffer_bytes,
+            outputs=outputs,
+            quiet=quiet,
+            periodic_flushing=periodic_flushing,
+        )
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
         if outputs is not None or max_launches_per_kernel != 1:
             raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
         if periodic_flushing:
-            raise ProfilerError("periodic_flushing is implemented for backend='instrumentation' sessions; host "
-                                "sessions write one file at finalize")
+            raise ProfilerError(
+                "periodic_flushing is implemented for backend='instrumentation' sessions; host "
+                "sessions write one file at finalize"
+            )
         if parsed is not None and not isinstance(parsed, PCSampling):
-            raise ProfilerError(f"mode {str(parsed)!r} is an instrumentation mode; host backends take "
-                                "mode=None or 'pcsampling'")
+            raise ProfilerError(
+                f"mode {str(parsed)!r} is an instrumentation mode; host backends take mode=None or 'pcsampling'"
+            )
         if backend == "host":
             backend = _host_backend()
-        session = host_session.HostSession(name, backend, context, data or "tree", hook, pc_sampling=parsed,
-                                           quiet=quiet)
+        session = host_session.HostSession(
+            name, backend, context, data or "tree", hook, pc_sampling=parsed, quiet=quiet
+        )
         session.start()
         hooks = []
     if hook == "triton":
@@ -187,8 +210,10 @@ def _choose_output(session, kind: str) -> None:
     if _is_instrumentation(session):
         session.outputs = (kind,)
     elif kind == "chrome_trace" and session.data != "trace":
-        raise ProfilerError(f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
-                            "data='trace' at start (the session is still open)")
+        raise ProfilerError(
+            f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
+            "data='trace' at start (the session is still open)"
+        )
 
 
 def run_from_command_line(session: int | None) -> None:
@@ -213,6 +238,7 @@ def _select(session) -> list:
 
 def _host_backend() -> str:
     import sys
+
     torch = sys.modules.get("torch")
     if torch is None:
         try:
@@ -249,6 +275,7 @@ class _Profiling:
             finally:
                 if session is not None and int(session) in _open:
                     deactivate(session)
+
         return wrapped
 
 
@@ -270,6 +297,7 @@ def _instrumentation():
     """The intra-kernel session module, imported on first use: it loads the
     compiler extension, which host-only profiling does not need."""
     from .instrument import session
+
     return session
 
 

@@ -33,8 +33,10 @@ def _session(session, verb: str):
         return None
     if api._check_command_line(session, verb):
         session = api._command_line_session
-    (target, ) = api._select(session)
+    (target,) = api._select(session)
     if not api._is_instrumentation(target):
-        raise ProfilerError(f"session {target.name!r} is a host session: phases (periodic flushing) apply to "
-                            "backend='instrumentation' sessions here")
+        raise ProfilerError(
+            f"session {target.name!r} is a host session: phases (periodic flushing) apply to "
+            "backend='instrumentation' sessions here"
+        )
     return target

@@ -9,8 +9,10 @@ def why_no_gpu() -> str | None:
     try:
         import torch
     except ImportError:
-        return ("PyTorch is not installed: Proton allocates profile buffers and runs the examples with it "
-                "(pip install torch)")
+        return (
+            "PyTorch is not installed: Proton allocates profile buffers and runs the examples with it "
+            "(pip install torch)"
+        )
     if torch.cuda.is_available():
         return None
     if getattr(torch.version, "hip", None):
@@ -19,5 +21,7 @@ def why_no_gpu() -> str | None:
         built = f"CUDA {torch.version.cuda}"
     else:
         return f"this PyTorch ({torch.__version__}) is a CPU-only build"
-    return (f"PyTorch is built for {built} but sees no GPU (no driver or device, or CUDA_VISIBLE_DEVICES / "
-            "HIP_VISIBLE_DEVICES hides them)")
+    return (
+        f"PyTorch is built for {built} but sees no GPU (no driver or device, or CUDA_VISIBLE_DEVICES / "
+        "HIP_VISIBLE_DEVICES hides them)"
+    )

@@ -48,8 +48,10 @@ def _scope_name(name) -> str:
         raise ValueError(f"proton scope name {name!r} must be non-empty without surrounding spaces")
     bad = [c for c in name if not (c.isalnum() and c.isascii()) and c not in _ALLOWED_PUNCTUATION]
     if bad:
-        raise ValueError(f"proton scope name {name!r} contains {bad[0]!r}; allowed are letters, digits, "
-                         f"spaces and {''.join(sorted(_ALLOWED_PUNCTUATION))}")
+        raise ValueError(
+            f"proton scope name {name!r} contains {bad[0]!r}; allowed are letters, digits, "
+            f"spaces and {''.join(sorted(_ALLOWED_PUNCTUATION))}"
+        )
     return name
 
 
@@ -86,13 +88,17 @@ def _emit(kind: str, name, semantic) -> None:
         return
     language = _semantic_name(semantic)
     if language not in _SEMANTICS:
-        raise TypeError(f"proton markers are disabled for {language} kernels (proton.language.disable_semantic); "
-                        f"call proton.language.enable_semantic({language!r})")
+        raise TypeError(
+            f"proton markers are disabled for {language} kernels (proton.language.disable_semantic); "
+            f"call proton.language.enable_semantic({language!r})"
+        )
     # A scalar argument yields exactly one carrier per thread.
     carrier_arg = semantic.to_tensor(0)
     from .instrument.format import marker_text  # loads the compiler: a session is active
-    tl.core.inline_asm_elementwise(marker_text(kind, name), "=r,r", [carrier_arg], dtype=tl.int32,
-                                   is_pure=False, pack=1, _semantic=semantic)
+
+    tl.core.inline_asm_elementwise(
+        marker_text(kind, name), "=r,r", [carrier_arg], dtype=tl.int32, is_pure=False, pack=1, _semantic=semantic
+    )
 
 
 @tl.core.builtin

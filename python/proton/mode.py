@@ -72,7 +72,7 @@ class Default:
         if isinstance(self.sampling_options, str):
             object.__setattr__(self, "sampling_options", _ints("sampling_options", self.sampling_options))
         elif isinstance(self.sampling_options, int):
-            object.__setattr__(self, "sampling_options", (self.sampling_options, ))
+            object.__setattr__(self, "sampling_options", (self.sampling_options,))
         object.__setattr__(self, "optimizations", tuple(_name(o) for o in self.optimizations))
         object.__setattr__(self, "sampling_options", tuple(self.sampling_options))
         for key in ("sampling_strategy", "granularity", "buffer_type", "metric_type", "buffer_strategy"):
@@ -86,18 +86,24 @@ class Default:
         _check("buffer_type", self.buffer_type, choices["buffer_type"])
         _check("metric_type", self.metric_type, METRIC_TYPES)
         if self.buffer_strategy == "flush":
-            raise ModeError("buffer_strategy=flush is not supported: records go to a circular buffer per warp "
-                            "(buffer_strategy=circular, the default), and full buffers are counted in the report")
+            raise ModeError(
+                "buffer_strategy=flush is not supported: records go to a circular buffer per warp "
+                "(buffer_strategy=circular, the default), and full buffers are counted in the report"
+            )
         _check("buffer_strategy", self.buffer_strategy, BUFFER_STRATEGIES)
         if not isinstance(self.buffer_size, int) or self.buffer_size < 0:
             raise ModeError(f"buffer_size must be a non-negative number of bytes, got {self.buffer_size!r}")
         if self.buffer_size and (self.buffer_size & (self.buffer_size - 1) or self.buffer_size > MAX_BUFFER_SIZE):
-            raise ModeError(f"buffer_size must be 0 (inferred) or a power of two up to {MAX_BUFFER_SIZE} bytes "
-                            f"(each warp's ring is a power of two), got {self.buffer_size}")
+            raise ModeError(
+                f"buffer_size must be 0 (inferred) or a power of two up to {MAX_BUFFER_SIZE} bytes "
+                f"(each warp's ring is a power of two), got {self.buffer_size}"
+            )
         for warp in self.sampling_options:
             if not isinstance(warp, int) or not 0 <= warp < MAX_WARPS:
-                raise ModeError(f"sampling_options are warp (or warp-group) ids from 0 to {MAX_WARPS - 1} "
-                                f"(a CTA has at most {MAX_WARPS} warps), got {warp!r}")
+                raise ModeError(
+                    f"sampling_options are warp (or warp-group) ids from 0 to {MAX_WARPS - 1} "
+                    f"(a CTA has at most {MAX_WARPS} warps), got {warp!r}"
+                )
         if self.sampling_strategy == "selective" and not self.sampling_options:
             raise ModeError("sampling_strategy=selective needs sampling_options (the warp ids that record, e.g. 0,2)")
         if self.sampling_strategy == "none" and self.sampling_options:
@@ -166,8 +172,10 @@ class PCSampling:
 
     def __post_init__(self):
         if not isinstance(self.interval, int) or self.interval < 0 or 0 < self.interval < 5:
-            raise ModeError(f"pcsampling interval is a period exponent in 5..31, a period in cycles (32 or more), "
-                            f"or 0 for CUPTI's default; got {self.interval!r}")
+            raise ModeError(
+                f"pcsampling interval is a period exponent in 5..31, a period in cycles (32 or more), "
+                f"or 0 for CUPTI's default; got {self.interval!r}"
+            )
 
     @property
     def exponent(self) -> int:

@@ -17,7 +17,7 @@ EXTENSIONS = (".hatchet", ".chrome_trace", ".pftrace")
 
 
 def output_path(name: str, extension: str, *, rank: int | None = None, part: int | None = None) -> str:
-    base = next((name[:-len(e)] for e in EXTENSIONS if name.endswith(e)), name)
+    base = next((name[: -len(e)] for e in EXTENSIONS if name.endswith(e)), name)
     if rank is not None:
         base += f".rank_{int(rank)}"
     if part is not None:
@@ -47,10 +47,12 @@ def check_output_directory(name: str) -> None:
     """At start: the directory the outputs go to exists and is writable, so
     that a session's data is not lost at finalize."""
     from .errors import ProfilerError
+
     directory = os.path.dirname(output_path(name, "")) or "."
     if not os.path.isdir(directory):
-        raise ProfilerError(f"cannot write the session's outputs to {directory}: no such directory "
-                            f"(session name {name!r})")
+        raise ProfilerError(
+            f"cannot write the session's outputs to {directory}: no such directory (session name {name!r})"
+        )
     if not os.access(directory, os.W_OK):
         raise ProfilerError(f"cannot write the session's outputs to {directory}: not writable (session name {name!r})")
 
@@ -64,6 +66,7 @@ def write_or_fall_back(path: str, write, warnings: list) -> str:
         return path
     except OSError as error:
         import tempfile
+
         handle, fallback = tempfile.mkstemp(prefix="proton-", suffix="-" + os.path.basename(path))
         os.close(handle)
         write(fallback)

@@ -77,7 +77,7 @@ _TIME = re.compile(r"(avg_)?(cpu_)?time/(s|ms|us|ns)")
 _FLOP = re.compile(r"([gt]?)flop(8|16|32|64)?/s")
 _BYTE = re.compile(r"([gt]?)byte/s")
 _FLOPS_FIELD = re.compile(r"flops(\d+)")
-_PY_FRAME = re.compile(r"[^@]*:\d+@[^@]*")   # file:line@function
+_PY_FRAME = re.compile(r"[^@]*:\d+@[^@]*")  # file:line@function
 
 RESET = "\x1b[0m"
 BOLD, DIM, RED, GREEN, YELLOW, CYAN = "1", "2", "31", "32", "33", "36"
@@ -94,9 +94,9 @@ class ViewerError(Exception):
 class Profile:
     path: str
     roots: list
-    devices: dict                       # device index (str) -> (type, info in Triton's keys)
+    devices: dict  # device index (str) -> (type, info in Triton's keys)
     metric_names: set = field(default_factory=set)
-    upstream: bool = False              # read from Triton's layout (exclusive metrics)
+    upstream: bool = False  # read from Triton's layout (exclusive metrics)
     _devices_under: dict = field(default_factory=dict)
 
     @property
@@ -121,6 +121,7 @@ def load(path: str) -> Profile:
 
 def parse_tree(path: str, data) -> Profile:
     """A Profile from a file's JSON (either layout); metrics made inclusive."""
+
     def bad(reason):
         return ViewerError(f"{path}: not a profile tree: {reason}")
 
@@ -164,8 +165,11 @@ def _parse_devices(by_type, bad) -> dict:
 def _device_keys(info: dict) -> dict:
     """Device info in Triton's keys (arch, num_sms, clock_rate, memory_clock_rate in kHz, bus_width in bits)."""
     out = dict(info)
-    for ours, theirs in (("clock_rate_khz", "clock_rate"), ("memory_clock_rate_khz", "memory_clock_rate"),
-                         ("bus_width_bits", "bus_width")):
+    for ours, theirs in (
+        ("clock_rate_khz", "clock_rate"),
+        ("memory_clock_rate_khz", "memory_clock_rate"),
+        ("bus_width_bits", "bus_width"),
+    ):
         if ours in out:
             out.setdefault(theirs, out.pop(ours))
     return out
@@ -223,11 +227,13 @@ def _make_inclusive(node: dict) -> dict:
 
 # -- devices and peaks (proton.specs: Triton's numbers) -----------------------------------
 
+
 def peaks(kind: str, info: dict):
     """({width: peak flops/s}, peak bytes/s) of a device, or None when unknown."""
     try:
-        flops = {w: max_flops(kind, info.get("arch"), w, info.get("num_sms"), info.get("clock_rate"))
-                 for w in FLOP_WIDTHS}
+        flops = {
+            w: max_flops(kind, info.get("arch"), w, info.get("num_sms"), info.get("clock_rate")) for w in FLOP_WIDTHS
+        }
         return flops, max_bps(kind, info.get("arch"), info.get("bus_width"), info.get("memory_clock_rate"))
     except (ValueError, TypeError):
         return None
@@ -259,8 +265,8 @@ def _node_peaks(profile: Profile, node: dict):
 
 @dataclass
 class Metric:
-    name: str               # as given, e.g. "time/ms/%"
-    base: str               # without "/%"
+    name: str  # as given, e.g. "time/ms/%"
+    base: str  # without "/%"
     percent: bool
 
 
@@ -317,8 +323,10 @@ def resolve(base: str, profile: Profile) -> Callable:
         return _rate_metric(base, profile, ["bytes"], RATE_PREFIXES[m.group(1)])
     if base == "util":
         return _util_metric(profile)
-    raise ViewerError(f"unknown metric {base!r} for {profile.path}; valid metrics: "
-                      f"{', '.join(available(profile))} (each also as METRIC/%)")
+    raise ViewerError(
+        f"unknown metric {base!r} for {profile.path}; valid metrics: "
+        f"{', '.join(available(profile))} (each also as METRIC/%)"
+    )
 
 
 def _need(profile: Profile, metric: str, fields: list, what: str) -> None:
@@ -337,6 +345,7 @@ def _time_metric(base: str, profile: Profile, stored: str, average: bool, scale:
     def avg(p, n):
         count = _value(n, "count")
         return _value(n, stored) * scale / count if count else None
+
     return avg
 
 
@@ -346,6 +355,7 @@ def _rate_metric(base: str, profile: Profile, fields: list, scale: float) -> Cal
     def rate(p, n):
         seconds = _value(n, TIME_METRIC) * 1e-9
         return sum(_value(n, f) for f in fields) / seconds * scale if seconds > 0 else None
+
     return rate
 
 
@@ -355,13 +365,17 @@ def _util_metric(profile: Profile) -> Callable:
     if not flops and "bytes" not in profile.metric_names:
         _need(profile, "util", [], "a 'flops<N>' or 'bytes' metric")
     if not profile.devices:
-        raise ViewerError(f"metric 'util' is unavailable: {profile.path} has no device info "
-                          "(host profiles end with a device-info object)")
+        raise ViewerError(
+            f"metric 'util' is unavailable: {profile.path} has no device info "
+            "(host profiles end with a device-info object)"
+        )
     if all(peaks(*device) is None for device in profile.devices.values()):
         kind, info = next(iter(profile.devices.values()))
-        raise ViewerError(f"metric 'util' is unavailable for {profile.path}: peak rates are known for CUDA sm80, "
-                          f"sm89, sm90, sm100 and HIP gfx90a, gfx942, gfx950; its {kind} device has arch "
-                          f"{str(info.get('arch'))!r}")
+        raise ViewerError(
+            f"metric 'util' is unavailable for {profile.path}: peak rates are known for CUDA sm80, "
+            f"sm89, sm90, sm100 and HIP gfx90a, gfx942, gfx950; its {kind} device has arch "
+            f"{str(info.get('arch'))!r}"
+        )
 
     def util(p, n):
         node_peaks = _node_peaks(p, n)
@@ -372,6 +386,7 @@ def _util_metric(profile: Profile) -> Callable:
         min_flops = sum(_value(n, f) / flop_peaks[int(f[5:])] for f in flops)
         min_bytes = _value(n, "bytes") / bandwidth
         return max(min_flops, min_bytes) / seconds
+
     return util
 
 
@@ -423,8 +438,8 @@ FORMATS = ("full", "file_function_line", "function_line", "file_function", "shor
 
 @dataclass
 class Row:
-    name: str               # as displayed
-    raw: str                # the file's name, what -i/-e match
+    name: str  # as displayed
+    raw: str  # the file's name, what -i/-e match
     kind: str
     values: list
     children: list
@@ -435,8 +450,14 @@ def build_rows(profile: Profile, metrics: list, funcs: list, fmt: str) -> list[R
 
     def row(node):
         values = [f(profile, node) for f in funcs]
-        return Row(_label(node, fmt, multi_device), node["frame"]["name"], node["frame"].get("type", ""), values,
-                   [row(c) for c in node["children"]])
+        return Row(
+            _label(node, fmt, multi_device),
+            node["frame"]["name"],
+            node["frame"].get("type", ""),
+            values,
+            [row(c) for c in node["children"]],
+        )
+
     roots = [row(r) for r in profile.roots]
     for root in roots:
         apply_percent(root, [m.percent for m in metrics])
@@ -445,6 +466,7 @@ def build_rows(profile: Profile, metrics: list, funcs: list, fmt: str) -> list[R
 
 def diff_rows(this: list, other: list, n: int) -> list[Row]:
     """this minus other, node by node (matched by path of names); a node on one side only gets None values."""
+
     def row(a, b):
         if a is not None and b is not None:
             values = [None if x is None or y is None else x - y for x, y in zip(a.values, b.values)]
@@ -455,11 +477,13 @@ def diff_rows(this: list, other: list, n: int) -> list[Row]:
         node = a or b
         children = [row(x, y) for x, y in _pair(a.children if a else [], b.children if b else [])]
         return Row(name, node.raw, node.kind, values, children)
+
     return [row(a, b) for a, b in _pair(this, other)]
 
 
 def _pair(left: list, right: list) -> list[tuple]:
     """Rows matched by name (the k-th of a name with the k-th), this side's order first."""
+
     def keyed(rows):
         seen: dict = {}
         out = {}
@@ -467,6 +491,7 @@ def _pair(left: list, right: list) -> list[tuple]:
             out[(r.raw, seen.get(r.raw, 0))] = r
             seen[r.raw] = seen.get(r.raw, 0) + 1
         return out
+
     a, b = keyed(left), keyed(right)
     return [(a[k], b.get(k)) for k in a] + [(None, b[k]) for k in b if k not in a]
 
@@ -479,7 +504,7 @@ def format_name(name: str, fmt: str) -> str:
         return name.rsplit("/", 1)[-1]
     if fmt == "function_line":
         return name.rsplit(":", 1)[-1]
-    location, function = name.rsplit("@", 1)        # file_function
+    location, function = name.rsplit("@", 1)  # file_function
     return f"{location.rsplit('/', 1)[-1].split(':')[0]}@{function}"
 
 
@@ -528,6 +553,7 @@ def apply_percent(root: Row, flags: list[bool]) -> None:
                 row.values[i] = None if v is None or not base[i] else v / base[i] * 100
         for c in row.children:
             walk(c)
+
     walk(root)
 
 
@@ -578,6 +604,7 @@ def sorted_lines(roots: list[Row], metric: str) -> list[str]:
         for c in row.children:
             rows.append(c)
             walk(c)
+
     for root in roots:
         walk(root)
     out = [f"Sorted kernels by metric {metric}"]
@@ -622,7 +649,7 @@ def format_value(value, style, signed: bool) -> str:
 
 
 def render(roots: list[Row], metrics: list[Metric], depth, color: bool, signed: bool) -> list[str]:
-    lines = []   # (row, tree prefix, heat, is_root)
+    lines = []  # (row, tree prefix, heat, is_root)
     for root in roots:
         _collect(root, root, "", "", 0, depth, lines)
     columns = []
@@ -689,34 +716,56 @@ intra-kernel trees). Names are Triton's viewer's:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, formatter_class=argparse.RawTextHelpFormatter,
-                                description="Print a Proton profile tree (.hatchet) in the terminal; "
-                                            "accepts Triton's proton-viewer options.")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        formatter_class=argparse.RawTextHelpFormatter,
+        description="Print a Proton profile tree (.hatchet) in the terminal; accepts Triton's proton-viewer options.",
+    )
     p.add_argument("profile", help="a .hatchet file written by Proton or by Triton's Proton")
     p.add_argument("-l", "--list", action="store_true", help="print the metrics available in the file and exit")
     p.add_argument("-m", "--metrics", help=METRICS_HELP)
-    p.add_argument("-i", "--include", metavar="REGEX",
-                   help="keep the paths through nodes whose name matches (re.match: from the start\n"
-                        "of the full name), with the nodes' ancestors and descendants")
-    p.add_argument("-e", "--exclude", metavar="REGEX", help="drop nodes whose name matches (re.match), with their "
-                                                            "subtrees")
-    p.add_argument("-t", "--threshold", type=float, metavar="T",
-                   help="keep nodes whose first metric is >= T (in its unit), and their ancestors")
+    p.add_argument(
+        "-i",
+        "--include",
+        metavar="REGEX",
+        help="keep the paths through nodes whose name matches (re.match: from the start\n"
+        "of the full name), with the nodes' ancestors and descendants",
+    )
+    p.add_argument(
+        "-e", "--exclude", metavar="REGEX", help="drop nodes whose name matches (re.match), with their subtrees"
+    )
+    p.add_argument(
+        "-t",
+        "--threshold",
+        type=float,
+        metavar="T",
+        help="keep nodes whose first metric is >= T (in its unit), and their ancestors",
+    )
     p.add_argument("-d", "--depth", type=int, metavar="N", help="show N levels of the tree (1: the roots only)")
-    p.add_argument("-f", "--format", choices=FORMATS, default="full",
-                   help="names of Python frames (file:line@function):\n"
-                        "- full (default): as recorded, with the path\n"
-                        "- file_function_line: file name, line and function\n"
-                        "- function_line: line@function\n"
-                        "- file_function: file@function\n"
-                        "- short: frames without directories, C++ kernel names without\n"
-                        "  templates and parameters")
-    p.add_argument("--print-sorted", action="store_true",
-                   help="after the tree, list the nodes sorted by the first metric, largest first")
-    p.add_argument("-s", "--sorted", action="store_true",
-                   help="sort each node's children by the first metric, largest first")
-    p.add_argument("--diff-profile", "-diff", metavar="OTHER",
-                   help="show this profile's values minus OTHER's, node by node")
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=FORMATS,
+        default="full",
+        help="names of Python frames (file:line@function):\n"
+        "- full (default): as recorded, with the path\n"
+        "- file_function_line: file name, line and function\n"
+        "- function_line: line@function\n"
+        "- file_function: file@function\n"
+        "- short: frames without directories, C++ kernel names without\n"
+        "  templates and parameters",
+    )
+    p.add_argument(
+        "--print-sorted",
+        action="store_true",
+        help="after the tree, list the nodes sorted by the first metric, largest first",
+    )
+    p.add_argument(
+        "-s", "--sorted", action="store_true", help="sort each node's children by the first metric, largest first"
+    )
+    p.add_argument(
+        "--diff-profile", "-diff", metavar="OTHER", help="show this profile's values minus OTHER's, node by node"
+    )
     colors = p.add_mutually_exclusive_group()
     colors.add_argument("--color", dest="color", action="store_true", default=None, help="always use ANSI colours")
     colors.add_argument("--no-color", dest="color", action="store_false", help="never use ANSI colours")
@@ -819,8 +868,9 @@ def _hatchet():
         import hatchet
         import pandas  # noqa: F401
     except ImportError as e:
-        raise ImportError("proton.viewer's Triton-compatible functions need hatchet and pandas: "
-                          "`pip install llnl-hatchet`") from e
+        raise ImportError(
+            "proton.viewer's Triton-compatible functions need hatchet and pandas: `pip install llnl-hatchet`"
+        ) from e
     return hatchet
 
 
@@ -831,8 +881,9 @@ cpu_time_factor_dict = FactorDict("cpu_time", {f"cpu_{k}": v for k, v in time_fa
 avg_cpu_time_factor_dict = FactorDict("avg_cpu_time", {f"avg_{k}": v for k, v in cpu_time_factor_dict.factor.items()})
 bytes_factor_dict = FactorDict("bytes", {f"{p}byte/s": 1 / s for p, s in RATE_PREFIXES.items()})
 derivable_metrics = {key: bytes_factor_dict for key in bytes_factor_dict.factor}
-derivable_metrics.update({f"{p}flop/s": FactorDict("flops", {f"{q}flop/s": 1 / s for q, s in RATE_PREFIXES.items()})
-                          for p in RATE_PREFIXES})
+derivable_metrics.update(
+    {f"{p}flop/s": FactorDict("flops", {f"{q}flop/s": 1 / s for q, s in RATE_PREFIXES.items()}) for p in RATE_PREFIXES}
+)
 for _w in FLOP_WIDTHS:
     _factors = FactorDict(f"flops{_w}", {f"{p}flop{_w}/s": 1 / s for p, s in RATE_PREFIXES.items()})
     derivable_metrics.update({key: _factors for key in _factors.factor})
@@ -850,8 +901,9 @@ def match_available_metrics(metrics, inclusive_metrics, exclusive_metrics):
                 found.append(raw + (" (inc)" if raw in inclusive_metrics else ""))
                 break
     if not found:
-        raise RuntimeError(f"Metric {wanted[-1] if wanted else None} is not found. "
-                           "Use the --list flag to list available metrics")
+        raise RuntimeError(
+            f"Metric {wanted[-1] if wanted else None} is not found. Use the --list flag to list available metrics"
+        )
     return found
 
 
@@ -873,16 +925,18 @@ def remove_frames(database):
 def _to_triton_layout(database: list) -> list:
     """Proton's layout (inclusive metrics, {"devices": ...}) as Triton's: own values, device info by type."""
     if database and isinstance(database[-1], dict) and "frame" not in database[-1] and "devices" not in database[-1]:
-        return database   # already Triton's
+        return database  # already Triton's
     info = {}
     if database and isinstance(database[-1], dict) and "devices" in database[-1]:
-        info = {kind: {str(i): _device_keys(d) for i, d in by_index.items()}
-                for kind, by_index in database.pop()["devices"].items()}
+        info = {
+            kind: {str(i): _device_keys(d) for i, d in by_index.items()}
+            for kind, by_index in database.pop()["devices"].items()
+        }
     for root in database:
         _own_bottom_up(root)
     for root in database:
         for name in {k for n in _walk(root) for k in n["metrics"] if k not in LABELS}:
-            root["metrics"].setdefault(name, 0)   # hatchet takes the metric columns from the first node
+            root["metrics"].setdefault(name, 0)  # hatchet takes the metric columns from the first node
     return database + [info]
 
 
@@ -928,6 +982,7 @@ def _devices(device_info):
 def get_min_time_flops(df, device_info):
     """Per row: the least time its flops<width> need at the device's peak (column "min_time")."""
     import pandas as pd
+
     out = pd.DataFrame(0.0, index=df.index, columns=["min_time"])
     for kind, index, info in _devices(device_info):
         rows = df["device_id"] == index
@@ -942,6 +997,7 @@ def get_min_time_flops(df, device_info):
 def get_min_time_bytes(df, device_info):
     """Per row: the least time its bytes need at the device's peak bandwidth (column "min_time")."""
     import pandas as pd
+
     out = pd.DataFrame(0.0, index=df.index, columns=["min_time"])
     for kind, index, info in _devices(device_info):
         rows = df["device_id"] == index
@@ -953,13 +1009,14 @@ def get_min_time_bytes(df, device_info):
 def derive_metrics(gf, metrics, inclusive_metrics, exclusive_metrics, device_info):
     """Adds the derived metrics' columns to gf.dataframe; returns the column names, in order."""
     import numpy as np
+
     df = gf.dataframe
     columns = []
 
     def column(name):
         return match_available_metrics(name, inclusive_metrics, exclusive_metrics)[0]
 
-    def seconds(stored):   # "time" or "cpu_time"; the column names its unit: "time (ns) (inc)"
+    def seconds(stored):  # "time" or "cpu_time"; the column names its unit: "time (ns) (inc)"
         name = column(stored)
         return df[name] * _seconds_per(name.split("(")[1].split(")")[0])
 
@@ -1013,6 +1070,7 @@ def filter_frames(gf, include=None, exclude=None, threshold=None, metric=None):
     """gf filtered as Triton's -i, -e and -t do (names matched with re.match)."""
     _hatchet()
     from hatchet.query import NegationQuery, ObjectQuery
+
     if include:
         gf = gf.filter(ObjectQuery(["*", {"name": f"(?:{include}).*"}, "*"]), squash=True)
     if exclude:
@@ -1024,6 +1082,7 @@ def filter_frames(gf, include=None, exclude=None, threshold=None, metric=None):
 
 def emit_warnings(gf, metrics):
     import numpy as np
+
     if "bytes (inc)" in metrics and np.nanmin(gf.dataframe["bytes (inc)"].values) < 0:
         print("Warning: Negative byte values detected, this is usually the result of a datatype overflow\n")
 

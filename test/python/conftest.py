@@ -11,7 +11,9 @@ if _OWN_CACHE:
 def pytest_sessionfinish(session, exitstatus):
     if _OWN_CACHE:
         import shutil
+
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
 
 import pytest
 
@@ -22,6 +24,7 @@ from fake_rocprofiler_support import rocprofiler_fake, rocprofiler_fake_path  # 
 
 def pytest_collection_modifyitems(config, items):
     from proton.gpu import why_no_gpu
+
     reason = why_no_gpu()
     if reason is None:
         return

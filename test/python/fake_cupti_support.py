@@ -25,16 +25,20 @@ def _cupti_include_dir():
 
 
 def _compile_fake(out_dir: Path) -> Path:
-    compiler = next((path for path in map(shutil.which, (os.environ.get("CC") or "", "cc", "gcc", "clang"))
-                     if path), None)
+    compiler = next(
+        (path for path in map(shutil.which, (os.environ.get("CC") or "", "cc", "gcc", "clang")) if path), None
+    )
     if not compiler:
         pytest.skip("no C compiler (cc/gcc/clang) to build the fake libcupti")
     include = _cupti_include_dir()
     if include is None:
         pytest.skip("no CUPTI headers (triton/backends/nvidia/include/cupti.h) to build the fake libcupti")
     library = out_dir / "libcupti_fake.so"
-    result = subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library), str(FAKE_SOURCE),
-                             f"-I{include}", "-lpthread"], capture_output=True, text=True)
+    result = subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O1", "-o", str(library), str(FAKE_SOURCE), f"-I{include}", "-lpthread"],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         pytest.fail(f"building the fake libcupti failed:\n{result.stderr}")
     return library

@@ -19,8 +19,9 @@ INCLUDE_DIR = Path(__file__).resolve().parents[2] / "include"
 
 
 def _compiler():
-    compiler = next((path for path in map(shutil.which, (os.environ.get("CC") or "", "cc", "gcc", "clang"))
-                     if path), None)
+    compiler = next(
+        (path for path in map(shutil.which, (os.environ.get("CC") or "", "cc", "gcc", "clang")) if path), None
+    )
     if not compiler:
         pytest.skip("no C compiler (cc/gcc/clang) to build the fake librocprofiler-sdk")
     return compiler
@@ -29,8 +30,21 @@ def _compiler():
 @pytest.fixture(scope="session")
 def rocprofiler_fake_path(tmp_path_factory):
     library = tmp_path_factory.mktemp("fake_rocprofiler") / "librocprofiler-sdk.so.1"
-    result = subprocess.run([_compiler(), "-shared", "-fPIC", "-O1", f"-I{INCLUDE_DIR}", "-o", str(library),
-                             str(FAKE_DIR / "fake_rocprofiler_sdk.c"), "-lpthread"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            _compiler(),
+            "-shared",
+            "-fPIC",
+            "-O1",
+            f"-I{INCLUDE_DIR}",
+            "-o",
+            str(library),
+            str(FAKE_DIR / "fake_rocprofiler_sdk.c"),
+            "-lpthread",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         pytest.fail(f"building the fake librocprofiler-sdk failed:\n{result.stderr}")
     return library

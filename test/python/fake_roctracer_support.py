@@ -27,8 +27,9 @@ def _amd_include_dir():
 
 
 def _compiler():
-    compiler = next((path for path in map(shutil.which, (os.environ.get("CC") or "", "cc", "gcc", "clang"))
-                     if path), None)
+    compiler = next(
+        (path for path in map(shutil.which, (os.environ.get("CC") or "", "cc", "gcc", "clang")) if path), None
+    )
     if not compiler:
         pytest.skip("no C compiler (cc/gcc/clang) to build the fake libroctracer64")
     return compiler
@@ -49,8 +50,21 @@ def roctracer_fake_path(tmp_path_factory):
         pytest.skip("no ROCTracer headers (triton/backends/amd/include/roctracer) to build the fake libroctracer64")
     library = tmp_path_factory.mktemp("fake_roctracer") / "libroctracer64_fake.so"
     # HIP's host headers (through roctracer_hip.h) need the platform named.
-    _build([_compiler(), "-shared", "-fPIC", "-O1", "-D__HIP_PLATFORM_AMD__", f"-I{include}", "-o", str(library),
-            str(FAKE_DIR / "fake_roctracer.c"), "-lpthread"], "the fake libroctracer64")
+    _build(
+        [
+            _compiler(),
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-D__HIP_PLATFORM_AMD__",
+            f"-I{include}",
+            "-o",
+            str(library),
+            str(FAKE_DIR / "fake_roctracer.c"),
+            "-lpthread",
+        ],
+        "the fake libroctracer64",
+    )
     return library
 
 
@@ -59,23 +73,42 @@ def fake_amdhip_path(tmp_path_factory):
     """A stand-in libamdhip64.so (soname libamdhip64.so) that counts
     hipDeviceSynchronize calls. Load it only in a subprocess."""
     library = tmp_path_factory.mktemp("fake_amdhip") / "libamdhip64.so"
-    _build([_compiler(), "-shared", "-fPIC", "-O1", "-Wl,-soname,libamdhip64.so", "-o", str(library),
-            str(FAKE_DIR / "fake_amdhip64.c")], "the fake libamdhip64")
+    _build(
+        [
+            _compiler(),
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-Wl,-soname,libamdhip64.so",
+            "-o",
+            str(library),
+            str(FAKE_DIR / "fake_amdhip64.c"),
+        ],
+        "the fake libamdhip64",
+    )
     return library
 
 
 _SIGNATURES = {
-    "fake_hip_launch": (ctypes.c_uint64, [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64,
-                                          ctypes.c_int]),
+    "fake_hip_launch": (
+        ctypes.c_uint64,
+        [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int],
+    ),
     "fake_hip_launch_many": (ctypes.c_uint64, [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int]),
-    "fake_hip_memcpy": (ctypes.c_uint64, [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64,
-                                          ctypes.c_uint64]),
+    "fake_hip_memcpy": (
+        ctypes.c_uint64,
+        [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64],
+    ),
     "fake_hip_memset": (ctypes.c_uint64, [ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]),
-    "fake_hip_graph_launch": (ctypes.c_uint64, [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_uint64,
-                                                ctypes.c_uint64]),
+    "fake_hip_graph_launch": (
+        ctypes.c_uint64,
+        [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64],
+    ),
     "fake_hip_api_call": (ctypes.c_uint64, [ctypes.c_uint32]),
-    "fake_hip_ops_record": (None, [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64,
-                                   ctypes.c_uint64]),
+    "fake_hip_ops_record": (
+        None,
+        [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64],
+    ),
     "fake_callback_enabled": (ctypes.c_int, [ctypes.c_uint32]),
     "fake_callbacks_enabled": (ctypes.c_uint32, []),
     "fake_activity_enabled": (ctypes.c_int, [ctypes.c_uint32]),

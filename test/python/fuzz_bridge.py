@@ -33,8 +33,9 @@ def real_llvm_ir() -> str:
     hook.instrument_llvm_ir = lambda text, options: seen.append(text) or original(text, options)
     triton.knobs.compilation.always_compile = True
     with hook.InstrumentationHook(PipelineOptions(), "fuzz"):
-        compile_kernel(softmax, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, GPUTarget("cuda", 90, 32),
-                       BLOCK=256)
+        compile_kernel(
+            softmax, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, GPUTarget("cuda", 90, 32), BLOCK=256
+        )
     hook.instrument_llvm_ir = original
     return seen[0]
 

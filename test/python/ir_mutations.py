@@ -22,5 +22,5 @@ def mutations(text: str, count: int, seed: int, tokens: list[str], max_edits: in
                 mutated[i], mutated[j] = mutated[j], mutated[i]
             else:
                 at = rng.randrange(len(mutated[i]) + 1)
-                mutated[i] = mutated[i][:at] + rng.choice(tokens) + mutated[i][at + rng.randrange(4):]
+                mutated[i] = mutated[i][:at] + rng.choice(tokens) + mutated[i][at + rng.randrange(4) :]
         yield "\n".join(mutated)

@@ -9,43 +9,75 @@ import numpy as np
 from proton.instrument import buffer as fmt
 
 
-def layout(num_warps: int = 4, segment_bytes: int = 1024, clock_bits: int = 64, warps=None,
-           buffer_type: str = "shared", granularity: str = "warp") -> dict:
+def layout(
+    num_warps: int = 4,
+    segment_bytes: int = 1024,
+    clock_bits: int = 64,
+    warps=None,
+    buffer_type: str = "shared",
+    granularity: str = "warp",
+) -> dict:
     """A layout dict as the compiler reports it in metadata["layout"]."""
     warps = list(range(num_warps)) if warps is None else list(warps)
     record_bytes = fmt.RECORD_WORDS * 4
     block_bytes = fmt.block_bytes(segment_bytes)
     return {
-        "buffer_type": buffer_type, "granularity": granularity, "clock_bits": clock_bits,
-        "num_warps": num_warps, "warps": warps, "segment_bytes": segment_bytes,
-        "record_bytes": record_bytes, "capacity": segment_bytes // record_bytes,
-        "segment_header_bytes": fmt.HEADER_WORDS * 4, "block_bytes": block_bytes,
-        "bytes_per_cta": len(warps) * block_bytes, "shared_offset": 0,
+        "buffer_type": buffer_type,
+        "granularity": granularity,
+        "clock_bits": clock_bits,
+        "num_warps": num_warps,
+        "warps": warps,
+        "segment_bytes": segment_bytes,
+        "record_bytes": record_bytes,
+        "capacity": segment_bytes // record_bytes,
+        "segment_header_bytes": fmt.HEADER_WORDS * 4,
+        "block_bytes": block_bytes,
+        "bytes_per_cta": len(warps) * block_bytes,
+        "shared_offset": 0,
         "shared_bytes": len(warps) * block_bytes if buffer_type == "shared" else 0,
     }
 
 
-def metadata(scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0, target: str = "nvptx",
-             kinds=None) -> dict:
+def metadata(
+    scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0, target: str = "nvptx", kinds=None
+) -> dict:
     """Kernel metadata for `scopes`, a list of (name, parent id); `kinds`
     gives each id's kind ("scope", "event", "mark"; default all scopes)."""
     kinds = kinds or ["scope"] * len(scopes)
     return {
-        "instrumented": True, "kernel": kernel, "kernel_id": kernel_id, "target": target,
-        "scopes": [{"id": i, "name": n, "parent": p, "loc": "", "kind": k}
-                   for i, ((n, p), k) in enumerate(zip(scopes, kinds))],
-        "layout": layout_dict, "profile_scratch_size": layout_dict["bytes_per_cta"],
-        "profile_scratch_align": 16, "warnings": "",
+        "instrumented": True,
+        "kernel": kernel,
+        "kernel_id": kernel_id,
+        "target": target,
+        "scopes": [
+            {"id": i, "name": n, "parent": p, "loc": "", "kind": k} for i, ((n, p), k) in enumerate(zip(scopes, kinds))
+        ],
+        "layout": layout_dict,
+        "profile_scratch_size": layout_dict["bytes_per_cta"],
+        "profile_scratch_align": 16,
+        "warnings": "",
     }
 
 
 def tag(scope_id, end) -> np.ndarray:
     """Tags as decode works with them: bit 31 end, bits 0-30 the scope id."""
-    return (np.asarray(scope_id, dtype=np.uint32) | (np.asarray(end, dtype=np.uint32) << np.uint32(31)))
+    return np.asarray(scope_id, dtype=np.uint32) | (np.asarray(end, dtype=np.uint32) << np.uint32(31))
 
 
-def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start, clk_end, gt_start, gt_end,
-          sm=None, xcc=None, kernel_id: int = 0, target: str = "nvptx") -> np.ndarray:
+def build(
+    layout_dict: dict,
+    tags: np.ndarray,
+    clocks: np.ndarray,
+    *,
+    clk_start,
+    clk_end,
+    gt_start,
+    gt_end,
+    sm=None,
+    xcc=None,
+    kernel_id: int = 0,
+    target: str = "nvptx",
+) -> np.ndarray:
     """A buffer of `tags.shape[0]` CTAs.
 
     tags, clocks: (ctas, segments, n) in the order written (n may exceed the
@@ -61,22 +93,28 @@ def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start,
     assert segments == len(lay["warps"])
     cap = lay["capacity"]
     blocks = np.zeros((ctas, segments, lay["bytes_per_cta"] // 4 // segments), dtype=np.uint32)
-    head = blocks[:, :, :fmt.HEADER_WORDS]
+    head = blocks[:, :, : fmt.HEADER_WORDS]
     head[:, :, fmt.W_MAGIC_FLAGS] = fmt.flags_word(lay, target)
     head[:, :, fmt.W_KERNEL_ID] = kernel_id
     head[:, :, fmt.W_COUNT] = n
     where = np.zeros((ctas, segments), dtype=np.uint32) if sm is None else np.asarray(sm, dtype=np.uint32)
     if target == "amdgpu":
-        where = (where & np.uint32(0xFFFF)) | ((np.asarray(0 if xcc is None else xcc, dtype=np.uint32)
-                                                 & np.uint32(0xF)) << np.uint32(16))
+        where = (where & np.uint32(0xFFFF)) | (
+            (np.asarray(0 if xcc is None else xcc, dtype=np.uint32) & np.uint32(0xF)) << np.uint32(16)
+        )
     head[:, :, fmt.W_LOCATION] = where | (np.asarray(lay["warps"], dtype=np.uint32) << np.uint32(fmt.WARP_SHIFT))
-    for word, value in ((fmt.W_GT_START, gt_start), (fmt.W_CLK_START, clk_start), (fmt.W_GT_END, gt_end),
-                        (fmt.W_CLK_END, clk_end)):
+    for word, value in (
+        (fmt.W_GT_START, gt_start),
+        (fmt.W_CLK_START, clk_start),
+        (fmt.W_GT_END, gt_end),
+        (fmt.W_CLK_END, clk_end),
+    ):
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))
         head[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         head[:, :, word + 1] = (value >> np.uint64(32)).astype(np.uint32)
-    records = blocks[:, :, fmt.HEADER_WORDS:fmt.HEADER_WORDS + cap * fmt.RECORD_WORDS].reshape(
-        ctas, segments, cap, fmt.RECORD_WORDS)
+    records = blocks[:, :, fmt.HEADER_WORDS : fmt.HEADER_WORDS + cap * fmt.RECORD_WORDS].reshape(
+        ctas, segments, cap, fmt.RECORD_WORDS
+    )
     kept = min(n, cap)
     order = np.arange(n - kept, n)
     slots = order % cap
@@ -84,5 +122,5 @@ def build(layout_dict: dict, tags: np.ndarray, clocks: np.ndarray, *, clk_start,
     c = clocks[:, :, order]
     high = (c >> np.uint64(32)).astype(np.uint32) & np.uint32(0xFFFF) if lay["clock_bits"] == 64 else 0
     records[:, :, slots, 0] = (c & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    records[:, :, slots, 1] = (high | ((t & np.uint32(0x7FFF)) << np.uint32(16)) | (t & fmt.END_BIT))
+    records[:, :, slots, 1] = high | ((t & np.uint32(0x7FFF)) << np.uint32(16)) | (t & fmt.END_BIT)
     return blocks.view(np.uint8).reshape(-1)

@@ -53,13 +53,15 @@ def test_default_backend_is_the_host_profiler(host, tmp_path):
 def test_host_only_profiling_never_loads_the_compiler_extension(fake_path, tmp_path):
     """The compiler extension (20 MB of MLIR) loads when a kernel is first
     instrumented, never for host profiling."""
-    code = ("import sys, proton, proton.language, proton.hooks, proton.viewer, proton.specs, proton.context\n"
-            f"proton.start({str(tmp_path / 'host')!r}, quiet=True)\n"
-            "with proton.scope('step'):\n    pass\n"
-            "proton.finalize()\n"
-            "assert 'proton._C' not in sys.modules, 'loaded at import or by a host session'\n"
-            "from proton.instrument.compiler import extension\n"
-            "assert extension().LLVM_VERSION and 'proton._C' in sys.modules\n")
+    code = (
+        "import sys, proton, proton.language, proton.hooks, proton.viewer, proton.specs, proton.context\n"
+        f"proton.start({str(tmp_path / 'host')!r}, quiet=True)\n"
+        "with proton.scope('step'):\n    pass\n"
+        "proton.finalize()\n"
+        "assert 'proton._C' not in sys.modules, 'loaded at import or by a host session'\n"
+        "from proton.instrument.compiler import extension\n"
+        "assert extension().LLVM_VERSION and 'proton._C' in sys.modules\n"
+    )
     env = dict(os.environ, PROTON_CUPTI_LIB=str(fake_path))
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -127,7 +129,7 @@ def test_profile_decorator_keeps_the_session_open_until_finalize(host, tmp_path,
         return a + b
 
     assert add(1, 2) == 3
-    (session, ) = proton.sessions()
+    (session,) = proton.sessions()
     assert not session.active  # deactivated after the call, open until finalize
     proton.finalize()
     assert (tmp_path / "named.hatchet").exists()
@@ -199,9 +201,16 @@ def test_sessions_register_their_hooks(tmp_path):
 
 
 def test_mode_keywords_as_triton_writes_them():
-    mode = Default(metric_type="cycle", buffer_strategy="circular", buffer_type="shared_mem", buffer_size=4096,
-                   granularity="warp_2", sampling_strategy="selective", sampling_options="0, 2",
-                   optimizations="clock32,time_shift")
+    mode = Default(
+        metric_type="cycle",
+        buffer_strategy="circular",
+        buffer_type="shared_mem",
+        buffer_size=4096,
+        granularity="warp_2",
+        sampling_strategy="selective",
+        sampling_options="0, 2",
+        optimizations="clock32,time_shift",
+    )
     assert mode.buffer_type == "shared" and mode.sampling_options == (0, 2)
     assert mode.optimizations == ("clock32", "time_shift")
     options = mode.pipeline_options()
@@ -210,8 +219,10 @@ def test_mode_keywords_as_triton_writes_them():
     assert options.for_warps(8).sampling_options == (0, 2)
     assert Default(granularity="warp_4").pipeline_options().for_warps(8).sampling_options == (0, 4)
     assert Default(granularity="warp_group_2").pipeline_options().for_warps(16).sampling_options == (0, 2)
-    parsed = parse_any("default:metric_type=cycle:buffer_type=shared_mem:granularity=warp_group_2:"
-                       "sampling_strategy=selective:sampling_options=0, 2:buffer_strategy=circular")
+    parsed = parse_any(
+        "default:metric_type=cycle:buffer_type=shared_mem:granularity=warp_group_2:"
+        "sampling_strategy=selective:sampling_options=0, 2:buffer_strategy=circular"
+    )
     assert parsed.granularity == "warp_group_2" and parsed.buffer_type == "shared"
     with pytest.raises(ModeError, match="buffer_strategy=flush is not supported"):
         Default(buffer_strategy="flush")
@@ -223,6 +234,7 @@ def test_mode_keywords_as_triton_writes_them():
 
 def test_strided_granularity_compiles_to_every_other_warp():
     from proton.instrument.stage_hook import InstrumentationHook as StageHook
+
     with StageHook(Default(granularity="warp_2").pipeline_options(), "warp2"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=1024)
     assert json.loads(kernel.metadata.proton)["layout"]["warps"] == [0, 2]
@@ -247,6 +259,7 @@ def _marked(out):
 def test_enable_and_disable_semantic():
     pl.enable_semantic("triton")  # accepted: Triton kernels record by default here
     from proton.instrument.stage_hook import InstrumentationHook as StageHook
+
     try:
         pl.disable_semantic("triton")
         with StageHook(Default().pipeline_options(), "semantic"), pytest.raises(Exception) as error:
@@ -289,8 +302,9 @@ def test_scripts_under_the_command_line_share_its_session(tmp_path):
         assert not session.active
         proton.activate()
         assert session.active
-        with pytest.raises(proton.ProfilerError, match="Only one session can be activated when running from the "
-                                                       "command line"):
+        with pytest.raises(
+            proton.ProfilerError, match="Only one session can be activated when running from the command line"
+        ):
             proton.activate(session + 5)
         assert proton.finalize() is None and proton.sessions() == [session.session]
     finally:
@@ -301,11 +315,15 @@ def test_scripts_under_the_command_line_share_its_session(tmp_path):
 
 def test_specs_match_tritons():
     specs = pytest.importorskip("triton.profiler.specs")
-    for device_type, arch, sms, clock in (("CUDA", "80", 108, 1410000), ("CUDA", "90", 132, 1980000),
-                                          ("HIP", "gfx942", 304, 2100000)):
+    for device_type, arch, sms, clock in (
+        ("CUDA", "80", 108, 1410000),
+        ("CUDA", "90", 132, 1980000),
+        ("HIP", "gfx942", 304, 2100000),
+    ):
         for width in (8, 16, 32, 64):
-            assert proton.specs.max_flops(device_type, arch, width, sms, clock) == \
-                pytest.approx(specs.max_flops(device_type, arch, width, sms, clock), rel=1e-12)
+            assert proton.specs.max_flops(device_type, arch, width, sms, clock) == pytest.approx(
+                specs.max_flops(device_type, arch, width, sms, clock), rel=1e-12
+            )
     assert proton.specs.max_bps("CUDA", "90", 5120, 2619000) == specs.max_bps("CUDA", "90", 5120, 2619000)
 
 
@@ -314,8 +332,12 @@ def test_names_may_carry_the_extension(host, tmp_path):
     proton.start(str(tmp_path / "intra.hatchet"), backend="instrumentation", quiet=True)
     proton.start(str(tmp_path / "host.hatchet"), quiet=True)
     proton.finalize()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["host.hatchet", "intra.chrome_trace", "intra.hatchet",
-                                                          "intra.pftrace"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "host.hatchet",
+        "intra.chrome_trace",
+        "intra.hatchet",
+        "intra.pftrace",
+    ]
 
 
 def test_python_dash_m_proton_is_the_command():
@@ -325,7 +347,9 @@ def test_python_dash_m_proton_is_the_command():
 
 def test_output_directory_is_checked_at_start_and_data_kept_at_finalize(tmp_path, capsys):
     # A name in a directory that does not exist fails at start, not at finalize.
-    with pytest.raises(proton.ProfilerError, match="cannot write the session's outputs to .*nowhere: no such directory"):
+    with pytest.raises(
+        proton.ProfilerError, match="cannot write the session's outputs to .*nowhere: no such directory"
+    ):
         proton.start(str(tmp_path / "nowhere" / "run"), backend="instrumentation")
     assert proton.sessions() == []
     # A directory that goes away during the run: the outputs go to the
@@ -345,28 +369,41 @@ def test_the_test_suite_removes_its_triton_cache(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_CACHE_DIR"}
     env["TMPDIR"] = str(tmp_path)
     here = os.path.dirname(__file__)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           os.path.join(here, "test_binding.py")], capture_output=True, text=True, env=env, cwd=here)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(here, "test_binding.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=here,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert not list(tmp_path.glob("proton-test-cache-*"))
 
 
-@pytest.mark.parametrize("mode,problem", [
-    ("default:buffer_size=99999999999999999999", "buffer_size must be 0 .inferred. or a power of two"),
-    ("default:buffer_size=1000", "power of two"),
-    ("default:sampling_strategy=selective:sampling_options=0,4096", "sampling_options are warp .or warp-group. ids"),
-    ("default:sampling_strategy=selective:sampling_options=-1", "sampling_options are warp"),
-])
+@pytest.mark.parametrize(
+    "mode,problem",
+    [
+        ("default:buffer_size=99999999999999999999", "buffer_size must be 0 .inferred. or a power of two"),
+        ("default:buffer_size=1000", "power of two"),
+        (
+            "default:sampling_strategy=selective:sampling_options=0,4096",
+            "sampling_options are warp .or warp-group. ids",
+        ),
+        ("default:sampling_strategy=selective:sampling_options=-1", "sampling_options are warp"),
+    ],
+)
 def test_modes_are_validated_when_made(mode, problem):
     # Issue 17 item 8: at start, not at compile time.
     with pytest.raises(ModeError, match=problem):
         proton.start("x", backend="instrumentation", mode=mode)
-    assert Default(sampling_strategy="selective", sampling_options=5).sampling_options == (5, )
+    assert Default(sampling_strategy="selective", sampling_options=5).sampling_options == (5,)
 
 
 def test_start_checks_its_limits(tmp_path):
-    for kwargs, problem in (({"max_buffer_bytes": -1}, "max_buffer_bytes must be a number of bytes >= 0"),
-                            ({"max_launches_per_kernel": -2}, "max_launches_per_kernel must be an integer >= 0")):
+    for kwargs, problem in (
+        ({"max_buffer_bytes": -1}, "max_buffer_bytes must be a number of bytes >= 0"),
+        ({"max_launches_per_kernel": -2}, "max_launches_per_kernel must be an integer >= 0"),
+    ):
         with pytest.raises(proton.ProfilerError, match=problem):
             proton.start(str(tmp_path / "x"), backend="instrumentation", **kwargs)
     assert proton.sessions() == []
@@ -376,6 +413,7 @@ def test_no_torch_and_no_gpu_are_told_apart(monkeypatch):
     # Issue 17 item 11: a missing PyTorch is named as such, not as "no GPU".
     import builtins
     from proton.gpu import why_no_gpu
+
     real_import = builtins.__import__
 
     def without_torch(name, *args, **kwargs):
@@ -408,10 +446,15 @@ def test_no_torch_and_no_gpu_are_told_apart(monkeypatch):
 @pytest.mark.parametrize("example", ["example_override.py", "task_profiler.py", "host_profile.py"])
 def test_examples_say_what_is_missing_without_a_traceback(example):
     from proton.gpu import why_no_gpu
+
     if why_no_gpu() is None:
         pytest.skip("a GPU is here: the examples run (the GPU tests cover them)")
-    done = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "..", "examples", example)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, os.path.join(os.path.dirname(__file__), "..", "..", "examples", example)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if "Traceback" in done.stderr or done.returncode != 0:
         pytest.fail(f"{example}: exit {done.returncode}\n{done.stderr[-2000:]}")
     assert "nothing runs: " in done.stdout or "nothing to profile: " in done.stdout

@@ -36,8 +36,16 @@ def build(per_warp, ctas=1, segment_bytes=1024, clock_bits=64):
     clk_end = start + np.uint64(STEP * (n + 1))
     gt_start = np.full((ctas, segments), 5 * 10**17, dtype=np.uint64)
     gt_end = gt_start + np.uint64(int(STEP * (n + 1) / CLOCK_GHZ))
-    buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
-                          sm=np.zeros((ctas, segments)))
+    buf = synthetic.build(
+        lay,
+        tags,
+        clocks,
+        clk_start=start,
+        clk_end=clk_end,
+        gt_start=gt_start,
+        gt_end=gt_end,
+        sm=np.zeros((ctas, segments)),
+    )
     return buf, synthetic.metadata(TABLE, lay, kernel="k", kinds=KINDS)
 
 
@@ -84,7 +92,7 @@ def test_unpaired_event_records_are_counted_and_not_drawn():
 
 
 def test_a_full_ring_that_lost_a_start_leaves_its_end_unpaired():
-    w = [(1, S), (1, E)] * 5   # 10 records into a ring of 4 (32 bytes)
+    w = [(1, S), (1, E)] * 5  # 10 records into a ring of 4 (32 bytes)
     buf, meta = build([w], segment_bytes=32)
     ev = decode.decode(buf, meta, 1)
     assert ev.dropped.sum() == 6 and ev.asynchronous.num_events == 2 and ev.asynchronous.unpaired == 0
@@ -175,7 +183,9 @@ def test_chrome_trace_draws_events_with_flows_and_marks_as_instants(tmp_path):
     assert sum(e["ph"] == "X" and e["name"] == "copy start" and e["tid"] == 0 for e in events) == 3
     marks = [e for e in events if e["ph"] == "i"]
     assert len(marks) == 2 and all(m["tid"] == 0 and m["name"] == "tick" for m in marks)
-    lanes = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"].startswith("event")]
+    lanes = [
+        e for e in events if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"].startswith("event")
+    ]
     # Two copies are in flight at once: two lanes, whose slices do not overlap.
     assert len(lanes) == 2
     for tid in {s["tid"] for s in slices}:
@@ -185,6 +195,7 @@ def test_chrome_trace_draws_events_with_flows_and_marks_as_instants(tmp_path):
 
 def test_perfetto_trace_draws_events_on_event_tracks_with_flows(tmp_path):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
+
     w0, w1 = producer_consumer()
     w0 = w0[:-2] + [(2, S), (2, S)]
     buf, meta = build([w0, w1])
@@ -195,17 +206,26 @@ def test_perfetto_trace_draws_events_on_event_tracks_with_flows(tmp_path):
     tracks = {p.track_descriptor.uuid: p.track_descriptor for p in trace.packet if p.HasField("track_descriptor")}
     warp_uuid = {int(d.name.split()[1]): u for u, d in tracks.items() if d.name.startswith("warp ")}
     event_tracks = {u for u, d in tracks.items() if d.name.startswith("event copy")}
-    assert event_tracks and all(tracks[u].parent_uuid in {d.uuid for d in tracks.values()
-                                                          if d.name.startswith("k #0 CTA")} for u in event_tracks)
-    te = [(p.timestamp, p.track_event) for p in trace.packet if p.HasField("track_event") and p.trusted_packet_sequence_id == 2]
+    assert event_tracks and all(
+        tracks[u].parent_uuid in {d.uuid for d in tracks.values() if d.name.startswith("k #0 CTA")}
+        for u in event_tracks
+    )
+    te = [
+        (p.timestamp, p.track_event)
+        for p in trace.packet
+        if p.HasField("track_event") and p.trusted_packet_sequence_id == 2
+    ]
     begins = [t for t in te if t[1].type == TrackEvent.TYPE_SLICE_BEGIN]
     ends = [t for t in te if t[1].type == TrackEvent.TYPE_SLICE_END]
-    assert len(begins) == len(ends) == 3 and all(t[1].track_uuid in event_tracks and t[1].name == "copy"
-                                                 for t in begins)
+    assert len(begins) == len(ends) == 3 and all(
+        t[1].track_uuid in event_tracks and t[1].name == "copy" for t in begins
+    )
     # Slices on one track must not overlap: per track, begin/end alternate in time.
     for track in event_tracks:
-        marks = sorted([(ts, 1) for ts, t in begins if t.track_uuid == track] +
-                       [(ts, -1) for ts, t in ends if t.track_uuid == track])
+        marks = sorted(
+            [(ts, 1) for ts, t in begins if t.track_uuid == track]
+            + [(ts, -1) for ts, t in ends if t.track_uuid == track]
+        )
         assert np.cumsum([m for _, m in marks]).max() == 1, "overlapping slices on one event track"
     instants = [t for _, t in te if t.type == TrackEvent.TYPE_INSTANT]
     out = [t for t in instants if t.flow_ids]
@@ -215,12 +235,14 @@ def test_perfetto_trace_draws_events_on_event_tracks_with_flows(tmp_path):
     assert all(t.track_uuid == warp_uuid[0] for t in out) and all(t.track_uuid == warp_uuid[1] for t in into)
     marks = [t for t in instants if t.name == "tick"]
     assert len(marks) == 2 and all(m.track_uuid == warp_uuid[0] for m in marks)
-    assert sum(b - a for (a, _), (b, _) in zip(sorted(begins, key=lambda t: t[0]), sorted(ends, key=lambda t: t[0]))) \
-        == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
+    assert sum(
+        b - a for (a, _), (b, _) in zip(sorted(begins, key=lambda t: t[0]), sorted(ends, key=lambda t: t[0]))
+    ) == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
 
 
 def test_tree_counts_events_and_marks_outside_the_scopes_time():
     from proton.writers import hatchet_tree
+
     w0, w1 = producer_consumer()
     w0 = w0[:-2] + [(2, S), (2, S)]  # two marks, outside any open scope on warp 0
     buf, meta = build([w0, w1])

@@ -48,12 +48,15 @@ def test_unknown_pass_option_is_an_error():
         _C.instrument(KERNEL, "bogus=1")
 
 
-@pytest.mark.parametrize("field,value,valid", [
-    ("buffer_type", "texture", "auto, shared, global, registers"),
-    ("granularity", "thread", "warp, warp_group, cta"),
-    ("clock_bits", 16, "32, 64"),
-    ("target", "spirv", "nvptx, amdgpu"),
-])
+@pytest.mark.parametrize(
+    "field,value,valid",
+    [
+        ("buffer_type", "texture", "auto, shared, global, registers"),
+        ("granularity", "thread", "warp, warp_group, cta"),
+        ("clock_bits", 16, "32, 64"),
+        ("target", "spirv", "nvptx, amdgpu"),
+    ],
+)
 def test_option_values_are_checked_with_the_valid_ones_listed(field, value, valid):
     with pytest.raises(ValueError, match=f"valid: {valid}"):
         PipelineOptions(**{field: value})
@@ -76,12 +79,16 @@ def test_missing_profile_scratch_parameter():
 
 def test_schedule_stores_moves_the_start_store_after_the_end_read():
     plain = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32, buffer_type="shared")).llvm_ir
-    scheduled = instrument_llvm_ir(KERNEL, PipelineOptions(clock_bits=32, buffer_type="shared",
-                                                           sched_stores=True)).llvm_ir
+    scheduled = instrument_llvm_ir(
+        KERNEL, PipelineOptions(clock_bits=32, buffer_type="shared", sched_stores=True)
+    ).llvm_ir
 
     def order(text):
-        return [("read" if "%clock;" in line else "store") for line in text.splitlines()
-                if "%clock;" in line or "st.shared.v2" in line]
+        return [
+            ("read" if "%clock;" in line else "store")
+            for line in text.splitlines()
+            if "%clock;" in line or "st.shared.v2" in line
+        ]
 
     assert order(plain) == ["read", "store", "read", "store"]
     assert order(scheduled) == ["read", "read", "store", "store"]
@@ -90,8 +97,10 @@ def test_schedule_stores_moves_the_start_store_after_the_end_read():
 def test_string_parameter_attributes_survive_the_round_trip():
     # MLIR's import drops "nvvm.grid_constant" (TMA descriptors); losing it
     # makes NVPTX copy the descriptor to local memory, where TMA faults.
-    text = KERNEL.replace("define ptx_kernel void @k(ptr addrspace(1) %out,",
-                          'define ptx_kernel void @k(ptr addrspace(1) byval([128 x i8]) align 64 "nvvm.grid_constant" %out,')
+    text = KERNEL.replace(
+        "define ptx_kernel void @k(ptr addrspace(1) %out,",
+        'define ptx_kernel void @k(ptr addrspace(1) byval([128 x i8]) align 64 "nvvm.grid_constant" %out,',
+    )
     kernel = instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
     signature = kernel.llvm_ir.split("define")[1].split("{")[0]
     first_param, second_param = signature.split(",")[:2]
@@ -104,7 +113,8 @@ def test_intrinsic_declarations_keep_the_input_attributes():
     # LLVM cannot parse (nocreateundeforpoison): the input's attributes stay.
     text = KERNEL.replace("store i32 1,", "%m = call i32 @llvm.smin.i32(i32 1, i32 2)\n  store i32 %m,") + (
         "declare i32 @llvm.smin.i32(i32, i32) #1\n"
-        "attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }\n")
+        "attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }\n"
+    )
     kernel = instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
     assert kernel.instrumented
     assert "nocreateundeforpoison" not in kernel.llvm_ir
@@ -114,12 +124,15 @@ def test_intrinsic_declarations_keep_the_input_attributes():
     assert "memory(none)" in attributes and "speculatable" in attributes
 
 
-@pytest.mark.parametrize("options,reason", [
-    ("buffer-size=1099511627776", "for the --buffer-size option: '1099511627776' value invalid for uint argument"),
-    ("threads-per-warp=-3", "for the --threads-per-warp option: '-3' value invalid"),
-    ("sched-stores=maybe", "'maybe' is invalid value for boolean argument"),
-    ("bogus=1", "no such option bogus"),
-])
+@pytest.mark.parametrize(
+    "options,reason",
+    [
+        ("buffer-size=1099511627776", "for the --buffer-size option: '1099511627776' value invalid for uint argument"),
+        ("threads-per-warp=-3", "for the --threads-per-warp option: '-3' value invalid"),
+        ("sched-stores=maybe", "'maybe' is invalid value for boolean argument"),
+        ("bogus=1", "no such option bogus"),
+    ],
+)
 def test_invalid_options_name_the_option_and_why(options, reason):
     with pytest.raises(_C.CompilerError) as error:
         _C.instrument(KERNEL, options)
@@ -143,11 +156,15 @@ def test_a_broken_module_with_debug_info_is_an_error_not_an_abort():
     # LLVM's usual parse verifies modules with debug info and aborts the
     # process ("Broken module found"); the binding reports it instead. Run in
     # a child process so that a regression shows as a crash, not a dead suite.
-    broken = KERNEL.replace("store i32 1, ptr addrspace(1) %out, align 4",
-                            "store i32 1, ptr addrspace(1) %out, align 4, !dbg !6\n  %bad = add i32 %bad, 1")
-    code = (f"from proton.instrument.compiler import instrument_llvm_ir, InstrumentationError\n"
-            f"try:\n    instrument_llvm_ir({broken + DEBUG_INFO!r})\n"
-            f"except InstrumentationError as e:\n    print('refused:', str(e).splitlines()[0])\n")
+    broken = KERNEL.replace(
+        "store i32 1, ptr addrspace(1) %out, align 4",
+        "store i32 1, ptr addrspace(1) %out, align 4, !dbg !6\n  %bad = add i32 %bad, 1",
+    )
+    code = (
+        f"from proton.instrument.compiler import instrument_llvm_ir, InstrumentationError\n"
+        f"try:\n    instrument_llvm_ir({broken + DEBUG_INFO!r})\n"
+        f"except InstrumentationError as e:\n    print('refused:', str(e).splitlines()[0])\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused: the LLVM IR does not verify: Only PHI nodes may reference their own value" in done.stdout
@@ -156,8 +173,9 @@ def test_a_broken_module_with_debug_info_is_an_error_not_an_abort():
 def test_errors_state_the_problem_without_ir_and_are_bounded():
     # One error per unclosed scope: thousands of scopes give a bounded
     # message whose first line is the problem, with no operation dumped.
-    opens = "\n".join(f'  %a{i} = tail call i32 asm sideeffect "// @proton start s{i}", "=r,r"(i32 0)'
-                      for i in range(3000))
+    opens = "\n".join(
+        f'  %a{i} = tail call i32 asm sideeffect "// @proton start s{i}", "=r,r"(i32 0)' for i in range(3000)
+    )
     text = KERNEL.replace('  %a = tail call i32 asm sideeffect "// @proton start work", "=r,r"(i32 0)', opens)
     with pytest.raises(InstrumentationError) as error:
         instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
@@ -168,14 +186,16 @@ def test_errors_state_the_problem_without_ir_and_are_bounded():
 
 def test_target_must_match_the_modules_triple():
     ptx_module = 'target triple = "nvptx64-nvidia-cuda"\n' + KERNEL
-    with pytest.raises(InstrumentationError, match="target=amdgpu does not match the module's triple "
-                                                   "'nvptx64-nvidia-cuda'"):
+    with pytest.raises(
+        InstrumentationError, match="target=amdgpu does not match the module's triple 'nvptx64-nvidia-cuda'"
+    ):
         instrument_llvm_ir(ptx_module, PipelineOptions(target="amdgpu", arch="gfx942"))
     assert instrument_llvm_ir(ptx_module, PipelineOptions(arch="sm_90")).instrumented
 
 
-@pytest.mark.parametrize("target,arch", [("nvptx", "sm_999"), ("nvptx", "sm_90 buffer-size=8"), ("amdgpu", "sm_90"),
-                                         ("nvptx", "gfx942")])
+@pytest.mark.parametrize(
+    "target,arch", [("nvptx", "sm_999"), ("nvptx", "sm_90 buffer-size=8"), ("amdgpu", "sm_90"), ("nvptx", "gfx942")]
+)
 def test_arch_must_be_one_of_the_targets(target, arch):
     with pytest.raises(ValueError, match=f"arch '{arch}' is not a {target} architecture"):
         PipelineOptions(target=target, arch=arch)
@@ -183,8 +203,10 @@ def test_arch_must_be_one_of_the_targets(target, arch):
 
 def test_num_warps_must_match_the_declared_threads():
     # KERNEL declares 256 threads: 8 warps. 2 would record a quarter of them silently.
-    with pytest.raises(InstrumentationError, match="num_warps=2 does not match the kernel, which declares 256 "
-                                                   "threads per CTA .8 warps of 32."):
+    with pytest.raises(
+        InstrumentationError,
+        match="num_warps=2 does not match the kernel, which declares 256 threads per CTA .8 warps of 32.",
+    ):
         instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=2))
     assert instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=8)).metadata["layout"]["num_warps"] == 8
 
@@ -195,8 +217,10 @@ def test_two_kernels_with_scopes_in_one_module_are_refused():
         instrument_llvm_ir(KERNEL + second, PipelineOptions(arch="sm_90"))
 
 
-@pytest.mark.parametrize("name,shown,byte", [(r"a\00b", r"a\x00b", "0x00"), (r"caf\C3\A9", r"caf\xc3\xa9", "0xc3"),
-                                             (r"bad\FFname", r"bad\xffname", "0xff")])
+@pytest.mark.parametrize(
+    "name,shown,byte",
+    [(r"a\00b", r"a\x00b", "0x00"), (r"caf\C3\A9", r"caf\xc3\xa9", "0xc3"), (r"bad\FFname", r"bad\xffname", "0xff")],
+)
 def test_control_and_non_ascii_scope_names_are_named_by_byte(name, shown, byte):
     # Issue 17 item 9: a NUL no longer cuts the message, UTF-8 no longer
     # garbles it or raises UnicodeDecodeError.

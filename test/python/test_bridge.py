@@ -73,8 +73,12 @@ def test_triton_declarations_come_back_exactly():
     # old intrinsic names included), with its attribute group's exact text.
     for line in declarations(EXP_KERNEL):
         assert line.rsplit("#", 1)[0] in [d.rsplit("#", 1)[0] for d in declarations(out)]
-    for name in ("llvm.nvvm.ex2.approx.f", "llvm.nvvm.ex2.approx.ftz.f", "llvm.nvvm.read.ptx.sreg.tid.x",
-                 "llvm.nvvm.barrier.cta.sync.aligned.all"):
+    for name in (
+        "llvm.nvvm.ex2.approx.f",
+        "llvm.nvvm.ex2.approx.ftz.f",
+        "llvm.nvvm.read.ptx.sreg.tid.x",
+        "llvm.nvvm.barrier.cta.sync.aligned.all",
+    ):
         assert group_of(out, name) == group_of(EXP_KERNEL, name)
     assert "ex2.approx.f32" not in out and "ftz.f32" not in out
     assert out.count("call float @llvm.nvvm.ex2.approx.f(") == 1
@@ -87,8 +91,9 @@ def test_triton_declarations_come_back_exactly():
     # The kernel's header is Triton's but for the profile_scratch parameter,
     # which the instrumentation writes through.
     header = next(line for line in out.splitlines() if line.startswith("define"))
-    assert header.startswith("define ptx_kernel void @k(ptr addrspace(1) %0, float %1, ptr addrspace(1) %2) "
-                             "local_unnamed_addr #")
+    assert header.startswith(
+        "define ptx_kernel void @k(ptr addrspace(1) %0, float %1, ptr addrspace(1) %2) local_unnamed_addr #"
+    )
     assert bridge.check(EXP_KERNEL, out, "k") == []
     # A declaration's debug info (Triton 3.9's vprintf) names our node.
     vprintf = next(line for line in out.splitlines() if "@vprintf(" in line)
@@ -132,27 +137,51 @@ def mutate(text, old, new):
     return text.replace(old, new)
 
 
-@pytest.mark.parametrize("old,new,problem", [
-    ('target triple = "nvptx64-nvidia-cuda"', 'target triple = "nvptx64-nvidia-cudax"', "the target triple changed"),
-    ('-n16:32:64"', '-n16:32"', "the target data layout changed"),
-    ("declare float @llvm.nvvm.ex2.approx.f(float) #2", "declare float @llvm.nvvm.ex2.approx.f(float noundef) #2",
-     "the declare of @llvm.nvvm.ex2.approx.f changed"),
-    ("attributes #3 = { convergent nocallback nounwind }", "attributes #3 = { nocallback nounwind }",
-     "the declare of @llvm.nvvm.barrier.cta.sync.aligned.all changed"),
-    ("local_unnamed_addr #0 {", "#0 {", "the define of @k changed"),
-    ("float %x, ptr", "float noundef %x, ptr", "the define of @k changed"),
-    ("ptr addrspace(1) readnone captures(none) %scratch", "ptr addrspace(4) %scratch", "profile_scratch parameter"),
-    ("@global_smem = external addrspace(3) global [0 x i8], align 16",
-     "@global_smem = external addrspace(3) global [0 x i8], align 8", "global @global_smem changed"),
-    ("call float @llvm.nvvm.ex2.approx.ftz.f(", "call float @llvm.nvvm.ex2.approx.f(",
-     "call(s) to @llvm.nvvm.ex2.approx.ftz.f in @k were removed or retargeted"),
-    ("  ret void", "  call void @vprintf()\n  ret void", "call(s) to @vprintf were added to @k"),
-    ("declare float @llvm.nvvm.ex2.approx.f(float) #2",
-     "declare float @llvm.nvvm.ex2.approx.f(float) #2\ndeclare float @llvm.nvvm.lg2.approx.f(float) #2",
-     "declare of @llvm.nvvm.lg2.approx.f was added"),
-    ("!0 = !{i32 2, !\"Debug Info Version\", i32 3}", "!0 = !{i32 2, !\"Debug Info Version\", i32 4}",
-     "named metadata !llvm.module.flags changed"),
-])
+@pytest.mark.parametrize(
+    "old,new,problem",
+    [
+        (
+            'target triple = "nvptx64-nvidia-cuda"',
+            'target triple = "nvptx64-nvidia-cudax"',
+            "the target triple changed",
+        ),
+        ('-n16:32:64"', '-n16:32"', "the target data layout changed"),
+        (
+            "declare float @llvm.nvvm.ex2.approx.f(float) #2",
+            "declare float @llvm.nvvm.ex2.approx.f(float noundef) #2",
+            "the declare of @llvm.nvvm.ex2.approx.f changed",
+        ),
+        (
+            "attributes #3 = { convergent nocallback nounwind }",
+            "attributes #3 = { nocallback nounwind }",
+            "the declare of @llvm.nvvm.barrier.cta.sync.aligned.all changed",
+        ),
+        ("local_unnamed_addr #0 {", "#0 {", "the define of @k changed"),
+        ("float %x, ptr", "float noundef %x, ptr", "the define of @k changed"),
+        ("ptr addrspace(1) readnone captures(none) %scratch", "ptr addrspace(4) %scratch", "profile_scratch parameter"),
+        (
+            "@global_smem = external addrspace(3) global [0 x i8], align 16",
+            "@global_smem = external addrspace(3) global [0 x i8], align 8",
+            "global @global_smem changed",
+        ),
+        (
+            "call float @llvm.nvvm.ex2.approx.ftz.f(",
+            "call float @llvm.nvvm.ex2.approx.f(",
+            "call(s) to @llvm.nvvm.ex2.approx.ftz.f in @k were removed or retargeted",
+        ),
+        ("  ret void", "  call void @vprintf()\n  ret void", "call(s) to @vprintf were added to @k"),
+        (
+            "declare float @llvm.nvvm.ex2.approx.f(float) #2",
+            "declare float @llvm.nvvm.ex2.approx.f(float) #2\ndeclare float @llvm.nvvm.lg2.approx.f(float) #2",
+            "declare of @llvm.nvvm.lg2.approx.f was added",
+        ),
+        (
+            "!0 = !{i32 2, !\"Debug Info Version\", i32 3}",
+            "!0 = !{i32 2, !\"Debug Info Version\", i32 4}",
+            "named metadata !llvm.module.flags changed",
+        ),
+    ],
+)
 def test_check_names_each_kind_of_change(old, new, problem):
     problems = bridge.check(EXP_KERNEL, mutate(EXP_KERNEL, old, new), "k")
     assert any(problem in p for p in problems), problems
@@ -172,7 +201,9 @@ def test_restore_renumbers_nothing_it_does_not_own():
     # Triton's attribute groups are appended under fresh numbers, so ours
     # (used by our call sites) keep theirs.
     ours = mutate(EXP_KERNEL, "attributes #4 = { nounwind }", "attributes #4 = { nounwind }\nattributes #9 = { cold }")
-    ours = mutate(ours, "declare float @llvm.nvvm.ex2.approx.f(float) #2", "declare float @llvm.nvvm.ex2.approx.f(float) #9")
+    ours = mutate(
+        ours, "declare float @llvm.nvvm.ex2.approx.f(float) #2", "declare float @llvm.nvvm.ex2.approx.f(float) #9"
+    )
     restored = bridge.restore(EXP_KERNEL, ours, "k")
     assert "attributes #9 = { cold }" in restored
     assert group_of(restored, "llvm.nvvm.ex2.approx.f") == group_of(EXP_KERNEL, "llvm.nvvm.ex2.approx.f")
@@ -184,63 +215,76 @@ def test_bridge_error_lists_a_bounded_number_of_problems():
     assert "problem 7" in message and "problem 8" not in message and "and 22 more" in message
 
 
-@pytest.mark.parametrize("new,legacy", [
-    # LLVM 24 (Triton 3.9) prints float bits as f0x...; LLVM 22 reads a float
-    # as the bits of the same value as a double.
-    ("fmul <8 x float> %0, splat (float f0x3FB8AA3B)", "fmul <8 x float> %0, splat (float 0x3FF7154760000000)"),
-    ("fadd float %a, f0x3F800000", "fadd float %a, 0x3FF0000000000000"),
-    ("fadd double %a, f0x3FF0000000000000", "fadd double %a, 0x3FF0000000000000"),
-    ("fadd half %a, f0x3C00", "fadd half %a, 0xH3C00"),
-    ("select i1 %c, bfloat %a, bfloat f0x3F80", "select i1 %c, bfloat %a, bfloat 0xR3F80"),
-    ("fcmp olt double %x, -inf", "fcmp olt double %x, 0xFFF0000000000000"),
-    ("fcmp olt float %x, +inf", "fcmp olt float %x, 0x7FF0000000000000"),
-    ("store half +qnan, ptr %p", "store half 0xH7E00, ptr %p"),
-    ("fadd float %x, +nan(0x1)", "fadd float %x, 0x7FF8000020000000"),
-    ("fadd float %x, -snan(0x5)", "fadd float %x, 0xFFF00000A0000000"),
-    ("fmul float %x, 0x1.8p3", "fmul float %x, 0x4028000000000000"),
-    ("fmul half %x, -0x1p-2", "fmul half %x, 0xHB400"),
-    # Untouched: legacy literals, strings, names.
-    ("fadd float %x, 0x3FF0000000000000", "fadd float %x, 0x3FF0000000000000"),
-    ('call void asm "add.f32 $0, +inf; f0x12", ""()', 'call void asm "add.f32 $0, +inf; f0x12", ""()'),
-    ("br label %bb.inf", "br label %bb.inf"),
-])
+@pytest.mark.parametrize(
+    "new,legacy",
+    [
+        # LLVM 24 (Triton 3.9) prints float bits as f0x...; LLVM 22 reads a float
+        # as the bits of the same value as a double.
+        ("fmul <8 x float> %0, splat (float f0x3FB8AA3B)", "fmul <8 x float> %0, splat (float 0x3FF7154760000000)"),
+        ("fadd float %a, f0x3F800000", "fadd float %a, 0x3FF0000000000000"),
+        ("fadd double %a, f0x3FF0000000000000", "fadd double %a, 0x3FF0000000000000"),
+        ("fadd half %a, f0x3C00", "fadd half %a, 0xH3C00"),
+        ("select i1 %c, bfloat %a, bfloat f0x3F80", "select i1 %c, bfloat %a, bfloat 0xR3F80"),
+        ("fcmp olt double %x, -inf", "fcmp olt double %x, 0xFFF0000000000000"),
+        ("fcmp olt float %x, +inf", "fcmp olt float %x, 0x7FF0000000000000"),
+        ("store half +qnan, ptr %p", "store half 0xH7E00, ptr %p"),
+        ("fadd float %x, +nan(0x1)", "fadd float %x, 0x7FF8000020000000"),
+        ("fadd float %x, -snan(0x5)", "fadd float %x, 0xFFF00000A0000000"),
+        ("fmul float %x, 0x1.8p3", "fmul float %x, 0x4028000000000000"),
+        ("fmul half %x, -0x1p-2", "fmul half %x, 0xHB400"),
+        # Untouched: legacy literals, strings, names.
+        ("fadd float %x, 0x3FF0000000000000", "fadd float %x, 0x3FF0000000000000"),
+        ('call void asm "add.f32 $0, +inf; f0x12", ""()', 'call void asm "add.f32 $0, +inf; f0x12", ""()'),
+        ("br label %bb.inf", "br label %bb.inf"),
+    ],
+)
 def test_newer_float_literals_are_spelled_for_our_llvm(new, legacy):
     assert bridge.legacy_float_literals(new) == legacy
 
 
-@pytest.mark.parametrize("text,problem", [
-    ("store i32 f0x3F800000, ptr %p", "cannot tell the type"),
-    ("fadd half %x, f0x3F800000", "does not fit a half"),
-    ("fmul float %x, 0x1.0000000001p0", "not exactly a float"),
-    ("fmul float %x, 1.0e+39", "out of range"),
-    ("fmul double %x, 0x1p99999", "out of range"),
-    ("fmul half %x, 1.0e+06", "out of range"),
-])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("store i32 f0x3F800000, ptr %p", "cannot tell the type"),
+        ("fadd half %x, f0x3F800000", "does not fit a half"),
+        ("fmul float %x, 0x1.0000000001p0", "not exactly a float"),
+        ("fmul float %x, 1.0e+39", "out of range"),
+        ("fmul double %x, 0x1p99999", "out of range"),
+        ("fmul half %x, 1.0e+06", "out of range"),
+    ],
+)
 def test_untranslatable_float_literals_are_refused(text, problem):
     with pytest.raises(bridge.LiteralError, match=problem):
         bridge.legacy_float_literals(text)
 
 
 def test_llvm24_module_is_instrumented_and_keeps_triton_text():
-    text = EXP_KERNEL.replace("%f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %e)",
-                              "%s = fmul float %e, f0x3FB8AA3B\n  %f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %s)")
+    text = EXP_KERNEL.replace(
+        "%f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %e)",
+        "%s = fmul float %e, f0x3FB8AA3B\n  %f = tail call float @llvm.nvvm.ex2.approx.ftz.f(float %s)",
+    )
     kernel = instrument_llvm_ir(text, OPTIONS)
     assert "fmul float %" in kernel.llvm_ir and "0x3FF7154760000000" in kernel.llvm_ir
     assert bridge.check(text, kernel.llvm_ir, "k") == []
 
 
-@pytest.mark.parametrize("new,legacy", [
-    # LLVM 23+ prints the shortest decimal that reads back as the same float;
-    # LLVM 22 wants a float's decimal to be exact, so it gets the bits.
-    ("fmul float %x, 1.442695e+00", "fmul float %x, 0x3FF7154760000000"),
-    ("fmul float %x, 1.000000e+00", "fmul float %x, 0x3FF0000000000000"),
-    ("fmul float %x, -3.140000e+00", "fmul float %x, 0xC0091EB860000000"),
-    ("fmul half %x, 1.000000e-01", "fmul half %x, 0xH2E66"),
-    ("fmul bfloat %x, 1.000000e-01", "fmul bfloat %x, 0xR3DCD"),
-    ("fmul double %x, 1.000000e-01", "fmul double %x, 1.000000e-01"),
-    ("%r = fadd <2 x float> %v, <float 5.000000e-01, float 2.500000e-01>",
-     "%r = fadd <2 x float> %v, <float 0x3FE0000000000000, float 0x3FD0000000000000>"),
-])
+@pytest.mark.parametrize(
+    "new,legacy",
+    [
+        # LLVM 23+ prints the shortest decimal that reads back as the same float;
+        # LLVM 22 wants a float's decimal to be exact, so it gets the bits.
+        ("fmul float %x, 1.442695e+00", "fmul float %x, 0x3FF7154760000000"),
+        ("fmul float %x, 1.000000e+00", "fmul float %x, 0x3FF0000000000000"),
+        ("fmul float %x, -3.140000e+00", "fmul float %x, 0xC0091EB860000000"),
+        ("fmul half %x, 1.000000e-01", "fmul half %x, 0xH2E66"),
+        ("fmul bfloat %x, 1.000000e-01", "fmul bfloat %x, 0xR3DCD"),
+        ("fmul double %x, 1.000000e-01", "fmul double %x, 1.000000e-01"),
+        (
+            "%r = fadd <2 x float> %v, <float 5.000000e-01, float 2.500000e-01>",
+            "%r = fadd <2 x float> %v, <float 0x3FE0000000000000, float 0x3FD0000000000000>",
+        ),
+    ],
+)
 def test_shortest_decimal_floats_become_exact(new, legacy):
     assert bridge.legacy_float_literals(new) == legacy
 
@@ -266,8 +310,28 @@ def test_check_catches_metadata_pointing_at_the_wrong_node():
 
 
 #: Tokens the bridge's text functions care about, spliced into mutated lines.
-BRIDGE_TOKENS = ["(", ")", ",", "#", "!", "@", '"', "f0x", "+inf", "0x1.8p3", "1.5e+00", "declare ", "immarg",
-                 "!dbg !7", "#9", "float ", "half ", "llvm.", "{", "}"]
+BRIDGE_TOKENS = [
+    "(",
+    ")",
+    ",",
+    "#",
+    "!",
+    "@",
+    '"',
+    "f0x",
+    "+inf",
+    "0x1.8p3",
+    "1.5e+00",
+    "declare ",
+    "immarg",
+    "!dbg !7",
+    "#9",
+    "float ",
+    "half ",
+    "llvm.",
+    "{",
+    "}",
+]
 
 
 def test_bridge_text_functions_fail_only_with_value_errors():
@@ -276,9 +340,14 @@ def test_bridge_text_functions_fail_only_with_value_errors():
     # InstrumentationError, never another exception.
     instrumented = instrument_llvm_ir(EXP_KERNEL, OPTIONS).llvm_ir
     for text in mutations(EXP_KERNEL, 400, 0, BRIDGE_TOKENS):
-        for step in (lambda: bridge.legacy_float_literals(text), lambda: bridge.hide_intrinsics(text, "__h."),
-                     lambda: bridge.restore(text, instrumented, "k"), lambda: bridge.check(text, instrumented, "k"),
-                     lambda: bridge.restore(EXP_KERNEL, text, "k"), lambda: bridge.check(EXP_KERNEL, text, "k")):
+        for step in (
+            lambda: bridge.legacy_float_literals(text),
+            lambda: bridge.hide_intrinsics(text, "__h."),
+            lambda: bridge.restore(text, instrumented, "k"),
+            lambda: bridge.check(text, instrumented, "k"),
+            lambda: bridge.restore(EXP_KERNEL, text, "k"),
+            lambda: bridge.check(EXP_KERNEL, text, "k"),
+        ):
             try:
                 step()
             except ValueError:

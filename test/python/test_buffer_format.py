@@ -7,21 +7,30 @@ from proton.instrument.buffer import BufferFormatError, read
 
 # Two warps, 32-byte segments of 8-byte records: blocks of 48 + 32 bytes,
 # padded to 96.
-LAYOUT = {"warps": [0, 1], "segment_bytes": 32, "record_bytes": 8, "capacity": 4, "clock_bits": 32,
-          "buffer_type": "shared", "granularity": "warp", "bytes_per_cta": 2 * 96, "block_bytes": 96}
+LAYOUT = {
+    "warps": [0, 1],
+    "segment_bytes": 32,
+    "record_bytes": 8,
+    "capacity": 4,
+    "clock_bits": 32,
+    "buffer_type": "shared",
+    "granularity": "warp",
+    "bytes_per_cta": 2 * 96,
+    "block_bytes": 96,
+}
 WORD0 = 0x5250 << 16 | 3  # magic "PR", version 3, clock32, shared, warp, 1 GHz timer
 
 
 def handwritten(num_ctas=3, counts=(3, 6)):
     words = np.zeros((num_ctas, 2, 24), dtype=np.uint32)
     words[:, :, 0] = WORD0
-    words[:, :, 1] = 77    # kernel id
+    words[:, :, 1] = 77  # kernel id
     for s, count in enumerate(counts):
         words[:, s, 2] = count
         words[:, s, 3] = (40 + s) | s << 20  # SM id, warp id
-        words[:, s, 4] = 1000 + s       # gt start, low word
-        words[:, s, 9] = 1              # gt end, high word
-        words[:, s, 10] = 5000 + s      # clk end, low word
+        words[:, s, 4] = 1000 + s  # gt start, low word
+        words[:, s, 9] = 1  # gt end, high word
+        words[:, s, 10] = 5000 + s  # clk end, low word
         # records: clock, then the tag in bits 16-31 (scope 5 + s, end bit on odd ones)
         words[:, s, 12:20:2] = np.arange(4, dtype=np.uint32) + 100 * s
         words[:, s, 13:20:2] = ((5 + s) << 16) | (np.arange(4, dtype=np.uint32) % 2 << 31)
@@ -42,6 +51,7 @@ def test_reads_headers_records_and_counts_dropped_events():
     assert profile.stamps(8)[0].tolist() == [1 << 32, 1 << 32]
     assert profile.stamps(10)[0].tolist() == [5000, 5001]
     from proton.instrument.buffer import record_clocks, record_tags
+
     assert record_clocks(profile.records, 32)[0, 1].tolist() == [100, 101, 102, 103]
     assert record_tags(profile.records)[0, 1].tolist() == [6, 6 | 1 << 31, 6, 6 | 1 << 31]
 
@@ -52,6 +62,7 @@ def test_64_bit_records_keep_48_clock_bits_beside_the_tag():
     words[:, :, 13] |= 0xABCD  # clock bits 32-47 of record 0
     profile = read(words.tobytes(), {**LAYOUT, "clock_bits": 64}, 3)
     from proton.instrument.buffer import record_clocks, record_tags
+
     assert record_clocks(profile.records, 64)[0, 1, 0] == (0xABCD << 32) | 100
     assert record_tags(profile.records)[0, 1, 0] == 6
 

@@ -32,8 +32,9 @@ def lines(text, pattern):
     return [line.strip() for line in text.splitlines() if re.search(pattern, line)]
 
 
-def compile_instrumented(fn, signature, target, options=PipelineOptions(), key="bw", compile_options=None,
-                         **constexprs):
+def compile_instrumented(
+    fn, signature, target, options=PipelineOptions(), key="bw", compile_options=None, **constexprs
+):
     with InstrumentationHook(options, key):
         return compile_kernel(fn, signature, target, options=compile_options, aligned=True, **constexprs)
 
@@ -44,8 +45,9 @@ def scope_names(kernel):
 
 @pytest.mark.parametrize("target", BLACKWELL)
 def test_vector_add_reads_clock_globaltimer_and_smid_in_ptx_and_sass(target):
-    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, target,
-                                  PipelineOptions(clock_bits=32, buffer_type="shared"), BLOCK=1024)
+    kernel = compile_instrumented(
+        vector_add, VECTOR_ADD_SIGNATURE, target, PipelineOptions(clock_bits=32, buffer_type="shared"), BLOCK=1024
+    )
     ptx = kernel.asm["ptx"]
     assert lines(ptx, r"^\.target ") == [f".target sm_{target.arch}a"], "Triton's arch-specific PTX target"
     # Six 32-bit clock reads (three scopes), the entry and exit global timer
@@ -87,8 +89,9 @@ def test_dot_on_sm120_is_mma_sync_and_pipelines_with_scopes_in_the_loop():
     # Hopper and Ampere (num_stages=3), markers and all.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PipeliningWarning)  # test_pipelining.py checks those
-        kernel = compile_instrumented(matmul, MATMUL_SIGNATURE, SM120, key="sm120-pipelined",
-                                      compile_options={"num_stages": 3}, **MATMUL_TILE)
+        kernel = compile_instrumented(
+            matmul, MATMUL_SIGNATURE, SM120, key="sm120-pipelined", compile_options={"num_stages": 3}, **MATMUL_TILE
+        )
     ptx = kernel.asm["ptx"]
     assert lines(ptx, r"mma\.sync") and not lines(ptx, r"tcgen05|wgmma")
     assert scope_names(kernel) == ["mainloop", "iteration"]
@@ -106,16 +109,18 @@ def test_scope_in_a_pipelined_tcgen05_loop_is_refused_with_the_scope_named():
     assert "'iteration' (" in message and "kernels.py:" in message
     assert "num_stages=1" in message
     # Unpipelined, the same kernel records in the loop around the tcgen05 MMA.
-    kernel = compile_instrumented(matmul, MATMUL_SIGNATURE, SM100, key="sm100-unpipelined",
-                                  compile_options={"num_stages": 1}, **MATMUL_TILE)
+    kernel = compile_instrumented(
+        matmul, MATMUL_SIGNATURE, SM100, key="sm100-unpipelined", compile_options={"num_stages": 1}, **MATMUL_TILE
+    )
     assert scope_names(kernel) == ["mainloop", "iteration"]
     assert lines(kernel.asm["ptx"], r"tcgen05\.mma")
     assert json.loads(kernel.metadata.proton)["layout"]["buffer_type"] == "shared"
     assert kernel.asm["cubin"]
 
 
-@pytest.mark.parametrize("target,fits", [pytest.param(SM100, True, id="sm_100a"),
-                                         pytest.param(SM120, False, id="sm_120a")])
+@pytest.mark.parametrize(
+    "target,fits", [pytest.param(SM100, True, id="sm_100a"), pytest.param(SM120, False, id="sm_120a")]
+)
 def test_shared_buffer_is_bounded_by_each_blackwells_shared_memory(target, fits):
     # 128 KiB of records beside the matmul's 32 KiB: within sm_100's 227 KiB
     # per block, beyond sm_120's 99 KiB.
@@ -127,8 +132,11 @@ def test_shared_buffer_is_bounded_by_each_blackwells_shared_memory(target, fits)
         assert layout["shared_bytes"] >= 128 * 1024
         assert kernel.metadata.shared == layout["shared_offset"] + layout["shared_bytes"] <= 232448
     else:
-        with pytest.raises(InstrumentationError, match=r"buffer-size=131072 does not fit: kernel @matmul uses \d+ "
-                                                       r"of 101376 bytes of shared memory"):
+        with pytest.raises(
+            InstrumentationError,
+            match=r"buffer-size=131072 does not fit: kernel @matmul uses \d+ "
+            r"of 101376 bytes of shared memory",
+        ):
             compile_instrumented(matmul, MATMUL_SIGNATURE, target, options, **build)
 
 
@@ -147,11 +155,13 @@ def test_gluon_tcgen05_matmul_records_around_the_mma():
     # The mma scope's records enclose the tcgen05 MMA: a clock read comes
     # between the TMA loads and the MMA, and another between the MMA and the
     # TMEM load of the epilogue.
-    events = [("clock" if "%clock64" in line else "mma" if "tcgen05.mma" in line else
-               "ld" if "tcgen05.ld" in line else None) for line in ptx.splitlines()]
+    events = [
+        ("clock" if "%clock64" in line else "mma" if "tcgen05.mma" in line else "ld" if "tcgen05.ld" in line else None)
+        for line in ptx.splitlines()
+    ]
     events = [e for e in events if e]
     mma, ld = events.index("mma"), events.index("ld")
-    assert "clock" in events[:mma] and "clock" in events[mma + 1:ld], events
+    assert "clock" in events[:mma] and "clock" in events[mma + 1 : ld], events
     assert kernel.asm["cubin"]
 
 
@@ -162,13 +172,12 @@ def test_plain_build_is_unchanged_when_markers_are_off(target, monkeypatch):
     assert plain.metadata.profile_scratch_size == 0
     with InstrumentationHook(PipelineOptions(), "bw-off"):
         monkeypatch.setattr(proton.language.state, "instrumentation_active", lambda: False)
-        unmarked = compile_kernel(matmul, MATMUL_SIGNATURE, target, options={"num_stages": 1}, aligned=True,
-                                  **MATMUL_TILE)
+        unmarked = compile_kernel(
+            matmul, MATMUL_SIGNATURE, target, options={"num_stages": 1}, aligned=True, **MATMUL_TILE
+        )
     assert unmarked.asm["ptx"] == plain.asm["ptx"]
 
 
-
-@pytest.mark.parametrize("arch", ["sm_100", "sm_100a", "sm_100f", "sm_103a", "sm_110a", "sm_120", "sm_120a",
-                                  "sm_121a"])
+@pytest.mark.parametrize("arch", ["sm_100", "sm_100a", "sm_100f", "sm_103a", "sm_110a", "sm_120", "sm_120a", "sm_121a"])
 def test_blackwell_arch_names_are_accepted(arch):
     assert f"arch={arch}" in PipelineOptions(arch=arch).to_pass_options()

@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-import triton.language as tl
 from triton.backends.compiler import GPUTarget
 
 import proton.language as pl
@@ -17,8 +16,7 @@ from events_kernels import PIPELINED_SUM_SIGNATURE, pipelined_sum
 from kernels import compile_kernel
 
 
-@pytest.mark.parametrize("target", [GPUTarget("cuda", 90, 32), GPUTarget("hip", "gfx942", 64)],
-                         ids=["sm_90", "gfx942"])
+@pytest.mark.parametrize("target", [GPUTarget("cuda", 90, 32), GPUTarget("hip", "gfx942", 64)], ids=["sm_90", "gfx942"])
 def test_events_crossing_iterations_and_marks_compile(target):
     with InstrumentationHook(PipelineOptions(), f"events-{target.arch}"):
         kernel = compile_kernel(pipelined_sum, PIPELINED_SUM_SIGNATURE, target, BLOCK=128)

@@ -102,9 +102,18 @@ def test_gluon_matmul_records_wrap_the_tma_and_wgmma_instructions():
     assert event_sequence(kernel) == [
         "clock",  # entry stamp
         "clock",  # matmul start
-        "clock", "tma_load", "tma_load", "clock",  # tma_load scope (loop body)
-        "clock", "wgmma", "wgmma_wait", "clock",  # wgmma scope (loop body)
-        "clock", "stmatrix", "tma_store", "clock",  # epilogue
+        "clock",
+        "tma_load",
+        "tma_load",
+        "clock",  # tma_load scope (loop body)
+        "clock",
+        "wgmma",
+        "wgmma_wait",
+        "clock",  # wgmma scope (loop body)
+        "clock",
+        "stmatrix",
+        "tma_store",
+        "clock",  # epilogue
         "clock",  # matmul end
         "clock",  # exit stamp
     ]

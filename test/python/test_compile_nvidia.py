@@ -12,8 +12,7 @@ from proton.instrument.compiler import InstrumentationError, PipelineOptions
 from proton.instrument import stage_hook as hook_mod
 from proton.instrument.stage_hook import InstrumentationHook
 
-from kernels import (MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, crossing, matmul, never_closed,
-                     vector_add)
+from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, crossing, matmul, never_closed, vector_add
 
 SM90 = GPUTarget("cuda", 90, 32)
 
@@ -28,8 +27,9 @@ def compile_instrumented(fn, signature, options=PipelineOptions(), key="test", *
 
 
 def test_vector_add_records_reach_ptx_and_cubin():
-    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32, buffer_type="shared"),
-                                  key="shared", BLOCK=1024)
+    kernel = compile_instrumented(
+        vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32, buffer_type="shared"), key="shared", BLOCK=1024
+    )
     meta = json.loads(kernel.metadata.proton)
     scopes = {s["name"]: s for s in meta["scopes"]}
     assert [s["name"] for s in meta["scopes"]] == ["kernel", "load", "store"]
@@ -80,8 +80,9 @@ def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
 
 
 def test_global_buffer_writes_records_to_profile_scratch():
-    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(buffer_type="global"),
-                                  key="global", BLOCK=1024)
+    kernel = compile_instrumented(
+        vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(buffer_type="global"), key="global", BLOCK=1024
+    )
     meta = json.loads(kernel.metadata.proton)
     assert meta["layout"]["shared_bytes"] == 0
     assert not ptx_lines(kernel, r"st\.shared")
@@ -92,8 +93,13 @@ def test_global_buffer_writes_records_to_profile_scratch():
 
 
 def test_registers_buffer_keeps_records_in_registers_and_writes_once():
-    kernel = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE,
-                                  PipelineOptions(buffer_type="registers", clock_bits=32), key="registers", BLOCK=1024)
+    kernel = compile_instrumented(
+        vector_add,
+        VECTOR_ADD_SIGNATURE,
+        PipelineOptions(buffer_type="registers", clock_bits=32),
+        key="registers",
+        BLOCK=1024,
+    )
     meta = json.loads(kernel.metadata.proton)
     assert meta["layout"]["buffer_type"] == "registers"
     assert meta["layout"]["shared_bytes"] == 0 and kernel.metadata.shared == 0
@@ -109,17 +115,23 @@ def test_registers_buffer_keeps_records_in_registers_and_writes_once():
 
 def test_registers_buffer_rejects_records_in_loops():
     with pytest.raises(InstrumentationError, match="buffer-type=registers needs every record outside loops"):
-        compile_instrumented(matmul, MATMUL_SIGNATURE, PipelineOptions(buffer_type="registers"), key="reg-loop",
-                             BM=64, BN=64, BK=32)
+        compile_instrumented(
+            matmul, MATMUL_SIGNATURE, PipelineOptions(buffer_type="registers"), key="reg-loop", BM=64, BN=64, BK=32
+        )
 
 
 def test_sampling_and_granularity_pick_recording_warps():
-    selective = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE,
-                                     PipelineOptions(sampling_strategy="selective", sampling_options=(1, 3)),
-                                     key="sel", BLOCK=1024)
+    selective = compile_instrumented(
+        vector_add,
+        VECTOR_ADD_SIGNATURE,
+        PipelineOptions(sampling_strategy="selective", sampling_options=(1, 3)),
+        key="sel",
+        BLOCK=1024,
+    )
     assert json.loads(selective.metadata.proton)["layout"]["warps"] == [1, 3]
-    cta = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(granularity="cta"), key="cta",
-                               BLOCK=1024)
+    cta = compile_instrumented(
+        vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(granularity="cta"), key="cta", BLOCK=1024
+    )
     layout = json.loads(cta.metadata.proton)["layout"]
     assert layout["warps"] == [0] and layout["bytes_per_cta"] == 128
 
@@ -173,10 +185,12 @@ def test_crossing_scopes_are_reported():
 
 
 def test_builds_with_different_options_do_not_share_the_cache():
-    clock32 = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32), key="same",
-                                   BLOCK=2048)
-    clock64 = compile_instrumented(vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=64), key="same",
-                                   BLOCK=2048)
+    clock32 = compile_instrumented(
+        vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=32), key="same", BLOCK=2048
+    )
+    clock64 = compile_instrumented(
+        vector_add, VECTOR_ADD_SIGNATURE, PipelineOptions(clock_bits=64), key="same", BLOCK=2048
+    )
     assert json.loads(clock32.metadata.proton)["layout"]["clock_bits"] == 32
     assert json.loads(clock64.metadata.proton)["layout"]["clock_bits"] == 64
 
@@ -186,8 +200,10 @@ def test_instrumented_build_keeps_the_users_compile_options():
     # keys its builds through the hook there, so the user's limit stays.
     with InstrumentationHook(PipelineOptions(), "maxnreg"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, options={"maxnreg": 128}, BLOCK=1024)
-        assert triton.knobs.compilation.instrumentation_mode == ("" if hook_mod.HOOK_GIVES_CACHE_KEY else
-                                                                   hook_mod.MODE_PREFIX + "maxnreg:" +
-                                                                   PipelineOptions().to_pass_options())
+        assert triton.knobs.compilation.instrumentation_mode == (
+            ""
+            if hook_mod.HOOK_GIVES_CACHE_KEY
+            else hook_mod.MODE_PREFIX + "maxnreg:" + PipelineOptions().to_pass_options()
+        )
     assert json.loads(kernel.metadata.proton)["instrumented"]
     assert ".maxnreg 128" in kernel.asm["ptx"]

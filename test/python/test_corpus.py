@@ -15,8 +15,9 @@ from proton.instrument.stage_hook import InstrumentationHook
 
 from corpus import ALL, CASES, compile_case, triton_version
 
-PARAMS = [pytest.param(case, target, id=f"{case.name}-{target}") for case in CASES for target in ALL
-          if target in case.targets]
+PARAMS = [
+    pytest.param(case, target, id=f"{case.name}-{target}") for case in CASES for target in ALL if target in case.targets
+]
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +41,11 @@ def _skip_unsupported_version(case):
 
 def _declarations(llvm_ir):
     """`declare` lines without their attribute-group and metadata numbers."""
-    return {re.sub(r"!\d+", "!N", re.sub(r"\s*#\d+$", "", line)) for line in llvm_ir.splitlines()
-            if line.startswith("declare")}
+    return {
+        re.sub(r"!\d+", "!N", re.sub(r"\s*#\d+$", "", line))
+        for line in llvm_ir.splitlines()
+        if line.startswith("declare")
+    }
 
 
 def _final_asm(kernel, target):

@@ -14,25 +14,38 @@ SCOPES = [("kernel", -1), ("load", 0), ("store", 0)]
 # kernel > load, store: start/end sequence of one warp.
 IDS = [0, 1, 1, 2, 2, 0]
 ENDS = [0, 0, 1, 0, 1, 1]
-STEP = 100            # cycles between records
+STEP = 100  # cycles between records
 CLOCK_GHZ = 1.75
 
 
-def make(ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10**12, kernel_id=7,
-         gt0=1_763_000_000 * 10**9):
+def make(
+    ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10**12, kernel_id=7, gt0=1_763_000_000 * 10**9
+):
     lay = synthetic.layout(num_warps=segments, segment_bytes=segment_bytes, clock_bits=clock_bits)
     ids, ends = np.tile(IDS, reps), np.tile(ENDS, reps)
     n = ids.size
     tags = np.broadcast_to(synthetic.tag(ids, ends), (ctas, segments, n))
-    start = (np.uint64(clk0) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(10_000)
-             + np.arange(segments, dtype=np.uint64)[None, :])
+    start = (
+        np.uint64(clk0)
+        + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(10_000)
+        + np.arange(segments, dtype=np.uint64)[None, :]
+    )
     clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
     clk_end = start + np.uint64(STEP * (n + 1))
     # global timer in ns since 1970, as on a GPU: float64 alone would keep 256 ns
     gt_start = np.uint64(gt0) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     gt_end = gt_start + ((clk_end - start).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
-    buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
-                          sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :], kernel_id=kernel_id)
+    buf = synthetic.build(
+        lay,
+        tags,
+        clocks,
+        clk_start=start,
+        clk_end=clk_end,
+        gt_start=gt_start,
+        gt_end=gt_end,
+        sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :],
+        kernel_id=kernel_id,
+    )
     return buf, synthetic.metadata(SCOPES, lay, kernel="k", kernel_id=kernel_id)
 
 
@@ -83,11 +96,13 @@ def test_clock32_wraps_around():
 def test_clock32_warp_longer_than_the_counter_period():
     lay = synthetic.layout(num_warps=1, clock_bits=32)
     clk0 = 1 << 40
-    clocks = np.array([[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]],
-                      dtype=np.uint64)
+    clocks = np.array(
+        [[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]], dtype=np.uint64
+    )
     tags = synthetic.tag([[[0, 1, 1, 0]]], [[[0, 0, 1, 1]]])
-    buf = synthetic.build(lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]],
-                          gt_start=[[0]], gt_end=[[9_000_000]])
+    buf = synthetic.build(
+        lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]], gt_start=[[0]], gt_end=[[9_000_000]]
+    )
     ev = decode.decode(buf, synthetic.metadata([("outer", -1), ("inner", 0)], lay), 1)
     assert sorted(ev.duration_cycles.tolist()) == [3_000_000_000, 8_999_999_990]
 
@@ -110,10 +125,12 @@ def test_warps_with_different_sequences():
     tags = np.zeros((1, 2, 6), dtype=np.uint32)
     tags[0, 0] = synthetic.tag(IDS, ENDS)
     tags[0, 1] = synthetic.tag([1, 1, 2, 2, 0, 0], [0, 1, 0, 1, 0, 1])
-    clocks = np.uint64(1000) + np.arange(6, dtype=np.uint64)[None, None, :] * np.uint64(10) + np.zeros((1, 2, 1),
-                                                                                                  np.uint64)
-    buf = synthetic.build(lay, tags, clocks, clk_start=[[900, 900]], clk_end=[[1100, 1100]],
-                          gt_start=[[0, 0]], gt_end=[[200, 200]])
+    clocks = (
+        np.uint64(1000) + np.arange(6, dtype=np.uint64)[None, None, :] * np.uint64(10) + np.zeros((1, 2, 1), np.uint64)
+    )
+    buf = synthetic.build(
+        lay, tags, clocks, clk_start=[[900, 900]], clk_end=[[1100, 1100]], gt_start=[[0, 0]], gt_end=[[200, 200]]
+    )
     ev = decode.decode(buf, synthetic.metadata(SCOPES, lay), 1)
     got = sorted(zip(ev.row.tolist(), ev.scope.tolist(), ev.duration_cycles.tolist()))
     assert got == [(0, 0, 50), (0, 1, 10), (0, 2, 10), (1, 0, 10), (1, 1, 10), (1, 2, 10)]
@@ -180,7 +197,9 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
     lay = synthetic.layout(num_warps=2, segment_bytes=256, clock_bits=32)
     n = len(IDS)
     tags = np.broadcast_to(synthetic.tag(IDS, ENDS), (2, 2, n))
-    start = np.uint64(5_000_000) + np.arange(2, dtype=np.uint64)[:, None] * np.uint64(3000) + np.zeros((1, 2), np.uint64)
+    start = (
+        np.uint64(5_000_000) + np.arange(2, dtype=np.uint64)[:, None] * np.uint64(3000) + np.zeros((1, 2), np.uint64)
+    )
     clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
     # Each wave lives 1 ms: 2,100,000 cycles at 2.1 GHz, 100,000 ticks of the
     # 100 MHz timer.
@@ -190,8 +209,18 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
     # CTA 0: XCC 3, SE 5, SH 1, CU 9 (wave 2, SIMD 1); CTA 1: XCC 0, SE 0, SH 0, CU 4.
     hw_id = np.array([[(5 << 13) | (1 << 12) | (9 << 8) | (1 << 4) | 2] * 2, [4 << 8] * 2], dtype=np.uint32)
     xcc = np.array([[3, 3], [0, 0]], dtype=np.uint32)
-    buf = synthetic.build(lay, tags, clocks, clk_start=start, clk_end=clk_end, gt_start=gt_start, gt_end=gt_end,
-                          sm=hw_id, xcc=xcc, target="amdgpu")
+    buf = synthetic.build(
+        lay,
+        tags,
+        clocks,
+        clk_start=start,
+        clk_end=clk_end,
+        gt_start=gt_start,
+        gt_end=gt_end,
+        sm=hw_id,
+        xcc=xcc,
+        target="amdgpu",
+    )
     ev = decode.decode(buf, synthetic.metadata(SCOPES, lay, target="amdgpu"), 2)
     assert ev.num_events == 2 * 2 * 3
     assert abs(ev.clock_ghz - 2.1) < 0.01
@@ -220,8 +249,9 @@ def test_registers_buffer_with_an_impossible_count_is_corrupt_not_lossy():
     words = buf.view(np.uint32)
     block_words = lay["block_bytes"] // 4
     words[block_words + 2] = 0xFFFFFFF7  # segment 1's count word (W_COUNT)
-    with pytest.raises(BufferFormatError, match="CTA 0 segment 1 counts 4294967287 records, but its registers hold "
-                                                "at most 8"):
+    with pytest.raises(
+        BufferFormatError, match="CTA 0 segment 1 counts 4294967287 records, but its registers hold at most 8"
+    ):
         decode.decode(buf, meta, 1)
 
 
@@ -239,8 +269,10 @@ def reference(buf, meta, ctas, record_cost_cycles=0.0):
             count = int(raw.counts[c, s])
             kept = min(count, cap)
             first = count % cap if count > cap else 0
-            words = [int(raw.records[c, s, (first + i) % cap, 0]) | int(raw.records[c, s, (first + i) % cap, 1]) << 32
-                     for i in range(kept)]
+            words = [
+                int(raw.records[c, s, (first + i) % cap, 0]) | int(raw.records[c, s, (first + i) % cap, 1]) << 32
+                for i in range(kept)
+            ]
             clk_start, clk_end = int(raw.stamps(fmt.W_CLK_START)[c, s]), int(raw.stamps(fmt.W_CLK_END)[c, s])
             cyc = [0] * kept
             later = clk_end
@@ -292,8 +324,17 @@ def random_buffer(seed, clock_bits, ctas=3, segments=4, cap=16):
         n = len(seq)
         tags = synthetic.tag([[[i for i, _ in seq]]], [[[e for _, e in seq]]]).reshape(1, 1, n)
         clocks = np.uint64(clk0) + np.cumsum(rng.integers(1, 500, size=n + 1)).astype(np.uint64)
-        blocks.append(synthetic.build(one, tags, clocks[:-1].reshape(1, 1, n), clk_start=clk0,
-                                      clk_end=int(clocks[-1]) + 7, gt_start=10**9, gt_end=10**9 + 10**6))
+        blocks.append(
+            synthetic.build(
+                one,
+                tags,
+                clocks[:-1].reshape(1, 1, n),
+                clk_start=clk0,
+                clk_end=int(clocks[-1]) + 7,
+                gt_start=10**9,
+                gt_end=10**9 + 10**6,
+            )
+        )
     lay = synthetic.layout(num_warps=segments, segment_bytes=cap * 8, clock_bits=clock_bits)
     return np.concatenate(blocks), synthetic.metadata(SCOPES, lay)
 
@@ -333,10 +374,12 @@ def test_random_warps_match_a_straightforward_decoding(seed, clock_bits):
 def test_long_clock32_warp_matches_a_straightforward_decoding():
     lay = synthetic.layout(num_warps=1, clock_bits=32)
     clk0 = 1 << 40
-    clocks = np.array([[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]],
-                      dtype=np.uint64)
+    clocks = np.array(
+        [[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]], dtype=np.uint64
+    )
     tags = synthetic.tag([[[0, 1, 1, 0]]], [[[0, 0, 1, 1]]])
-    buf = synthetic.build(lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]],
-                          gt_start=[[0]], gt_end=[[9_000_000]])
+    buf = synthetic.build(
+        lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]], gt_start=[[0]], gt_end=[[9_000_000]]
+    )
     meta = synthetic.metadata([("outer", -1), ("inner", 0)], lay)
     assert decoded(decode.decode(buf, meta, 1)) == reference(buf, meta, 1)[0]

@@ -27,8 +27,11 @@ def section(title):
 
 def table_rows(text):
     """The cells of a Markdown table's body rows."""
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in text.splitlines() if line.startswith("|")]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|")
+    ]
     return rows[2:]  # after the header and the --- line
 
 
@@ -46,12 +49,32 @@ def codes(listing):
 
 
 def test_every_constant_is_exported_as_an_int():
-    names = ["MAGIC", "VERSION", "HEADER_WORDS", "SEGMENT_HEADER_BYTES", "W_MAGIC_FLAGS",
-             "W_KERNEL_ID", "W_COUNT", "W_LOCATION", "W_TIMER_START", "W_CLOCK_START",
-             "W_TIMER_END", "W_CLOCK_END", "CLOCK64_BIT", "BUFFER_TYPE_SHIFT",
-             "GRANULARITY_SHIFT", "TIMER_100MHZ_BIT", "WARP_SHIFT", "RECORD_WORDS",
-             "RECORD_BYTES", "TAG_SHIFT", "END_TAG_BIT", "MAX_SCOPES", "CHUNK_BYTES",
-             "SECTOR_BYTES"]
+    names = [
+        "MAGIC",
+        "VERSION",
+        "HEADER_WORDS",
+        "SEGMENT_HEADER_BYTES",
+        "W_MAGIC_FLAGS",
+        "W_KERNEL_ID",
+        "W_COUNT",
+        "W_LOCATION",
+        "W_TIMER_START",
+        "W_CLOCK_START",
+        "W_TIMER_END",
+        "W_CLOCK_END",
+        "CLOCK64_BIT",
+        "BUFFER_TYPE_SHIFT",
+        "GRANULARITY_SHIFT",
+        "TIMER_100MHZ_BIT",
+        "WARP_SHIFT",
+        "RECORD_WORDS",
+        "RECORD_BYTES",
+        "TAG_SHIFT",
+        "END_TAG_BIT",
+        "MAX_SCOPES",
+        "CHUNK_BYTES",
+        "SECTOR_BYTES",
+    ]
     exported = {name for name in dir(F) if name.isupper()}
     assert exported == set(names)
     assert all(type(getattr(F, name)) is int for name in names)
@@ -73,16 +96,19 @@ def test_segment_header():
     assert (F.SEGMENT_HEADER_BYTES, F.SECTOR_BYTES) == (int(header), int(sector))
 
 
-@pytest.mark.parametrize("name,meaning,words", [
-    ("W_MAGIC_FLAGS", "magic", 1),
-    ("W_KERNEL_ID", "kernel id", 1),
-    ("W_COUNT", "records written", 1),
-    ("W_LOCATION", "warp id", 1),
-    ("W_TIMER_START", "global timer at kernel entry", 2),
-    ("W_CLOCK_START", "cycle counter at kernel entry", 2),
-    ("W_TIMER_END", "global timer at return", 2),
-    ("W_CLOCK_END", "cycle counter at return", 2),
-])
+@pytest.mark.parametrize(
+    "name,meaning,words",
+    [
+        ("W_MAGIC_FLAGS", "magic", 1),
+        ("W_KERNEL_ID", "kernel id", 1),
+        ("W_COUNT", "records written", 1),
+        ("W_LOCATION", "warp id", 1),
+        ("W_TIMER_START", "global timer at kernel entry", 2),
+        ("W_CLOCK_START", "cycle counter at kernel entry", 2),
+        ("W_TIMER_END", "global timer at return", 2),
+        ("W_CLOCK_END", "cycle counter at return", 2),
+    ],
+)
 def test_header_words(name, meaning, words):
     rows = [row for row in table_rows(section("Segment header (12 x u32)")) if meaning in row[1]]
     assert len(rows) == 1, f"one header row should say {meaning!r}"
@@ -113,7 +139,9 @@ def test_records():
     rows = table_rows(section("Records"))
     words = {int(row[0]) for row in rows}
     assert F.RECORD_WORDS == max(words) + 1 == len(words)
-    assert F.RECORD_BYTES == 4 * F.RECORD_WORDS == int(stated(r"followed by its `segment_bytes` of\s+(\d+)-byte records"))
+    assert (
+        F.RECORD_BYTES == 4 * F.RECORD_WORDS == int(stated(r"followed by its `segment_bytes` of\s+(\d+)-byte records"))
+    )
     assert stated(r"`capacity = segment_bytes / (\d+)`") == str(F.RECORD_BYTES)
     scope_row = [row for row in rows if row[2].startswith("scope id")][0]
     end_row = [row for row in rows if row[2].startswith("set for an end record")][0]

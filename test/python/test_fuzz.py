@@ -9,8 +9,13 @@ import sys
 
 def test_mutated_real_kernels_never_abort():
     here = os.path.dirname(__file__)
-    done = subprocess.run([sys.executable, os.path.join(here, "fuzz_bridge.py"), "300"], capture_output=True,
-                          text=True, cwd=here, timeout=600)
+    done = subprocess.run(
+        [sys.executable, os.path.join(here, "fuzz_bridge.py"), "300"],
+        capture_output=True,
+        text=True,
+        cwd=here,
+        timeout=600,
+    )
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
     outcomes = ast.literal_eval(done.stdout.strip().splitlines()[-1])
     assert sum(outcomes.values()) == 300 and outcomes["refused"] > 0

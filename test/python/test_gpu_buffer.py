@@ -47,7 +47,7 @@ def parse(buffer, layout, num_ctas):
     segments = len(layout["warps"])
     data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, segments, -1)
     capacity = layout["segment_bytes"] // 8
-    raw = data[:, :, 12:12 + 2 * capacity].reshape(num_ctas, segments, capacity, 2)
+    raw = data[:, :, 12 : 12 + 2 * capacity].reshape(num_ctas, segments, capacity, 2)
     tags = ((raw[..., 1] >> 16) & 0x7FFF) | (raw[..., 1] & np.uint32(1 << 31))
     high = (raw[..., 1] & 0xFFFF).astype(np.uint64) if layout["clock_bits"] == 64 else np.uint64(0)
     clocks = raw[..., 0].astype(np.uint64) | (high << np.uint64(32))
@@ -114,8 +114,14 @@ def test_vector_add_buffer_holds_every_record(buffer_type):
 
     tags = records[:, :, :6, 0]
     ids = {s["name"]: s["id"] for s in meta["scopes"]}
-    expected = [ids["kernel"], ids["load"], ids["load"] | 1 << 31, ids["store"], ids["store"] | 1 << 31,
-                ids["kernel"] | 1 << 31]
+    expected = [
+        ids["kernel"],
+        ids["load"],
+        ids["load"] | 1 << 31,
+        ids["store"],
+        ids["store"] | 1 << 31,
+        ids["kernel"] | 1 << 31,
+    ]
     assert (tags == np.array(expected, dtype=np.uint32)).all()
     clocks = records[:, :, :6, 1].astype(np.int64)
     steps = (clocks[:, :, 1:] - clocks[:, :, :-1]) % (1 << 32)

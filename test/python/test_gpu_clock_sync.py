@@ -31,7 +31,7 @@ TESTS = Path(__file__).resolve().parent
 def add(n=1 << 16, block=1024):
     x = torch.rand(n, device="cuda")
     out = torch.empty_like(x)
-    vector_add[(triton.cdiv(n, block), )](x, x, out, n, BLOCK=block, num_warps=4)
+    vector_add[(triton.cdiv(n, block),)](x, x, out, n, BLOCK=block, num_warps=4)
     return out
 
 
@@ -42,16 +42,24 @@ def test_the_offset_is_measured_tightly_and_repeatably():
     print(f"\noffsets {first} {second}")
     assert first.samples == clock_sync.SAMPLES and first.uncertainty_ns < 50_000
     # The same GPU a moment later: the same offset within the two windows (plus drift, ns over ms).
-    assert abs(second.realtime_minus_globaltimer_ns - first.realtime_minus_globaltimer_ns) \
+    assert (
+        abs(second.realtime_minus_globaltimer_ns - first.realtime_minus_globaltimer_ns)
         <= first.uncertainty_ns + second.uncertainty_ns + 1_000
+    )
 
 
 def test_a_long_run_writes_parts_with_their_host_clock(tmp_path):
     add()
-    session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True,
-                           max_launches_per_kernel=4, outputs=["pftrace", "tree"], quiet=True)
+    session = proton.start(
+        str(tmp_path / "run"),
+        backend="instrumentation",
+        periodic_flushing=True,
+        max_launches_per_kernel=4,
+        outputs=["pftrace", "tree"],
+        quiet=True,
+    )
     for step in range(6):
-        if step % 2 == 0:        # every other step profiled
+        if step % 2 == 0:  # every other step profiled
             proton.activate(session)
             add()
             add()
@@ -61,10 +69,11 @@ def test_a_long_run_writes_parts_with_their_host_clock(tmp_path):
             add()
     report = proton.finalize()
     assert [p["phase"] for p in report.parts] == [0, 1, 2] and report.launches_kept == 6
-    assert sorted(os.listdir(tmp_path)) == sorted(f"run.part_{p}{e}" for p in range(3)
-                                                  for e in (".pftrace", ".hatchet"))
-    (device, info), = report.clock.items()
-    assert len(info["offsets"]) == 4   # start and three flushes (finalize had nothing left to write)
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        f"run.part_{p}{e}" for p in range(3) for e in (".pftrace", ".hatchet")
+    )
+    ((device, info),) = report.clock.items()
+    assert len(info["offsets"]) == 4  # start and three flushes (finalize had nothing left to write)
     print("\n" + report.summary())
 
 

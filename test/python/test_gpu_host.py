@@ -44,8 +44,9 @@ def load(report):
 def find(node, *names):
     for name in names:
         matches = [c for c in node["children"] if c["frame"]["name"] == name]
-        assert matches, f"no child {name!r} under {node['frame']['name']!r}: " \
-                        f"{[c['frame']['name'] for c in node['children']]}"
+        assert matches, (
+            f"no child {name!r} under {node['frame']['name']!r}: {[c['frame']['name'] for c in node['children']]}"
+        )
         node = matches[0]
     return node
 
@@ -111,11 +112,13 @@ def test_python_context(tmp_path, x):
         names.append(node["frame"]["name"])
         for child in node["children"]:
             walk(child)
+
     walk(load(report)[0])
     assert any(name.endswith("@_python_site") and "test_gpu_host.py" in name for name in names), names
     assert any(name.endswith("@test_python_context") for name in names)
-    assert not any("/triton/" in name or "/proton/" in name.replace("test/python", "") for name in names
-                   if "@" in name), names
+    assert not any(
+        "/triton/" in name or "/proton/" in name.replace("test/python", "") for name in names if "@" in name
+    ), names
 
 
 def test_launch_metadata_hook(tmp_path, x):
@@ -145,6 +148,7 @@ def test_user_metrics(tmp_path, x):
 
 def test_cuda_graph_attributed_to_capture(tmp_path, x):
     from proton import _host
+
     proton.start(str(tmp_path / "run"), backend="cupti", quiet=True)
     stream = torch.cuda.Stream()
     graph = torch.cuda.CUDAGraph()
@@ -221,8 +225,10 @@ def test_command_line_profiles_a_script(tmp_path):
     import subprocess
     import sys
     import textwrap
+
     script = tmp_path / "work.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
         import torch, proton
@@ -232,12 +238,28 @@ def test_command_line_profiles_a_script(tmp_path):
             launch(x, 4)
         torch.cuda.synchronize()
         sys.exit(3)
-    """))
-    result = subprocess.run([sys.executable, "-m", "proton.commands.profile", "--backend", "cupti", "--name",
-                             str(tmp_path / "cli"), str(script)], capture_output=True, text=True)
+    """)
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "proton.commands.profile",
+            "--backend",
+            "cupti",
+            "--name",
+            str(tmp_path / "cli"),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 3, result.stderr  # the script's exit code
     root = json.load(open(tmp_path / "cli.hatchet"))[0]
     assert find(root, "cli_scope", "add_one")["metrics"]["count"] == 4
-    view = subprocess.run([sys.executable, "-m", "proton.viewer", "-m", "count", str(tmp_path / "cli.hatchet")],
-                          capture_output=True, text=True)
+    view = subprocess.run(
+        [sys.executable, "-m", "proton.viewer", "-m", "count", str(tmp_path / "cli.hatchet")],
+        capture_output=True,
+        text=True,
+    )
     assert view.returncode == 0 and "cli_scope" in view.stdout and "add_one" in view.stdout

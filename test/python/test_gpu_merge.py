@@ -26,6 +26,7 @@ task_profiler.run_scaled_add(trace="rank{rank}.pftrace")
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_two_ranks_merge_into_one_trace(tmp_path):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
     procs = []
     for rank in range(2):
         script = tmp_path / f"rank{rank}.py"
@@ -35,15 +36,22 @@ def test_two_ranks_merge_into_one_trace(tmp_path):
     assert [p.wait() for p in procs] == [0, 0]
     out = tmp_path / "merged.pftrace"
     bin_dir = Path(sys.executable).parent
-    merge = [str(bin_dir / "proton-merge-traces")] if (bin_dir / "proton-merge-traces").exists() else \
-        [sys.executable, "-m", "proton.commands.merge_traces"]
-    done = subprocess.run(merge + ["-o", str(out), "rank0_0.pftrace", "rank1_0.pftrace"], cwd=tmp_path,
-                          capture_output=True, text=True)
+    merge = (
+        [str(bin_dir / "proton-merge-traces")]
+        if (bin_dir / "proton-merge-traces").exists()
+        else [sys.executable, "-m", "proton.commands.merge_traces"]
+    )
+    done = subprocess.run(
+        merge + ["-o", str(out), "rank0_0.pftrace", "rank1_0.pftrace"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert "global timers" in done.stderr
     trace = Trace.FromString(out.read_bytes())
-    processes = [p.track_descriptor.process for p in trace.packet
-                 if p.HasField("track_descriptor") and p.track_descriptor.HasField("process")]
+    processes = [
+        p.track_descriptor.process
+        for p in trace.packet
+        if p.HasField("track_descriptor") and p.track_descriptor.HasField("process")
+    ]
     assert [p.pid for p in processes] == [1, 2]
     slices = sum(1 for p in trace.packet if p.HasField("track_event")) // 2
     assert slices == 2 * 3 * 1024  # two ranks x three tasks x 1024 CTAs

@@ -20,8 +20,13 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "example_override.p
 
 @pytest.mark.parametrize("flags", [[], ["--increase-accuracy"]])
 def test_example_override_traces_the_inserted_scopes(tmp_path, flags):
-    done = subprocess.run([sys.executable, str(EXAMPLE), "--all", *flags], cwd=tmp_path, capture_output=True,
-                          text=True, env=dict(__import__("os").environ, TRITON_CACHE_DIR=str(tmp_path / "cache")))
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--all", *flags],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(__import__("os").environ, TRITON_CACHE_DIR=str(tmp_path / "cache")),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     ttgir = list((tmp_path / "ttgir_dump").rglob("axpy.ttgir"))
     assert len(ttgir) == 1

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
 
-N = 4096          # a small tensor, read over and over (cache hits, dependent FMAs)
+N = 4096  # a small tensor, read over and over (cache hits, dependent FMAs)
 ITERATIONS = 200_000
 
 
@@ -34,6 +34,7 @@ def spin(x_ptr, out_ptr, iterations, N: tl.constexpr, BLOCK: tl.constexpr):
 @pytest.fixture(autouse=True)
 def real_cupti():
     from proton import _host
+
     loaded = _host.cupti_path()
     if loaded and os.path.basename(loaded) == "libcupti_fake.so":
         pytest.skip("the fake libcupti is loaded in this process; run this file on its own")

@@ -103,8 +103,10 @@ def test_spin_kernel_is_measured_within_two_percent(tmp_path):
     assert cyc.size == ns.size == 16
     assert np.abs(cyc / SPIN_CYCLES - 1).max() < 0.02, cyc
     assert np.abs(ns / SPIN_NS - 1).max() < 0.02, ns
-    print(f"spin: cycles {cyc.mean():.0f} for {SPIN_CYCLES}, ns {ns.mean():.0f} for {SPIN_NS}, "
-          f"clock {ev.clock_ghz:.3f} GHz")
+    print(
+        f"spin: cycles {cyc.mean():.0f} for {SPIN_CYCLES}, ns {ns.mean():.0f} for {SPIN_NS}, "
+        f"clock {ev.clock_ghz:.3f} GHz"
+    )
 
 
 def test_overflow_is_reported(tmp_path):
@@ -146,7 +148,9 @@ def test_time_shift_is_calibrated(tmp_path, monkeypatch):
 
 
 def test_launch_cap_and_deactivate(tmp_path):
-    proton.start(str(tmp_path / "cap"), backend="instrumentation", max_launches_per_kernel=2, outputs=["tree"], quiet=True)
+    proton.start(
+        str(tmp_path / "cap"), backend="instrumentation", max_launches_per_kernel=2, outputs=["tree"], quiet=True
+    )
     for _ in range(5):
         run_vector_add(n=4096)
     proton.deactivate()
@@ -162,6 +166,7 @@ def test_launch_cap_and_deactivate(tmp_path):
 def _decoded_launches():
     """Decodes the active session's kept launches without finalizing."""
     from proton.instrument import decode, session as runtime
+
     session = runtime._session
     torch.cuda.synchronize()
     out = []

@@ -36,8 +36,9 @@ def test_scaled_add_records_three_tasks_per_cta_in_order(tmp_path):
 
 def test_tile_copy_splits_perfect_and_non_perfect_tiles(tmp_path):
     n, block, programs = (1 << 20) + 300, 1024, 132
-    buffer = task_profiler.run_tile_copy(n=n, block=block, programs=programs, slots=programs * 32,
-                                         trace=str(tmp_path / "copy.pftrace"))
+    buffer = task_profiler.run_tile_copy(
+        n=n, block=block, programs=programs, slots=programs * 32, trace=str(tmp_path / "copy.pftrace")
+    )
     events, report = host.read(buffer.cpu().numpy(), task_profiler.COPY_TASKS)
     assert report.problems == []
     names = np.array(events.scope_names)[events.scope]

@@ -31,8 +31,8 @@ pytestmark = pytest.mark.gpu
 
 M = N = 512
 K = 1024
-K_STEPS = K // example.BLOCK_K                                # 16
-CTAS = (M // example.BLOCK_M) * (N // example.BLOCK_N)        # 16
+K_STEPS = K // example.BLOCK_K  # 16
+CTAS = (M // example.BLOCK_M) * (N // example.BLOCK_N)  # 16
 PER_STEP = {"wait_empty", "tma_load", "wait_ready", "wgmma"}  # scopes inside the K loops
 
 
@@ -60,8 +60,16 @@ def profiled(tmp_path_factory):
     c, kernel, grid = example.run_ws_matmul(M, N, K, a=a, b=b)
     launches = _decode_kept()
     report = proton.finalize()
-    return {"a": a, "b": b, "plain": plain, "c": c, "meta": json.loads(kernel.metadata.proton), "grid": grid,
-            "launches": launches, "report": report}
+    return {
+        "a": a,
+        "b": b,
+        "plain": plain,
+        "c": c,
+        "meta": json.loads(kernel.metadata.proton),
+        "grid": grid,
+        "launches": launches,
+        "report": report,
+    }
 
 
 def test_results_match_torch_and_the_plain_kernel(profiled):
@@ -84,11 +92,13 @@ def test_each_scope_is_recorded_by_its_partitions_warps(profiled):
         assert warps == expected[name], f"scope {name!r} was recorded by warps {warps}, expected {expected[name]}"
         times = K_STEPS if name in PER_STEP else 1
         want = len(expected[name]) * CTAS * times
-        assert mine.sum() == want, (f"scope {name!r}: {mine.sum()} events, expected {len(expected[name])} warps x "
-                                    f"{CTAS} CTAs x {times}")
+        assert mine.sum() == want, (
+            f"scope {name!r}: {mine.sum()} events, expected {len(expected[name])} warps x {CTAS} CTAs x {times}"
+        )
         per_warp = np.bincount(ev.row[mine], minlength=ev.warp_ids.size)
-        assert set(per_warp[np.isin(ev.warp_ids, expected[name])].tolist()) == {times}, \
+        assert set(per_warp[np.isin(ev.warp_ids, expected[name])].tolist()) == {times}, (
             f"scope {name!r}: some warp recorded it other than {times} times"
+        )
 
 
 def test_producer_warp_is_the_one_triton_assigned(profiled):
@@ -100,8 +110,10 @@ def test_producer_warp_is_the_one_triton_assigned(profiled):
     for name in ("producer", "wait_empty", "tma_load"):
         sid = ev.scope_names.index(name)
         recorded = sorted(set(ev.warp[ev.scope == sid].tolist()))
-        assert recorded == assigned, (f"the producer's scope {name!r} ran on warps {recorded}; Triton's "
-                                      f"warpGroupStartIds put the producer on {assigned}")
+        assert recorded == assigned, (
+            f"the producer's scope {name!r} ran on warps {recorded}; Triton's "
+            f"warpGroupStartIds put the producer on {assigned}"
+        )
     padding = [w for p in op["partitions"] if p["padding"] for w in range(p["start"], p["start"] + p["num_warps"])]
     assert not np.isin(ev.warp, padding).any(), f"padding warps {padding} recorded events"
 
@@ -118,8 +130,9 @@ def test_producer_loads_come_before_the_consumers_mma(profiled):
         consumer_rows = ev.row[here & (ev.scope == mma)]
         for row in np.unique(consumer_rows):
             starts = np.sort(consumed[consumer_rows == row])
-            assert (starts > issued).all(), (f"CTA {cta} warp {ev.warp_ids[row]}: a WGMMA started before the "
-                                             f"producer issued that K step's loads")
+            assert (starts > issued).all(), (
+                f"CTA {cta} warp {ev.warp_ids[row]}: a WGMMA started before the producer issued that K step's loads"
+            )
 
 
 def test_trace_tracks_name_the_partitions(profiled):

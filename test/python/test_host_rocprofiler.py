@@ -26,15 +26,42 @@ from test_host_runtime import KIND_KERNEL, KIND_MEMCPY, NODE_SCOPE, NODE_STATE, 
 # rocprofiler_memory_copy_operation_t
 HTOH, HTOD, DTOH, DTOD = 1, 2, 3, 4
 
-LAUNCH_APIS = ["hipLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel",
-               "hipExtLaunchKernel", "hipGraphLaunch", "hipLaunchKernelExC", "hipHccModuleLaunchKernel",
-               "hipModuleLaunchCooperativeKernel"]
-TRANSFER_APIS = ["hipMemcpy", "hipMemcpyAsync", "hipMemcpyHtoD", "hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync",
-                 "hipMemcpy2D", "hipMemcpyPeer", "hipMemcpyWithStream", "hipMemset", "hipMemsetAsync",
-                 "hipMemsetD32Async"]
-UNTRACED_APIS = ["__hipPopCallConfiguration", "hipMalloc", "hipFree", "hipLaunchHostFunc", "hipStreamSynchronize",
-                 "hipDeviceSynchronize", "hipGetDevice", "hipGraphInstantiate", "hipStreamBeginCapture",
-                 "hipEventRecord"]
+LAUNCH_APIS = [
+    "hipLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipLaunchCooperativeKernel",
+    "hipExtLaunchKernel",
+    "hipGraphLaunch",
+    "hipLaunchKernelExC",
+    "hipHccModuleLaunchKernel",
+    "hipModuleLaunchCooperativeKernel",
+]
+TRANSFER_APIS = [
+    "hipMemcpy",
+    "hipMemcpyAsync",
+    "hipMemcpyHtoD",
+    "hipMemcpyHtoDAsync",
+    "hipMemcpyDtoHAsync",
+    "hipMemcpy2D",
+    "hipMemcpyPeer",
+    "hipMemcpyWithStream",
+    "hipMemset",
+    "hipMemsetAsync",
+    "hipMemsetD32Async",
+]
+UNTRACED_APIS = [
+    "__hipPopCallConfiguration",
+    "hipMalloc",
+    "hipFree",
+    "hipLaunchHostFunc",
+    "hipStreamSynchronize",
+    "hipDeviceSynchronize",
+    "hipGetDevice",
+    "hipGraphInstantiate",
+    "hipStreamBeginCapture",
+    "hipEventRecord",
+]
 
 _next_slot = [24]  # apart from test_host_runtime's (from 0) and test_host_roctracer's (40..63)
 
@@ -72,8 +99,9 @@ def kernel(fake, name: str) -> int:
 
 
 def launch(fake, name, start, end, through="hipModuleLaunchKernel", agent=0, queue=0x7000, emit=True):
-    return fake.fake_hip_launch(fake.fake_op_id(through.encode()), kernel(fake, name), start, end, agent, queue,
-                                int(emit))
+    return fake.fake_hip_launch(
+        fake.fake_op_id(through.encode()), kernel(fake, name), start, end, agent, queue, int(emit)
+    )
 
 
 def memcpy(fake, direction, start, end, through="hipMemcpyAsync"):
@@ -82,9 +110,11 @@ def memcpy(fake, direction, start, end, through="hipMemcpyAsync"):
 
 # ----------------------------------------------- configuration (fresh processes)
 
+
 def _run(script: str) -> dict:
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -110,7 +140,9 @@ def _prelude(path) -> str:
 
 
 def test_load_errors_and_one_configuration(rocprofiler_fake_path, fake_amdhip_path):
-    out = _run(_prelude(rocprofiler_fake_path) + f"""
+    out = _run(
+        _prelude(rocprofiler_fake_path)
+        + f"""
     libm = ctypes.util.find_library("m") or "libm.so.6"
     out["libm"] = libm
     out["missing"] = error(h.load_rocprofiler, "/nonexistent/dir/librocprofiler-sdk.so.1")
@@ -135,7 +167,8 @@ def test_load_errors_and_one_configuration(rocprofiler_fake_path, fake_amdhip_pa
     out["after_stop"] = [h.rocprofiler_tracing(), h.rocprofiler_configured(), fake.fake_context_active()]
     out["restart"] = [error(h.start_rocprofiler), h.rocprofiler_tracing()]
     print(json.dumps(out))
-    """)
+    """
+    )
     assert "cannot load rocprofiler-sdk from /nonexistent/dir/librocprofiler-sdk.so.1" in out["missing"]
     assert out["libm"] in out["no_symbols"] and "rocprofiler_get_version" in out["no_symbols"]
     assert "not a usable librocprofiler-sdk" in out["no_symbols"]
@@ -153,18 +186,35 @@ def test_load_errors_and_one_configuration(rocprofiler_fake_path, fake_amdhip_pa
     assert out["restart"] == [None, True]
 
 
-@pytest.mark.parametrize("case, setup, expected", [
-    ("other_tool", "fake.fake_configured_by_other_tool()",
-     "was configured in this process before Proton asked (by rocprofv3, Triton's own Proton, or another tool)"),
-    ("buffer", "fake.fake_fail_create_buffer(1)",
-     "failed: rocprofiler_create_buffer failed: General error (status 19) (it configures once per process)"),
-    ("names", "fake.fake_names_unavailable(1)",
-     "failed: it named no HIP launch, copy or set API among its 30 HIP runtime operations"),
-    ("no_initialize", "fake.fake_skip_initialize(1)",
-     "failed: rocprofiler_force_configure returned without initializing the tool"),
-])
+@pytest.mark.parametrize(
+    "case, setup, expected",
+    [
+        (
+            "other_tool",
+            "fake.fake_configured_by_other_tool()",
+            "was configured in this process before Proton asked (by rocprofv3, Triton's own Proton, or another tool)",
+        ),
+        (
+            "buffer",
+            "fake.fake_fail_create_buffer(1)",
+            "failed: rocprofiler_create_buffer failed: General error (status 19) (it configures once per process)",
+        ),
+        (
+            "names",
+            "fake.fake_names_unavailable(1)",
+            "failed: it named no HIP launch, copy or set API among its 30 HIP runtime operations",
+        ),
+        (
+            "no_initialize",
+            "fake.fake_skip_initialize(1)",
+            "failed: rocprofiler_force_configure returned without initializing the tool",
+        ),
+    ],
+)
 def test_configuration_failures_are_clear_and_final(rocprofiler_fake_path, case, setup, expected):
-    out = _run(_prelude(rocprofiler_fake_path) + f"""
+    out = _run(
+        _prelude(rocprofiler_fake_path)
+        + f"""
     h.load_rocprofiler({str(rocprofiler_fake_path)!r})
     {setup}
     out["first"] = error(h.start_rocprofiler)
@@ -174,7 +224,8 @@ def test_configuration_failures_are_clear_and_final(rocprofiler_fake_path, case,
     out["second"] = error(h.start_rocprofiler)  # the SDK configures once: same answer
     out["state"] = [h.rocprofiler_tracing(), h.rocprofiler_configured(), fake.fake_context_active()]
     print(json.dumps(out))
-    """)
+    """
+    )
     assert out["first"] is not None and expected in out["first"], out["first"]
     assert str(rocprofiler_fake_path) in out["first"]
     assert out["second"] == out["first"]
@@ -182,6 +233,7 @@ def test_configuration_failures_are_clear_and_final(rocprofiler_fake_path, case,
 
 
 # ------------------------------------------------------- in this process
+
 
 def test_services_configured(rocprofiler_fake):
     fake = rocprofiler_fake
@@ -221,8 +273,12 @@ def test_kernels_scopes_and_states(rocprofiler_fake):
     h.flush_rocprofiler()
     aggregates, trace, dropped = take(slot)
     rows = by_path(aggregates)
-    assert set(rows) == {("rp_outer", "rp_k1"), ("rp_outer", "rp_fwd", "rp_k2"), ("rp_early_kernel",),
-                         ("<unknown kernel>",)}
+    assert set(rows) == {
+        ("rp_outer", "rp_k1"),
+        ("rp_outer", "rp_fwd", "rp_k2"),
+        ("rp_early_kernel",),
+        ("<unknown kernel>",),
+    }
     outer = rows[("rp_outer", "rp_k1")]
     assert (outer["count"], outer["total_ns"], outer["node"], outer["device"]) == (1, 200, scope, 1)
     fwd = rows[("rp_outer", "rp_fwd", "rp_k2")]
@@ -236,7 +292,12 @@ def test_kernels_scopes_and_states(rocprofiler_fake):
     streams = [int(t["stream"]) for t in trace]
     assert streams[0] == streams[2] == streams[3] == streams[4] and streams[1] != streams[0] and min(streams) >= 1
     assert [(int(t["start"]), int(t["end"]), int(t["device"])) for t in trace] == [
-        (100, 300, 1), (400, 1000, 1), (1000, 1010, 1), (0, 50, 2), (60, 130, 2)]
+        (100, 300, 1),
+        (400, 1000, 1),
+        (1000, 1010, 1),
+        (0, 50, 2),
+        (60, 130, 2),
+    ]
     assert len({int(t["correlation"]) for t in trace}) == 5
     # The names were copied: the fake scribbled over the lent ones.
     assert not any("#" in name for name in h.names())
@@ -271,13 +332,14 @@ def test_copies_and_sets(rocprofiler_fake):
     h.exit_scope("rp_io")
     h.flush_rocprofiler()
     rows = by_path(take(slot)[0])
-    summary = {key: (int(r["kind"]), int(r["count"]), int(r["total_ns"]), int(r["device"]))
-               for key, r in rows.items()}
-    assert summary == {("rp_io", "memcpy HtoD"): (KIND_MEMCPY, 1, 100, 0),
-                       ("rp_io", "memcpy DtoH"): (KIND_MEMCPY, 1, 60, 0),
-                       ("rp_io", "memcpy DtoD"): (KIND_MEMCPY, 1, 3, 0),
-                       ("rp_io", "memcpy"): (KIND_MEMCPY, 1, 40, 0),
-                       ("rp_io", "__amd_rocclr_fillBufferAligned"): (KIND_KERNEL, 1, 7, 0)}
+    summary = {key: (int(r["kind"]), int(r["count"]), int(r["total_ns"]), int(r["device"])) for key, r in rows.items()}
+    assert summary == {
+        ("rp_io", "memcpy HtoD"): (KIND_MEMCPY, 1, 100, 0),
+        ("rp_io", "memcpy DtoH"): (KIND_MEMCPY, 1, 60, 0),
+        ("rp_io", "memcpy DtoD"): (KIND_MEMCPY, 1, 3, 0),
+        ("rp_io", "memcpy"): (KIND_MEMCPY, 1, 40, 0),
+        ("rp_io", "__amd_rocclr_fillBufferAligned"): (KIND_KERNEL, 1, 7, 0),
+    }
 
 
 def test_graph_launch(rocprofiler_fake):
@@ -291,7 +353,9 @@ def test_graph_launch(rocprofiler_fake):
     h.flush_rocprofiler()
     rows = by_path(take(slot)[0])
     assert {key: (int(r["count"]), int(r["total_ns"])) for key, r in rows.items()} == {
-        ("rp_graph_scope", "rp_graph_a"): (2, 20), ("rp_graph_scope", "rp_graph_b"): (1, 10)}
+        ("rp_graph_scope", "rp_graph_a"): (2, 20),
+        ("rp_graph_scope", "rp_graph_b"): (1, 10),
+    }
     assert all(int(r["node"]) == scope for r in rows.values())
 
 
@@ -350,7 +414,9 @@ def test_full_buffer_goes_out_on_another_thread(rocprofiler_fake):
     rows = by_path(take(slot)[0])
     assert list(rows) == [("rp_full", "rp_full_k")]
     assert (rows[("rp_full", "rp_full_k")]["count"], rows[("rp_full", "rp_full_k")]["total_ns"]) == (
-        watermark + 3, 5 * (watermark + 3))
+        watermark + 3,
+        5 * (watermark + 3),
+    )
 
 
 def test_stop_delivers_and_keeps_the_context(rocprofiler_fake):
@@ -379,6 +445,7 @@ def test_stop_delivers_and_keeps_the_context(rocprofiler_fake):
 
 
 # ------------------------------------------------- whole sessions (proton.*)
+
 
 @pytest.fixture
 def no_session_left():
@@ -409,6 +476,7 @@ def test_session_end_to_end(rocprofiler_fake, rocprofiler_fake_path, tmp_path, m
 
     import triton.knobs
     from triton.compiler.compiler import LazyDict
+
     metadata = LazyDict({"name": "k3"})
     metadata.add(lambda: {"flops16": 1e6, "bytes": 4096}, ())
     triton.knobs.runtime.launch_enter_hook(metadata)
@@ -422,6 +490,7 @@ def test_session_end_to_end(rocprofiler_fake, rocprofiler_fake_path, tmp_path, m
     tree = json.load(open(report.files["tree"]))
     assert tree[1] == {}  # no AMD device info yet
     from proton.host.hatchet_tree import inclusive
+
     root = inclusive(tree[0])
     assert root["metrics"]["count"] == 4 and root["metrics"]["time (ns)"] == 200 + 600 + 50 + 100
     outer = _find(root, "outer")
@@ -433,7 +502,11 @@ def test_session_end_to_end(rocprofiler_fake, rocprofiler_fake_path, tmp_path, m
     assert k3["count"] == 1 and k3["flops16"] == 1e6 and k3["bytes"] == 4096
     events = [e for e in json.load(open(report.files["chrome_trace"]))["traceEvents"] if e["ph"] == "X"]
     assert [(e["name"], e["args"]["call_path"]) for e in events] == [
-        ("k1", "outer"), ("k2", "outer/fwd"), ("memcpy DtoH", "outer"), ("k3", "ROOT")]
+        ("k1", "outer"),
+        ("k2", "outer/fwd"),
+        ("memcpy DtoH", "outer"),
+        ("k3", "ROOT"),
+    ]
 
 
 def test_dropped_records_warn(rocprofiler_fake, rocprofiler_fake_path, tmp_path, monkeypatch, no_session_left):
@@ -447,8 +520,9 @@ def test_dropped_records_warn(rocprofiler_fake, rocprofiler_fake_path, tmp_path,
     assert f"rocprofiler-sdk dropped {before + 7} activity records" in report.warnings, report.warnings
 
 
-def test_roctracer_backend_prefers_rocprofiler_sdk(rocprofiler_fake, rocprofiler_fake_path, tmp_path, monkeypatch,
-                                                   no_session_left):
+def test_roctracer_backend_prefers_rocprofiler_sdk(
+    rocprofiler_fake, rocprofiler_fake_path, tmp_path, monkeypatch, no_session_left
+):
     # backend="roctracer" (and the default host backend on AMD) takes the
     # SDK where it is found; PROTON_ROCTRACER_LIB pins ROCTracer.
     monkeypatch.delenv("PROTON_ROCTRACER_LIB", raising=False)
@@ -456,16 +530,22 @@ def test_roctracer_backend_prefers_rocprofiler_sdk(rocprofiler_fake, rocprofiler
     assert host_session.HostSession("x", "roctracer").tracer.name == "rocprofiler-sdk"
     a = proton.start(str(tmp_path / "a"), backend="roctracer", quiet=True)
     proton.start(str(tmp_path / "b"), backend="rocprofiler", quiet=True)  # the same tracer
-    with pytest.raises(proton.ProfilerError, match="open with backend='roctracer'; host sessions open at the same "
-                                                   "time share one tracer, not backend='cupti'"):
+    with pytest.raises(
+        proton.ProfilerError,
+        match="open with backend='roctracer'; host sessions open at the same "
+        "time share one tracer, not backend='cupti'",
+    ):
         proton.start(str(tmp_path / "c"), backend="cupti")
     launch(rocprofiler_fake, "rp_pref_k", 0, 10)
     proton.deactivate(a)
     launch(rocprofiler_fake, "rp_pref_k", 0, 10)
     assert [r.kernels for r in proton.finalize()] == [1, 2]
     monkeypatch.delenv("PROTON_ROCPROFILER_LIB")
-    monkeypatch.setattr(libraries.glob, "glob", lambda pattern: ["/opt/rocm/lib/librocprofiler-sdk.so"]
-                        if "rocprofiler-sdk" in pattern else [])
+    monkeypatch.setattr(
+        libraries.glob,
+        "glob",
+        lambda pattern: ["/opt/rocm/lib/librocprofiler-sdk.so"] if "rocprofiler-sdk" in pattern else [],
+    )
     assert host_session.HostSession("x", "roctracer").tracer.name == "rocprofiler-sdk"
     monkeypatch.setattr(libraries.glob, "glob", lambda pattern: [])
     assert host_session.HostSession("x", "roctracer").tracer.name == "ROCTracer"
@@ -494,8 +574,11 @@ def test_missing_library_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
     monkeypatch.setattr(libraries.glob, "glob", lambda pattern: [])
     session = host_session.HostSession("x", "rocprofiler")
-    with pytest.raises(proton.ProfilerError, match=r"rocprofiler-sdk \(librocprofiler-sdk.so\) not found; searched: "
-                                                   r".*rocm/lib.*set PROTON_ROCPROFILER_LIB"):
+    with pytest.raises(
+        proton.ProfilerError,
+        match=r"rocprofiler-sdk \(librocprofiler-sdk.so\) not found; searched: "
+        r".*rocm/lib.*set PROTON_ROCPROFILER_LIB",
+    ):
         session.tracer.start(_Unloaded(), session)
     monkeypatch.setenv("PROTON_ROCPROFILER_LIB", str(tmp_path / "librocprofiler-sdk.so"))
     with pytest.raises(proton.ProfilerError, match="PROTON_ROCPROFILER_LIB=.*librocprofiler-sdk.so is not a file"):
@@ -503,8 +586,11 @@ def test_missing_library_is_a_clear_error(monkeypatch, tmp_path):
     # backend="roctracer" with neither library names both.
     monkeypatch.delenv("PROTON_ROCPROFILER_LIB")
     session = host_session.HostSession("x", "roctracer")
-    with pytest.raises(proton.ProfilerError, match=r"ROCTracer \(libroctracer64.so\) not found; .*rocprofiler-sdk, "
-                                                   r"which backend='roctracer' prefers, was not found either"):
+    with pytest.raises(
+        proton.ProfilerError,
+        match=r"ROCTracer \(libroctracer64.so\) not found; .*rocprofiler-sdk, "
+        r"which backend='roctracer' prefers, was not found either",
+    ):
         session.tracer.start(_Unloaded(), session)
 
 

@@ -20,8 +20,7 @@ import pytest
 import proton
 from proton.host import libraries, session as host_session
 from fake_cupti_support import reset_thread_state
-from test_host_runtime import (KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, NODE_SCOPE, NODE_STATE, by_path, h,
-                               node_path, take)
+from test_host_runtime import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, NODE_SCOPE, NODE_STATE, by_path, h, node_path, take
 
 # prof_protocol.h, roctracer_hip.h; OpenCL command types (CL/cl.h) that HIP
 # puts in a HIP_OPS record's kind.
@@ -29,23 +28,52 @@ DOMAIN_HIP_API = 3
 OP_DISPATCH, OP_COPY, OP_BARRIER = 0, 1, 2
 CL_READ_BUFFER, CL_WRITE_BUFFER, CL_COPY_BUFFER_RECT, CL_MARKER, CL_FILL_BUFFER = 0x11F3, 0x11F4, 0x1203, 0x11FE, 0x1207
 
-LAUNCH_APIS = ["hipLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel",
-               "hipExtLaunchKernel", "hipGraphLaunch", "hipLaunchKernelExC", "hipHccModuleLaunchKernel",
-               "hipModuleLaunchCooperativeKernel"]
-TRANSFER_APIS = ["hipMemcpy", "hipMemcpyAsync", "hipMemcpyHtoD", "hipMemcpyDtoHAsync", "hipMemcpy2D",
-                 "hipMemcpyPeer", "hipMemcpyWithStream", "hipMemset", "hipMemsetAsync", "hipMemsetD32Async",
-                 "hipMemset2D"]
-UNTRACED_APIS = ["hipMalloc", "hipFree", "hipLaunchHostFunc", "hipStreamSynchronize", "hipDeviceSynchronize",
-                 "hipGetDevice", "hipGraphInstantiate", "hipStreamBeginCapture", "hipEventRecord"]
+LAUNCH_APIS = [
+    "hipLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipLaunchCooperativeKernel",
+    "hipExtLaunchKernel",
+    "hipGraphLaunch",
+    "hipLaunchKernelExC",
+    "hipHccModuleLaunchKernel",
+    "hipModuleLaunchCooperativeKernel",
+]
+TRANSFER_APIS = [
+    "hipMemcpy",
+    "hipMemcpyAsync",
+    "hipMemcpyHtoD",
+    "hipMemcpyDtoHAsync",
+    "hipMemcpy2D",
+    "hipMemcpyPeer",
+    "hipMemcpyWithStream",
+    "hipMemset",
+    "hipMemsetAsync",
+    "hipMemsetD32Async",
+    "hipMemset2D",
+]
+UNTRACED_APIS = [
+    "hipMalloc",
+    "hipFree",
+    "hipLaunchHostFunc",
+    "hipStreamSynchronize",
+    "hipDeviceSynchronize",
+    "hipGetDevice",
+    "hipGraphInstantiate",
+    "hipStreamBeginCapture",
+    "hipEventRecord",
+]
 
 
 @pytest.fixture(scope="module")
 def api(roctracer_fake):
     """HIP API id by name, from the headers the fake was built with."""
+
     def lookup(name):
         op = roctracer_fake.fake_api_id(name.encode())
         assert op, name
         return op
+
     return lookup
 
 
@@ -57,8 +85,6 @@ def new_slot(keep_trace=False, cap=0) -> int:
     _next_slot[0] = 40 + (slot - 39) % 24
     h.open_session(slot, keep_trace, cap)
     return slot
-
-
 
 
 @pytest.fixture(autouse=True)
@@ -81,6 +107,7 @@ def launch(fake, api, name, start, end, through="hipModuleLaunchKernel", emit=Tr
 
 
 # ------------------------------------------------------------------ tests
+
 
 def test_load_errors(roctracer_fake_path, fake_path, fake_amdhip_path):
     # Loading happens once per process: the cases run in a fresh interpreter.
@@ -144,8 +171,9 @@ def test_load_errors(roctracer_fake_path, fake_path, fake_amdhip_path):
     assert out["same_again"] is None
     assert "already loaded" in out["other"] and str(roctracer_fake_path) in out["other"]
     assert out["cupti"] is None and out["both"] == [str(fake_path), str(roctracer_fake_path)]
-    assert out["pool_error"] == ("roctracer_open_pool_expl failed: ROCTRACER_STATUS_ERROR_MEMORY_ALLOCATION: "
-                                 "MemoryPool() error")
+    assert out["pool_error"] == (
+        "roctracer_open_pool_expl failed: ROCTRACER_STATUS_ERROR_MEMORY_ALLOCATION: MemoryPool() error"
+    )
     assert "enabled no HIP launch, copy or set callback" in out["names_error"]
     assert str(roctracer_fake_path) in out["names_error"]
     assert out["after_start_errors"] == [False, 0, 0]
@@ -173,8 +201,18 @@ def test_only_launch_copy_set_callbacks(roctracer_fake, api):
             traced.add(name)
         elif name.startswith(("hipMemcpy", "hipMemset")):
             pytest.fail(f"{name} is not traced")
-    prefixes = ("hipLaunch", "hipModuleLaunch", "hipExtLaunch", "hipExtModuleLaunch", "hipHccModuleLaunch",
-                "hipGraphLaunch", "hipDrvLaunch", "hipMemcpy", "hipMemset", "hipDrvMemcpy")
+    prefixes = (
+        "hipLaunch",
+        "hipModuleLaunch",
+        "hipExtLaunch",
+        "hipExtModuleLaunch",
+        "hipHccModuleLaunch",
+        "hipGraphLaunch",
+        "hipDrvLaunch",
+        "hipMemcpy",
+        "hipMemset",
+        "hipDrvMemcpy",
+    )
     assert all(name.startswith(prefixes) and name != "hipLaunchHostFunc" for name in traced), traced
     assert fake.fake_callbacks_enabled() == len(traced)
     # Kernel dispatches and copies (fills included) are recorded, markers not.
@@ -223,10 +261,10 @@ def test_kernels_land_in_scopes_and_states(roctracer_fake, api):
     h.set_active_sessions(1 << slot)
     fake.fake_set_device_queue(2, 9)
     scope = h.enter_scope("rt_outer")
-    launch(fake, api, "rt_k1", 100, 300)                                   # 200
+    launch(fake, api, "rt_k1", 100, 300)  # 200
     h.set_state("rt_fwd")
-    launch(fake, api, "rt_k2", 400, 1000, through="hipLaunchKernel")       # 600
-    launch(fake, api, "rt_k2", 1000, 1010, through="hipExtLaunchKernel")   # 10
+    launch(fake, api, "rt_k2", 400, 1000, through="hipLaunchKernel")  # 600
+    launch(fake, api, "rt_k2", 1000, 1010, through="hipExtLaunchKernel")  # 10
     h.set_state(None)
     h.exit_scope("rt_outer")
     launch(fake, api, "rt_k1", 0, 50, through="hipExtModuleLaunchKernel")
@@ -247,7 +285,12 @@ def test_kernels_land_in_scopes_and_states(roctracer_fake, api):
     # correlation id.
     assert dropped == 0
     assert [(int(t["start"]), int(t["end"]), int(t["stream"]), int(t["device"])) for t in trace] == [
-        (100, 300, 9, 2), (400, 1000, 9, 2), (1000, 1010, 9, 2), (0, 50, 9, 2), (60, 130, 9, 2)]
+        (100, 300, 9, 2),
+        (400, 1000, 9, 2),
+        (1000, 1010, 9, 2),
+        (0, 50, 9, 2),
+        (60, 130, 9, 2),
+    ]
     assert len({int(t["correlation"]) for t in trace}) == 5
 
 
@@ -283,18 +326,27 @@ def test_copies_and_sets(roctracer_fake, api):
     fake.fake_hip_memcpy(api("hipMemcpyHtoDAsync"), CL_WRITE_BUFFER, 1 << 20, 0, 100)
     fake.fake_hip_memcpy(api("hipMemcpy"), CL_READ_BUFFER, 1 << 20, 200, 260)
     fake.fake_hip_memcpy(api("hipMemcpy2D"), CL_COPY_BUFFER_RECT, 4096, 300, 303)
-    fake.fake_hip_memcpy(api("hipMemcpyPeer"), 0x1234, 4096, 400, 440)   # a kind without a direction
+    fake.fake_hip_memcpy(api("hipMemcpyPeer"), 0x1234, 4096, 400, 440)  # a kind without a direction
     fake.fake_hip_memset(api("hipMemsetAsync"), 256, 500, 507)
     fake.fake_hip_memset(api("hipMemsetD32Async"), 256, 600, 601)
     h.exit_scope("rt_io")
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
-    assert set(rows) == {("rt_io", "memcpy HtoD"), ("rt_io", "memcpy DtoH"), ("rt_io", "memcpy DtoD"),
-                         ("rt_io", "memcpy"), ("rt_io", "memset")}
+    assert set(rows) == {
+        ("rt_io", "memcpy HtoD"),
+        ("rt_io", "memcpy DtoH"),
+        ("rt_io", "memcpy DtoD"),
+        ("rt_io", "memcpy"),
+        ("rt_io", "memset"),
+    }
     summary = {key[-1]: (int(r["kind"]), int(r["count"]), int(r["total_ns"])) for key, r in rows.items()}
-    assert summary == {"memcpy HtoD": (KIND_MEMCPY, 1, 100), "memcpy DtoH": (KIND_MEMCPY, 1, 60),
-                       "memcpy DtoD": (KIND_MEMCPY, 1, 3), "memcpy": (KIND_MEMCPY, 1, 40),
-                       "memset": (KIND_MEMSET, 2, 8)}
+    assert summary == {
+        "memcpy HtoD": (KIND_MEMCPY, 1, 100),
+        "memcpy DtoH": (KIND_MEMCPY, 1, 60),
+        "memcpy DtoD": (KIND_MEMCPY, 1, 3),
+        "memcpy": (KIND_MEMCPY, 1, 40),
+        "memset": (KIND_MEMSET, 2, 8),
+    }
 
 
 def test_graph_launch(roctracer_fake, api):
@@ -310,7 +362,9 @@ def test_graph_launch(roctracer_fake, api):
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
     assert {key: (int(r["count"]), int(r["total_ns"])) for key, r in rows.items()} == {
-        ("rt_graph_scope", "rt_graph_a"): (2, 20), ("rt_graph_scope", "rt_graph_b"): (1, 10)}
+        ("rt_graph_scope", "rt_graph_a"): (2, 20),
+        ("rt_graph_scope", "rt_graph_b"): (1, 10),
+    }
     assert all(int(r["node"]) == with_scope for r in rows.values())
 
 
@@ -373,8 +427,10 @@ def test_full_buffer_goes_out_on_another_thread(roctracer_fake, api):
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
     assert list(rows) == [("rt_full", "rt_full_k")]
-    assert (rows[("rt_full", "rt_full_k")]["count"], rows[("rt_full", "rt_full_k")]["total_ns"]) == (capacity + 10,
-                                                                                                  5 * (capacity + 10))
+    assert (rows[("rt_full", "rt_full_k")]["count"], rows[("rt_full", "rt_full_k")]["total_ns"]) == (
+        capacity + 10,
+        5 * (capacity + 10),
+    )
     assert not any("#" in name for name in h.names())
 
 
@@ -385,18 +441,19 @@ def test_stop_delivers_and_releases(roctracer_fake, api):
     launch(fake, api, "rt_stop_k", 0, 42)
     h.set_active_sessions(0)
     assert fake.fake_pending_records() == 1
-    h.stop_roctracer()   # flushes first: the pending record reaches the session
+    h.stop_roctracer()  # flushes first: the pending record reaches the session
     assert not h.roctracer_tracing()
     assert (fake.fake_open_pools(), fake.fake_callbacks_enabled()) == (0, 0)
     assert [fake.fake_activity_enabled(op) for op in (OP_DISPATCH, OP_COPY)] == [0, 0]
     assert fake.fake_hip_api_call(api("hipLaunchKernel")) == 0  # nothing traces it now
-    h.stop_roctracer()   # again: nothing to do
+    h.stop_roctracer()  # again: nothing to do
     h.flush_roctracer()
     rows = by_path(take(slot)[0])
     assert (rows[("rt_stop_k",)]["count"], rows[("rt_stop_k",)]["total_ns"]) == (1, 42)
 
 
 # ------------------------------------------------- whole sessions (proton.*)
+
 
 @pytest.fixture
 def no_session_left():
@@ -429,6 +486,7 @@ def test_session_end_to_end(roctracer_fake, roctracer_fake_path, api, tmp_path, 
     # hook="triton": Triton calls the hook with each launch's LazyDict.
     import triton.knobs
     from triton.compiler.compiler import LazyDict
+
     metadata = LazyDict({"name": "k3"})
     metadata.add(lambda: {"flops16": 1e6, "bytes": 4096}, ())
     triton.knobs.runtime.launch_enter_hook(metadata)
@@ -440,7 +498,14 @@ def test_session_end_to_end(roctracer_fake, roctracer_fake_path, api, tmp_path, 
     tree = json.load(open(report.files["tree"]))
     assert tree[1] == {}  # an empty device-info object: none for AMD yet
     from proton.host.hatchet_tree import inclusive
-    assert tree[0]["metrics"] == {"bytes": 0, "count": 0, "flops16": 0, "time (ns)": 0, "tokens": 0}  # zeros, as upstream
+
+    assert tree[0]["metrics"] == {
+        "bytes": 0,
+        "count": 0,
+        "flops16": 0,
+        "time (ns)": 0,
+        "tokens": 0,
+    }  # zeros, as upstream
     root = inclusive(tree[0])
     assert root["metrics"]["count"] == 5 and root["metrics"]["time (ns)"] == 200 + 600 + 50 + 4 + 100
     outer = _find(root, "outer")
@@ -456,23 +521,31 @@ def test_session_end_to_end(roctracer_fake, roctracer_fake_path, api, tmp_path, 
 
     events = [e for e in json.load(open(report.files["chrome_trace"]))["traceEvents"] if e["ph"] == "X"]
     assert [(e["name"], e["args"]["call_path"]) for e in events] == [
-        ("k1", "outer"), ("k2", "outer/fwd"), ("memcpy DtoH", "outer"), ("memset", "outer"), ("k3", "ROOT")]
+        ("k1", "outer"),
+        ("k2", "outer/fwd"),
+        ("memcpy DtoH", "outer"),
+        ("memset", "outer"),
+        ("k3", "ROOT"),
+    ]
 
     # Without device info the viewer says utilization is unavailable.
     from proton import viewer
+
     with pytest.raises(viewer.ViewerError, match="'util' is unavailable: .* has no device info"):
         viewer.resolve("util", viewer.load(report.files["tree"]))
 
 
-def test_sessions_share_one_tracer(roctracer_fake, roctracer_fake_path, api, tmp_path, monkeypatch,
-                                   no_session_left):
+def test_sessions_share_one_tracer(roctracer_fake, roctracer_fake_path, api, tmp_path, monkeypatch, no_session_left):
     fake = roctracer_fake
     monkeypatch.setenv("PROTON_ROCTRACER_LIB", str(roctracer_fake_path))
     a = proton.start(str(tmp_path / "a"), backend="roctracer", quiet=True)
     launch(fake, api, "rt_two", 0, 10)
     proton.start(str(tmp_path / "b"), backend="roctracer", quiet=True)
-    with pytest.raises(proton.ProfilerError, match="open with backend='roctracer'; host sessions open at the same "
-                                                   "time share one tracer, not backend='cupti'"):
+    with pytest.raises(
+        proton.ProfilerError,
+        match="open with backend='roctracer'; host sessions open at the same "
+        "time share one tracer, not backend='cupti'",
+    ):
         proton.start(str(tmp_path / "c"), backend="cupti")
     launch(fake, api, "rt_two", 0, 10)
     proton.deactivate(a)
@@ -519,6 +592,8 @@ def test_not_built_is_a_clear_error(monkeypatch, tmp_path):
     library.write_bytes(b"")
     monkeypatch.setenv("PROTON_ROCTRACER_LIB", str(library))
     session = host_session.HostSession("x", "roctracer")
-    with pytest.raises(proton.ProfilerError, match="cannot start ROCTracer tracing: the ROCTracer backend is not "
-                                                   "built into this install"):
+    with pytest.raises(
+        proton.ProfilerError,
+        match="cannot start ROCTracer tracing: the ROCTracer backend is not built into this install",
+    ):
         session.tracer.start(NotBuilt(), session)

@@ -65,8 +65,6 @@ def new_slot(keep_trace=False, cap=0) -> int:
     return slot
 
 
-
-
 @pytest.fixture(autouse=True)
 def tracing(fake):
     """Tracing on, leftovers of earlier tests flushed, no session active, no
@@ -82,6 +80,7 @@ def tracing(fake):
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def launch(fake, name, start, end, cbid=CBID_cuLaunchKernel, emit=True):
     return fake.fake_launch(cbid, name.encode(), start, end, int(emit))
@@ -131,6 +130,7 @@ def rss_bytes() -> int:
 
 
 # ------------------------------------------------------------------ tests
+
 
 def test_row_layouts_come_from_cpp():
     # records.py's dtypes are the layouts C++ exports, field for field.
@@ -224,8 +224,14 @@ def test_only_traced_callbacks_enabled(fake):
     assert h.cupti_version() == 26
     assert h.cupti_tracing()
     assert fake.fake_subscribed() == 1
-    for cbid in (CBID_cuLaunchKernel, CBID_cuLaunchKernelEx, CBID_cuGraphLaunch, CBID_cuMemcpyHtoD_v2,
-                 CBID_cuMemcpyDtoH_v2, CBID_cuMemsetD8_v2):
+    for cbid in (
+        CBID_cuLaunchKernel,
+        CBID_cuLaunchKernelEx,
+        CBID_cuGraphLaunch,
+        CBID_cuMemcpyHtoD_v2,
+        CBID_cuMemcpyDtoH_v2,
+        CBID_cuMemsetD8_v2,
+    ):
         assert fake.fake_is_enabled(DOMAIN_DRIVER, cbid) == 1, cbid
     for cbid in (CBID_cuCtxGetCurrent, CBID_cuMemAlloc_v2):
         assert fake.fake_is_enabled(DOMAIN_DRIVER, cbid) == 0, cbid
@@ -247,21 +253,26 @@ def test_scopes_aggregate(fake):
     slot = new_slot()
     h.set_active_sessions(1 << slot)
     h.enter_scope("agg_a")
-    launch(fake, "agg_k1", 1000, 1100)       # 100
-    launch(fake, "agg_k1", 2000, 2300)       # 300
+    launch(fake, "agg_k1", 1000, 1100)  # 100
+    launch(fake, "agg_k1", 2000, 2300)  # 300
     h.enter_scope("agg_b")
     launch(fake, "agg_k1", 3000, 3050, cbid=CBID_cuLaunchKernelEx)  # 50
-    launch(fake, "agg_k2", 4000, 4007)       # 7
+    launch(fake, "agg_k2", 4000, 4007)  # 7
     h.exit_scope("agg_b")
-    launch(fake, "agg_k2", 5000, 5001)       # 1
+    launch(fake, "agg_k2", 5000, 5001)  # 1
     h.exit_scope("agg_a")
-    launch(fake, "agg_k2", 6000, 6020)       # 20, at the root
+    launch(fake, "agg_k2", 6000, 6020)  # 20, at the root
     h.flush_cupti()
     aggregates, trace, dropped = take(slot)
     assert len(trace) == 0 and dropped == 0
     rows = by_path(aggregates)
-    assert set(rows) == {("agg_a", "agg_k1"), ("agg_a", "agg_b", "agg_k1"), ("agg_a", "agg_b", "agg_k2"),
-                         ("agg_a", "agg_k2"), ("agg_k2",)}
+    assert set(rows) == {
+        ("agg_a", "agg_k1"),
+        ("agg_a", "agg_b", "agg_k1"),
+        ("agg_a", "agg_b", "agg_k2"),
+        ("agg_a", "agg_k2"),
+        ("agg_k2",),
+    }
     k1 = rows[("agg_a", "agg_k1")]
     assert (k1["count"], k1["total_ns"], k1["min_ns"], k1["max_ns"]) == (2, 400, 100, 300)
     inner = rows[("agg_a", "agg_b", "agg_k1")]
@@ -336,8 +347,11 @@ def test_state_overrides(fake):
     h.flush_cupti()
     aggregates, _, _ = take(slot)
     rows = by_path(aggregates)
-    assert set(rows) == {("state_scope", "state_s1", "state_k"), ("state_scope", "state_s2", "state_k"),
-                         ("state_scope", "state_k")}
+    assert set(rows) == {
+        ("state_scope", "state_s1", "state_k"),
+        ("state_scope", "state_s2", "state_k"),
+        ("state_scope", "state_k"),
+    }
     s1 = rows[("state_scope", "state_s1", "state_k")]
     s2 = rows[("state_scope", "state_s2", "state_k")]
     assert (s1["count"], s1["total_ns"]) == (1, 1)
@@ -371,8 +385,11 @@ def test_scopes_are_per_thread(fake):
     h.flush_cupti()
     rows = by_path(take(slot)[0])
     assert seen["stack"] == []
-    assert set(rows) == {("thread_worker_k",), ("thread_worker_scope", "thread_worker_k"),
-                         ("thread_main_scope", "thread_main_k")}
+    assert set(rows) == {
+        ("thread_worker_k",),
+        ("thread_worker_scope", "thread_worker_k"),
+        ("thread_main_scope", "thread_main_k"),
+    }
     assert rows[("thread_worker_k",)]["total_ns"] == 3
 
 
@@ -386,8 +403,17 @@ def test_python_context(fake):
     here = str(Path(__file__).resolve())
     try:
         # Frames from everything but this file are skipped.
-        skipped = sorted({p for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-                                      sysconfig.get_paths()["platlib"], "<")})
+        skipped = sorted(
+            {
+                p
+                for p in (
+                    sysconfig.get_paths()["stdlib"],
+                    sysconfig.get_paths()["purelib"],
+                    sysconfig.get_paths()["platlib"],
+                    "<",
+                )
+            }
+        )
         h.set_python_context(True, skipped)
         h.enter_scope("pyctx_scope")  # frames replace scopes
         for state in (None, "pyctx_state"):  # the same line both times
@@ -491,7 +517,10 @@ def test_graph_capture_then_replay(fake):
     h.exit_scope("g_replay")
     h.flush_cupti()
     rows = by_path(take(replay)[0])
-    assert set(rows) == {("g_replay", "<captured_at>", "g_capture", "g_k1"), ("g_replay", "<captured_at>", "g_capture", "g_k2")}
+    assert set(rows) == {
+        ("g_replay", "<captured_at>", "g_capture", "g_k1"),
+        ("g_replay", "<captured_at>", "g_capture", "g_k2"),
+    }
     k1 = rows[("g_replay", "<captured_at>", "g_capture", "g_k1")]
     assert (k1["count"], k1["total_ns"], k1["min_ns"], k1["max_ns"]) == (2, 40, 10, 30)
     # The captured launch's metrics go with its node, on every replay.
@@ -512,7 +541,10 @@ def test_graph_capture_then_replay(fake):
     h.exit_scope("g_replay")
     h.flush_cupti()
     rows = by_path(take(again)[0])
-    assert set(rows) == {("g_replay", "<captured_at>", "g_capture", "g_k1"), ("g_replay", "<captured_at>", "g_capture", "g_k2")}
+    assert set(rows) == {
+        ("g_replay", "<captured_at>", "g_capture", "g_k1"),
+        ("g_replay", "<captured_at>", "g_capture", "g_k2"),
+    }
     assert rows[("g_replay", "<captured_at>", "g_capture", "g_k2")]["total_ns"] == 5
     for node in clones:
         fake.fake_destroy_node(node)
@@ -550,8 +582,11 @@ def test_graph_sessions_come_from_the_graph_launch(fake):
     graph_launch(fake, [quiet, loud, built], start=0, duration=10)
     h.flush_cupti()
     rows = by_path(take(replay)[0])
-    assert set(rows) == {("<captured_at>", "gs_capture", "gs_quiet"), ("<captured_at>", "gs_capture", "gs_loud"),
-                         ("<captured_at>", "gs_api", "gs_built")}
+    assert set(rows) == {
+        ("<captured_at>", "gs_capture", "gs_quiet"),
+        ("<captured_at>", "gs_capture", "gs_loud"),
+        ("<captured_at>", "gs_api", "gs_built"),
+    }
     for node in (quiet, loud, built):
         fake.fake_destroy_node(node)
     assert h.counters()["graph_nodes_kept"] == baseline
@@ -625,14 +660,23 @@ def test_memcpy_and_memset(fake):
     rows = by_path(aggregates)
     assert set(rows) == {("mem_scope", "memcpy HtoD"), ("mem_scope", "memcpy DtoH"), ("mem_scope", "memset")}
     htod = rows[("mem_scope", "memcpy HtoD")]
-    assert (htod["kind"], htod["count"], htod["total_ns"], htod["min_ns"], htod["max_ns"]) == (KIND_MEMCPY, 2, 60, 10, 50)
+    assert (htod["kind"], htod["count"], htod["total_ns"], htod["min_ns"], htod["max_ns"]) == (
+        KIND_MEMCPY,
+        2,
+        60,
+        10,
+        50,
+    )
     assert rows[("mem_scope", "memcpy DtoH")]["kind"] == KIND_MEMCPY
     memset = rows[("mem_scope", "memset")]
     assert (memset["kind"], memset["count"], memset["total_ns"]) == (KIND_MEMSET, 1, 80)
     by_correlation = {int(row["correlation"]): row for row in trace}
     assert by_correlation[copy]["kind"] == KIND_MEMCPY and by_correlation[copy]["stream"] == 7
-    assert (by_correlation[fill]["kind"], by_correlation[fill]["start"], by_correlation[fill]["end"]) == \
-        (KIND_MEMSET, 400, 480)
+    assert (by_correlation[fill]["kind"], by_correlation[fill]["start"], by_correlation[fill]["end"]) == (
+        KIND_MEMSET,
+        400,
+        480,
+    )
 
 
 def test_dropped_records(fake):

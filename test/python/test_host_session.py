@@ -90,6 +90,7 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     # hook="triton": Triton calls the hook with each launch's LazyDict.
     import triton.knobs
     from triton.compiler.compiler import LazyDict
+
     assert h.triton_launch_hook in triton.knobs.runtime.launch_enter_hook.calls
     metadata = LazyDict({"name": "k3"})
     metadata.add(lambda: {"flops16": 1e6, "bytes": 4096}, ())
@@ -105,7 +106,7 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     # The root's own values are zero, and it names every numeric metric below
     # it (hatchet sums only those into inclusive values), as upstream writes it.
     assert set(root["metrics"].values()) == {0} and {"count", "time (ns)"} <= set(root["metrics"])
-    assert isinstance(data[1], dict) and "frame" not in data[1]   # the device-info object, always there
+    assert isinstance(data[1], dict) and "frame" not in data[1]  # the device-info object, always there
     outer = _find(root, "outer")
     assert outer["metrics"] == {"tokens": 3}
     assert _find(outer, "k1")["metrics"] == {"time (ns)": 200, "count": 1, "device_id": "0", "device_type": "CUDA"}
@@ -119,7 +120,11 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
 
     events = [e for e in json.load(open(report.files["chrome_trace"]))["traceEvents"] if e["ph"] == "X"]
     assert [(e["name"], e["args"]["call_path"], e["ts"], e["dur"]) for e in events] == [
-        ("k1", "outer", 0.0, 0.2), ("k2", "outer/fwd", 0.3, 0.6), ("k3", "ROOT", 1.9, 0.1), ("k3", "ROOT", 2.1, 0.1)]
+        ("k1", "outer", 0.0, 0.2),
+        ("k2", "outer/fwd", 0.3, 0.6),
+        ("k3", "ROOT", 1.9, 0.1),
+        ("k3", "ROOT", 2.1, 0.1),
+    ]
 
 
 def test_sessions_and_activation(fake, fake_path, tmp_path, monkeypatch):
@@ -149,7 +154,7 @@ def test_profile_decorator(fake, fake_path, tmp_path, monkeypatch):
         fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 50, 1)
 
     work()
-    proton.finalize()   # the decorator deactivates, as upstream; finalize writes
+    proton.finalize()  # the decorator deactivates, as upstream; finalize writes
     tree = json.load(open(tmp_path / "deco.hatchet"))[0]
     assert _find(tree, "work", "k")["metrics"]["count"] == 1
 
@@ -158,16 +163,17 @@ def test_launch_metadata_name_and_demangling(fake, fake_path, tmp_path, monkeypa
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
     import triton.knobs
     from triton.compiler.compiler import LazyDict
+
     proton.start(str(tmp_path / "names"), backend="cupti", hook="triton", quiet=True)
     for size in (64, 128, 64):
         metadata = LazyDict({"name": "matmul"})
-        metadata.add(lambda size=size: {"name": f"matmul_{size}", "flops16": 2.0 * size ** 3}, ())
+        metadata.add(lambda size=size: {"name": f"matmul_{size}", "flops16": 2.0 * size**3}, ())
         triton.knobs.runtime.launch_enter_hook(metadata)
         fake.fake_launch(CBID_cuLaunchKernel, b"matmul", 0, 10, 1)
     fake.fake_launch(CBID_cuLaunchKernel, b"_ZN2at6native4workEv", 0, 5, 1)
     root = json.load(open(proton.finalize().files["tree"]))[0]
     assert _find(root, "matmul_64")["metrics"]["count"] == 2
-    assert _find(root, "matmul_64")["metrics"]["flops16"] == 2 * 2.0 * 64 ** 3
+    assert _find(root, "matmul_64")["metrics"]["flops16"] == 2 * 2.0 * 64**3
     assert _find(root, "matmul_128")["metrics"]["count"] == 1
     assert not [c for c in root["children"] if c["frame"]["name"] == "matmul"]
     assert _find(root, "at::native::work()")["metrics"]["count"] == 1
@@ -179,6 +185,7 @@ def test_launch_metadata_evaluation_and_errors(fake, fake_path, tmp_path, monkey
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
     import triton.knobs
     from triton.compiler.compiler import LazyDict
+
     proton.start(str(tmp_path / "md"), backend="cupti", hook="triton", quiet=True)
     calls = []
     single = LazyDict({"name": "k"})
@@ -195,8 +202,12 @@ def test_launch_metadata_evaluation_and_errors(fake, fake_path, tmp_path, monkey
 
     def broken(grid, metadata, args):
         raise KeyError("n")
-    for function, error in ((lambda: [1, 2], "must return a dict"), (lambda: {"bytes": "many"},
-                            "launch_metadata of kernel k gave a non-numeric 'bytes'"), (broken, "'n'")):
+
+    for function, error in (
+        (lambda: [1, 2], "must return a dict"),
+        (lambda: {"bytes": "many"}, "launch_metadata of kernel k gave a non-numeric 'bytes'"),
+        (broken, "'n'"),
+    ):
         metadata = LazyDict({"name": "k"})
         metadata.add(function, () if function is not broken else (None, None, {}))
         with pytest.raises((TypeError, ValueError, KeyError), match=error):

@@ -48,20 +48,23 @@ def launch(session, data, name):
 def launches_in_chrome_trace(path):
     """The "<kernel> #<launch>" of every CTA process in a Chrome trace."""
     events = json.load(open(path))["traceEvents"]
-    return sorted({e["args"]["name"].rsplit(" CTA", 1)[0] for e in events
-                   if e.get("name") == "process_name" and e["pid"] >= 0})
+    return sorted(
+        {e["args"]["name"].rsplit(" CTA", 1)[0] for e in events if e.get("name") == "process_name" and e["pid"] >= 0}
+    )
 
 
 def slices_in_pftrace(path):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
     trace = Trace.FromString(open(path, "rb").read())
     return sum(1 for p in trace.packet if p.HasField("track_event") and p.track_event.type == 1)
 
 
 def test_each_phase_is_written_as_its_own_part(tmp_path, buffer):
     name = str(tmp_path / "run")
-    session = proton.start(name, backend="instrumentation", periodic_flushing=True, max_launches_per_kernel=10,
-                           quiet=True)
+    session = proton.start(
+        name, backend="instrumentation", periodic_flushing=True, max_launches_per_kernel=10, quiet=True
+    )
     for _ in range(2):
         launch(session, buffer, "a")
     assert proton.data.advance_phase(session) == 1
@@ -75,14 +78,18 @@ def test_each_phase_is_written_as_its_own_part(tmp_path, buffer):
     assert [p["phase"] for p in report.parts] == [0, 1, 2]
     assert [p["launches_kept"] for p in report.parts] == [2, 4, 1]
     written = sorted(os.listdir(tmp_path))
-    assert written == sorted(f"run.part_{n}{ext}" for n in range(3)
-                             for ext in (".chrome_trace", ".pftrace", ".hatchet"))
+    assert written == sorted(
+        f"run.part_{n}{ext}" for n in range(3) for ext in (".chrome_trace", ".pftrace", ".hatchet")
+    )
     # Each part holds exactly its phase's launches (launch numbers count on over the session).
     assert launches_in_chrome_trace(tmp_path / "run.part_0.chrome_trace") == ["a #0", "a #1"]
     assert launches_in_chrome_trace(tmp_path / "run.part_1.chrome_trace") == ["a #2", "b #0", "b #1", "b #2"]
     assert launches_in_chrome_trace(tmp_path / "run.part_2.chrome_trace") == ["a #3"]
-    assert [slices_in_pftrace(tmp_path / f"run.part_{n}.pftrace") for n in range(3)] == \
-        [2 * EVENTS_PER_LAUNCH, 4 * EVENTS_PER_LAUNCH, EVENTS_PER_LAUNCH]
+    assert [slices_in_pftrace(tmp_path / f"run.part_{n}.pftrace") for n in range(3)] == [
+        2 * EVENTS_PER_LAUNCH,
+        4 * EVENTS_PER_LAUNCH,
+        EVENTS_PER_LAUNCH,
+    ]
     root, _devices = json.load(open(tmp_path / "run.part_1.hatchet"))
     assert {c["frame"]["name"]: c["metrics"]["count"] for c in root["children"]} == {"a": 1, "b": 3}
     # The totals add the parts up; files are the last part's.
@@ -93,8 +100,14 @@ def test_each_phase_is_written_as_its_own_part(tmp_path, buffer):
 
 
 def test_a_flush_releases_the_buffers(tmp_path, buffer):
-    session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True,
-                           max_launches_per_kernel=100, outputs="tree", quiet=True)
+    session = proton.start(
+        str(tmp_path / "run"),
+        backend="instrumentation",
+        periodic_flushing=True,
+        max_launches_per_kernel=100,
+        outputs="tree",
+        quiet=True,
+    )
     for _ in range(3):
         launch(session, buffer, "k")
     assert session.kept_bytes == 3 * buffer.size and len(session.kept) == 3
@@ -106,8 +119,15 @@ def test_a_flush_releases_the_buffers(tmp_path, buffer):
 def test_memory_stays_within_the_bound_over_many_phases(tmp_path, buffer):
     # Three launches fit the bound; each phase makes five: the last two of a
     # phase are not kept, and every phase starts again from nothing.
-    session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True,
-                           max_launches_per_kernel=100, max_buffer_bytes=3 * buffer.size, outputs="tree", quiet=True)
+    session = proton.start(
+        str(tmp_path / "run"),
+        backend="instrumentation",
+        periodic_flushing=True,
+        max_launches_per_kernel=100,
+        max_buffer_bytes=3 * buffer.size,
+        outputs="tree",
+        quiet=True,
+    )
     peak = 0
     for _ in range(20):
         for _ in range(5):
@@ -121,19 +141,21 @@ def test_memory_stays_within_the_bound_over_many_phases(tmp_path, buffer):
 
 
 def test_phases_without_launches_write_nothing_but_a_session_leaves_files(tmp_path, buffer):
-    session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True,
-                           outputs="tree", quiet=True)
-    proton.data.advance_phase(session)         # phase 0: nothing launched
+    session = proton.start(
+        str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True, outputs="tree", quiet=True
+    )
+    proton.data.advance_phase(session)  # phase 0: nothing launched
     launch(session, buffer, "k")
-    proton.data.advance_phase(session)         # phase 1
-    proton.data.advance_phase(session)         # phase 2: nothing
-    report = proton.finalize()                 # phase 3: nothing, a part was written: no file
+    proton.data.advance_phase(session)  # phase 1
+    proton.data.advance_phase(session)  # phase 2: nothing
+    report = proton.finalize()  # phase 3: nothing, a part was written: no file
     assert os.listdir(tmp_path) == ["run.part_1.hatchet"] and [p["phase"] for p in report.parts] == [1]
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    session = proton.start(str(empty / "run"), backend="instrumentation", periodic_flushing=True, outputs="tree",
-                           quiet=True)
+    session = proton.start(
+        str(empty / "run"), backend="instrumentation", periodic_flushing=True, outputs="tree", quiet=True
+    )
     proton.data.advance_phase(session)
     report = proton.finalize()
     assert os.listdir(empty) == ["run.part_1.hatchet"] and report.events == 0
@@ -142,8 +164,9 @@ def test_phases_without_launches_write_nothing_but_a_session_leaves_files(tmp_pa
 def test_an_unwritable_directory_sends_the_part_to_the_temporary_directory(tmp_path, buffer):
     out = tmp_path / "out"
     out.mkdir()
-    session = proton.start(str(out / "run"), backend="instrumentation", periodic_flushing=True, outputs="tree",
-                           quiet=True)
+    session = proton.start(
+        str(out / "run"), backend="instrumentation", periodic_flushing=True, outputs="tree", quiet=True
+    )
     launch(session, buffer, "k")
     out.rmdir()  # the directory went away during the run
     proton.data.advance_phase(session)
@@ -158,8 +181,14 @@ def test_an_unwritable_directory_sends_the_part_to_the_temporary_directory(tmp_p
 
 
 def test_a_part_that_cannot_be_written_at_all_stays_kept(tmp_path, buffer, monkeypatch):
-    session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True,
-                           max_launches_per_kernel=10, outputs="tree", quiet=True)
+    session = proton.start(
+        str(tmp_path / "run"),
+        backend="instrumentation",
+        periodic_flushing=True,
+        max_launches_per_kernel=10,
+        outputs="tree",
+        quiet=True,
+    )
     launch(session, buffer, "k")
     launch(session, buffer, "k")
 
@@ -179,8 +208,9 @@ def test_a_part_that_cannot_be_written_at_all_stays_kept(tmp_path, buffer, monke
 
 
 def test_without_periodic_flushing_phases_are_only_counted(tmp_path, buffer):
-    session = proton.start(str(tmp_path / "run"), backend="instrumentation", max_launches_per_kernel=10,
-                           outputs="tree", quiet=True)
+    session = proton.start(
+        str(tmp_path / "run"), backend="instrumentation", max_launches_per_kernel=10, outputs="tree", quiet=True
+    )
     launch(session, buffer, "k")
     assert proton.data.advance_phase(session) == 1 and not proton.data.is_phase_flushed(session, 0)
     launch(session, buffer, "k")
@@ -195,7 +225,7 @@ def test_phase_api_misuse(tmp_path):
     with pytest.raises(proton.ProfilerError, match="periodic_flushing is implemented for backend='instrumentation'"):
         proton.start(str(tmp_path / "x"), backend="cupti", periodic_flushing=True)
     session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True, quiet=True)
-    proton.deactivate(session, flushing=True)   # Triton's Proton's keyword: accepted
+    proton.deactivate(session, flushing=True)  # Triton's Proton's keyword: accepted
     proton.finalize()
     with pytest.raises(proton.ProfilerError, match="Session has not been initialized"):
         proton.data.advance_phase(session)
@@ -205,8 +235,7 @@ def test_phase_api_misuse(tmp_path):
 
 
 def fake_distributed(rank, initialized=True):
-    return types.SimpleNamespace(is_available=lambda: True, is_initialized=lambda: initialized,
-                                 get_rank=lambda: rank)
+    return types.SimpleNamespace(is_available=lambda: True, is_initialized=lambda: initialized, get_rank=lambda: rank)
 
 
 def test_output_paths_carry_rank_and_part(tmp_path):
@@ -224,11 +253,11 @@ def test_distributed_rank(monkeypatch):
     assert paths.distributed_rank() is None
     monkeypatch.setenv("RANK", "1")
     monkeypatch.setenv("WORLD_SIZE", "1")
-    assert paths.distributed_rank() is None      # one process is no distributed run
+    assert paths.distributed_rank() is None  # one process is no distributed run
     monkeypatch.setenv("WORLD_SIZE", "4")
-    assert paths.distributed_rank() == 1         # torchrun's variables, before init_process_group
+    assert paths.distributed_rank() == 1  # torchrun's variables, before init_process_group
     monkeypatch.setitem(sys.modules, "torch.distributed", fake_distributed(3))
-    assert paths.distributed_rank() == 3         # the process group's rank wins
+    assert paths.distributed_rank() == 3  # the process group's rank wins
     monkeypatch.setitem(sys.modules, "torch.distributed", fake_distributed(3, initialized=False))
     assert paths.distributed_rank() == 1
 
@@ -241,12 +270,14 @@ def test_ranks_name_their_files(tmp_path, buffer, monkeypatch):
         session = proton.start(str(tmp_path / "run"), backend="instrumentation", quiet=True)
         launch(session, buffer, "k")
         proton.finalize()
-        session = proton.start(str(tmp_path / "long"), backend="instrumentation", periodic_flushing=True,
-                               outputs="pftrace", quiet=True)
+        session = proton.start(
+            str(tmp_path / "long"), backend="instrumentation", periodic_flushing=True, outputs="pftrace", quiet=True
+        )
         launch(session, buffer, "k")
         proton.data.advance_phase(session)
         launch(session, buffer, "k")
         proton.finalize()
     assert sorted(os.listdir(tmp_path)) == sorted(
         [f"run.rank_{r}{ext}" for r in (0, 1) for ext in (".chrome_trace", ".pftrace", ".hatchet")]
-        + [f"long.rank_{r}.part_{p}.pftrace" for r in (0, 1) for p in (0, 1)])
+        + [f"long.rank_{r}.part_{p}.pftrace" for r in (0, 1) for p in (0, 1)]
+    )

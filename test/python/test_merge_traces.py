@@ -48,10 +48,20 @@ def two_gpus(tmp_path, host_b=True):
     b = dataclasses.replace(a, origin_ns=a.origin_ns + GT_GAP)
     paths = [str(tmp_path / "rank0.pftrace"), str(tmp_path / "rank1.pftrace")]
     offset = 1_700_000_000_000_000_000 - a.origin_ns
-    perfetto_trace.write(paths[0], [a], "GPU 0", host_clock={"realtime_minus_globaltimer_ns": offset,
-                                                             "uncertainty_ns": 300, "samples": 8})
-    perfetto_trace.write(paths[1], [b], "GPU 1", host_clock={"realtime_minus_globaltimer_ns": offset - GT_GAP + 5_000,
-                                                             "uncertainty_ns": 400, "samples": 8} if host_b else None)
+    perfetto_trace.write(
+        paths[0],
+        [a],
+        "GPU 0",
+        host_clock={"realtime_minus_globaltimer_ns": offset, "uncertainty_ns": 300, "samples": 8},
+    )
+    perfetto_trace.write(
+        paths[1],
+        [b],
+        "GPU 1",
+        host_clock={"realtime_minus_globaltimer_ns": offset - GT_GAP + 5_000, "uncertainty_ns": 400, "samples": 8}
+        if host_b
+        else None,
+    )
     return a, b, paths
 
 
@@ -114,13 +124,15 @@ def test_merge_takes_task_traces_too(tmp_path):
     pytest.importorskip("triton")
     from proton.tasks import export_to_perfetto_trace
     from test_tasks import NAMES, buffer_words, nested
+
     buf, meta = make()
     plugin = tmp_path / "plugin.pftrace"
     events = decode.decode(buf, meta, 3)
     perfetto_trace.write(str(plugin), [events], "GPU 0")
     tasks = tmp_path / "tasks.pftrace"
-    export_to_perfetto_trace(buffer_words(1, 1, 8, {(0, 0): nested(events.origin_ns + 5_000, 2)}), NAMES,
-                             str(tasks), gpu_name="GPU 1")
+    export_to_perfetto_trace(
+        buffer_words(1, 1, 8, {(0, 0): nested(events.origin_ns + 5_000, 2)}), NAMES, str(tasks), gpu_name="GPU 1"
+    )
     shifts = merge([str(plugin), str(tasks)], str(tmp_path / "both.pftrace"))
     assert shifts == {str(plugin): 0, str(tasks): 5_000}
     slices = by_rank(tmp_path / "both.pftrace")
@@ -133,11 +145,13 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
     # input, or an existing file are refused, and every input stays as it was.
     _, _, paths = two_gpus(tmp_path)
     before = [open(p, "rb").read() for p in paths]
-    for argv, problem in ((paths, "rank0.pftrace exists: it would be overwritten"),
-                          (["-o", paths[0], *paths], "is also an input"),
-                          (["-o", paths[0], paths[1]], "exists: pass --force"),
-                          (["--force", "-o", paths[0], *paths], "is also an input"),
-                          (["-o", str(tmp_path / "twice.pftrace"), paths[0], paths[0]], "is given twice")):
+    for argv, problem in (
+        (paths, "rank0.pftrace exists: it would be overwritten"),
+        (["-o", paths[0], *paths], "is also an input"),
+        (["-o", paths[0], paths[1]], "exists: pass --force"),
+        (["--force", "-o", paths[0], *paths], "is also an input"),
+        (["-o", str(tmp_path / "twice.pftrace"), paths[0], paths[0]], "is given twice"),
+    ):
         with pytest.raises(SystemExit) as error:
             main(argv)
         assert error.value.code == 2 and problem in capsys.readouterr().err
@@ -153,6 +167,7 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
 
 def test_slice_regions_are_framed_at_once_as_packet_by_packet(tmp_path, monkeypatch):
     from proton.commands import merge_traces
+
     _, _, paths = two_gpus(tmp_path)
     data = open(paths[0], "rb").read()
     at_once = merge_traces._frame(data, paths[0])

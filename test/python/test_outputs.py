@@ -3,7 +3,6 @@ test_chrome_trace.py; the Perfetto trace: test_perfetto_trace.py)."""
 
 import json
 
-import numpy as np
 import pytest
 
 from proton.instrument import decode

@@ -29,6 +29,7 @@ def cli(name, module):
     """A console script next to this Python, or its module (a --target install has no scripts there)."""
     return [str(BIN / name)] if (BIN / name).exists() else [sys.executable, "-m", module]
 
+
 TTGIR = """\
 module {
   tt.func public @k(%x: !tt.ptr<f32>) {
@@ -46,22 +47,29 @@ def test_translate_keeps_lines_and_emits_the_language_markers():
     assert count == 2
     lines = text.split("\n")
     assert len(lines) == len(TTGIR.split("\n"))
-    assert lines[2] == ('    %proton_c3 = arith.constant 0 : i32 loc("/d/k.ttgir":3:5) %proton_m3 = '
-                        'tt.elementwise_inline_asm "// @proton start load x ;loc=/d/k.ttgir:3:5" '
-                        '{constraints = "=r,r", packed_element = 1 : i32, pure = false} %proton_c3 : i32 -> i32 '
-                        'loc("/d/k.ttgir":3:5)')
+    assert lines[2] == (
+        '    %proton_c3 = arith.constant 0 : i32 loc("/d/k.ttgir":3:5) %proton_m3 = '
+        'tt.elementwise_inline_asm "// @proton start load x ;loc=/d/k.ttgir:3:5" '
+        '{constraints = "=r,r", packed_element = 1 : i32, pure = false} %proton_c3 : i32 -> i32 '
+        'loc("/d/k.ttgir":3:5)'
+    )
     # An explicit location is kept.
-    assert lines[4].endswith('"// @proton end load x ;loc=/d/k.ttgir:5:5" {constraints = "=r,r", '
-                             'packed_element = 1 : i32, pure = false} %proton_c5 : i32 -> i32 loc(#loc3)')
+    assert lines[4].endswith(
+        '"// @proton end load x ;loc=/d/k.ttgir:5:5" {constraints = "=r,r", '
+        'packed_element = 1 : i32, pure = false} %proton_c5 : i32 -> i32 loc(#loc3)'
+    )
     assert lines[3] == "    %0 = tt.load %x : !tt.ptr<f32>"
 
 
-@pytest.mark.parametrize("line, message", [
-    ('proton.record begin "x"', r"/d/k\.ttgir:3: malformed record"),
-    ('proton.record start x', r"/d/k\.ttgir:3: malformed record"),
-    ('proton.record start "a;b"', r"/d/k\.ttgir:3: .*contains ';'"),
-    ('proton.record start ""', r"/d/k\.ttgir:3: .*must be non-empty"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('proton.record begin "x"', r"/d/k\.ttgir:3: malformed record"),
+        ('proton.record start x', r"/d/k\.ttgir:3: malformed record"),
+        ('proton.record start "a;b"', r"/d/k\.ttgir:3: .*contains ';'"),
+        ('proton.record start ""', r"/d/k\.ttgir:3: .*must be non-empty"),
+    ],
+)
 def test_bad_records_name_the_file_and_line(line, message):
     bad = TTGIR.replace('proton.record start "load x"', line)
     with pytest.raises(OverrideError, match=message):
@@ -85,13 +93,19 @@ def dump_dir(tmp_path, monkeypatch):
     script = tmp_path / "compile_vector_add.py"
     script.write_text(DUMP_SCRIPT.format(here=str(HERE)))
     out = tmp_path / "ttgir_dump"
-    subprocess.run(cli("proton-dump-ttgir", "proton.commands.dump_ttgir") + ["--out", str(out), sys.executable, str(script)],
-                   check=True)
+    subprocess.run(
+        cli("proton-dump-ttgir", "proton.commands.dump_ttgir") + ["--out", str(out), sys.executable, str(script)],
+        check=True,
+    )
     files = list(out.rglob("*.ttgir"))
     assert [f.name for f in files] == ["vector_add.ttgir"]
     assert "proton.record" not in files[0].read_text()
-    done = subprocess.run(cli("insert_proton_records", "proton.commands.insert_proton_records") + [str(out)], check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        cli("insert_proton_records", "proton.commands.insert_proton_records") + [str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert "vector_add.ttgir" in done.stdout
     return out, files[0]
 
@@ -167,10 +181,13 @@ def test_dump_run_installs_a_keying_hook_from_triton_37():
     # Triton 3.7+ specializes a launch made under any stage inspection hook
     # with one more entry, which changes the hash TRITON_KERNEL_OVERRIDE
     # files are looked up by: the dump run gets a hook that changes nothing.
-    code = ("import proton, triton; h = triton.knobs.runtime.add_stages_inspection_hook; "
-            "print(h is not None, h() if h else None, h(None, {'llir': 1}, None, None, None) if h else None)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, hook_mod.DUMP_ENV: "1"})
+    code = (
+        "import proton, triton; h = triton.knobs.runtime.add_stages_inspection_hook; "
+        "print(h is not None, h() if h else None, h(None, {'llir': 1}, None, None, None) if h else None)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, hook_mod.DUMP_ENV: "1"}
+    )
     assert done.returncode == 0, done.stderr
     expected = "True ('', '') None" if hook_mod.HOOK_GIVES_CACHE_KEY else "False None None"
     assert done.stdout.strip() == expected
@@ -180,6 +197,7 @@ def test_dump_run_installs_a_keying_hook_from_triton_37():
 
 def test_unreadable_override_file_is_a_clear_error(tmp_path):
     from proton.instrument.override import OverrideError, OverrideTranslation
+
     (tmp_path / "k").mkdir()
     (tmp_path / "k" / "kernel.ttgir").write_bytes(b'proton.record start "a"\n\xff\xfe')
     with triton.knobs.compilation.scope(), triton.knobs.cache.scope():

@@ -44,10 +44,12 @@ def no_line(kernel):
 
 # ------------------------------------------------------------ the tree alone
 
+
 def test_stall_metric_names():
     assert profile_tree.stall_metric(LONG_SB) == "stall_long_scoreboard"
-    assert profile_tree.stall_metric("smsp__pcsamp_warps_issue_stalled_barrier_not_issued") == \
-        "stall_barrier_not_issued"
+    assert (
+        profile_tree.stall_metric("smsp__pcsamp_warps_issue_stalled_barrier_not_issued") == "stall_barrier_not_issued"
+    )
     assert profile_tree.stall_metric("smsp__pcsamp_sample_count") == "stall_sample_count"
     assert profile_tree.stall_metric("reason_7") == "stall_reason_7"
 
@@ -57,14 +59,19 @@ def _tree(pc_samples):
     names = ["ROOT", "outer", "k", "other"]
     nodes = np.array([(0, 0, 0), (0, 1, 1)], dtype=records.NODE)
     aggregates = np.zeros(2, dtype=records.AGGREGATE)
-    aggregates[0] = (1, 2, 0, 0, 2, 500, 200, 300, (0, 0, 0, 0), 0)   # k under outer, 2 launches
-    aggregates[1] = (0, 3, 0, 0, 1, 40, 40, 40, (0, 0, 0, 0), 0)      # other at the root
+    aggregates[0] = (1, 2, 0, 0, 2, 500, 200, 300, (0, 0, 0, 0), 0)  # k under outer, 2 launches
+    aggregates[1] = (0, 3, 0, 0, 1, 40, 40, 40, (0, 0, 0, 0), 0)  # other at the root
     return profile_tree.inclusive(profile_tree.build(nodes, names, aggregates, {}, {}, pc_samples=pc_samples)[0])
 
 
 def test_build_adds_line_children_with_inclusive_totals():
-    rows = [(1, "k", "a.py:3", LONG_SB, 5), (1, "k", "a.py:3", SELECTED, 2), (1, "k", "a.py:9", MATH, 11),
-            (1, "k", "k+0x40", SELECTED, 1), (1, "k", "a.py:3", LONG_SB + "_not_issued", 4)]
+    rows = [
+        (1, "k", "a.py:3", LONG_SB, 5),
+        (1, "k", "a.py:3", SELECTED, 2),
+        (1, "k", "a.py:9", MATH, 11),
+        (1, "k", "k+0x40", SELECTED, 1),
+        (1, "k", "a.py:3", LONG_SB + "_not_issued", 4),
+    ]
     root = _tree(rows)
     outer = next(c for c in root["children"] if c["frame"]["name"] == "outer")
     kernel = outer["children"][0]
@@ -73,8 +80,12 @@ def test_build_adds_line_children_with_inclusive_totals():
     assert set(lines) == {"a.py:3", "a.py:9", "k+0x40"}
     assert all(c["frame"]["type"] == "line" and c["children"] == [] for c in lines.values())
     # A "_not_issued" reason is a subset of its twin's samples: not counted again.
-    assert lines["a.py:3"]["metrics"] == {"num_samples": 7, "stall_long_scoreboard": 5, "stall_selected": 2,
-                                          "stall_long_scoreboard_not_issued": 4}
+    assert lines["a.py:3"]["metrics"] == {
+        "num_samples": 7,
+        "stall_long_scoreboard": 5,
+        "stall_selected": 2,
+        "stall_long_scoreboard_not_issued": 4,
+    }
     assert lines["a.py:9"]["metrics"] == {"num_samples": 11, "stall_math_pipe_throttle": 11}
     assert lines["k+0x40"]["metrics"] == {"num_samples": 1, "stall_selected": 1}
     # Hottest line first.
@@ -82,8 +93,13 @@ def test_build_adds_line_children_with_inclusive_totals():
     # The kernel, its scope and the root sum their lines; times and counts stay.
     for node in (kernel, outer, root):
         m = node["metrics"]
-        assert (m["num_samples"], m["stall_long_scoreboard"], m["stall_selected"], m["stall_math_pipe_throttle"],
-                m["stall_long_scoreboard_not_issued"]) == (19, 5, 3, 11, 4)
+        assert (
+            m["num_samples"],
+            m["stall_long_scoreboard"],
+            m["stall_selected"],
+            m["stall_math_pipe_throttle"],
+            m["stall_long_scoreboard_not_issued"],
+        ) == (19, 5, 3, 11, 4)
     assert kernel["metrics"]["count"] == 2 and kernel["metrics"]["time (ns)"] == 500
     assert root["metrics"]["count"] == 3 and root["metrics"]["time (ns)"] == 540
     other = next(c for c in root["children"] if c["frame"]["name"] == "other")
@@ -110,6 +126,7 @@ def test_build_without_samples_is_unchanged():
 
 # ------------------------------------------------- through the fake libcupti
 
+
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
     """The fake libcupti: the one already in this process (test_host_runtime
@@ -119,6 +136,7 @@ def fake(tmp_path_factory):
         pytest.skip(f"a real CUPTI ({loaded}) is already loaded in this process")
     if not loaded:
         from fake_cupti_support import _compile_fake
+
         loaded = str(_compile_fake(tmp_path_factory.mktemp("fake_cupti_pc")))
         h.load_cupti(loaded)
     assert not h.cupti_tracing() and not proton.sessions()
@@ -203,8 +221,13 @@ def test_configured_per_context_and_drained_after_each_launch(sampling):
     h.exit_scope("pc_outer")
     launch(fake, "pc_k2")
     assert fake.fake_pc_enable_calls() == enables + 1
-    assert (fake.fake_pc_enabled(), fake.fake_pc_collection_mode(), fake.fake_pc_period(),
-            fake.fake_pc_stall_count(), fake.fake_pc_has_buffer()) == (1, SERIALIZED, 7, 3, 1)
+    assert (
+        fake.fake_pc_enabled(),
+        fake.fake_pc_collection_mode(),
+        fake.fake_pc_period(),
+        fake.fake_pc_stall_count(),
+        fake.fake_pc_has_buffer(),
+    ) == (1, SERIALIZED, 7, 3, 1)
     assert fake.fake_pc_pending() == 0  # each launch drained at its exit
     # An inactive launch is drained too, its samples dropped.
     h.set_active_sessions(0)
@@ -221,7 +244,7 @@ def test_drains_in_chunks_and_late_samples_find_their_launch(sampling):
     h.open_session(slot, False, 0)
     h.set_active_sessions(1 << slot)
     node = h.enter_scope("pc_chunks")
-    first = launch(fake, "pc_early")   # enables the context
+    first = launch(fake, "pc_early")  # enables the context
     fake.fake_pc_set_chunk(1)
     calls = fake.fake_pc_get_data_calls()
     # Samples of the earlier launch still pending when a later one drains
@@ -315,8 +338,12 @@ def test_session_end_to_end(fake, tmp_path, monkeypatch):
         root = profile_tree.inclusive(json.load(f)[0])
     kernel = _find(root, "pc_scope", "pc_session_k")
     assert kernel["metrics"]["count"] == 2
-    assert (kernel["metrics"]["num_samples"], kernel["metrics"]["stall_long_scoreboard"],
-            kernel["metrics"]["stall_math_pipe_throttle"], kernel["metrics"]["stall_selected"]) == (16, 8, 4, 4)
+    assert (
+        kernel["metrics"]["num_samples"],
+        kernel["metrics"]["stall_long_scoreboard"],
+        kernel["metrics"]["stall_math_pipe_throttle"],
+        kernel["metrics"]["stall_selected"],
+    ) == (16, 8, 4, 4)
     assert [c["frame"]["name"] for c in kernel["children"]] == [LINE10, LINE11, "pc_session_k+0x400"]
     assert _find(kernel, LINE10)["metrics"] == {"num_samples": 8, "stall_long_scoreboard": 6, "stall_selected": 2}
     assert root["metrics"]["num_samples"] == 16

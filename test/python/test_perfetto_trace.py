@@ -19,6 +19,7 @@ def read(path):
     """(tracks {uuid: descriptor}, slices [(track uuid, name, begin, end)])
     by reading the packets in file order as trace processors do."""
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TracePacket, TrackEvent
+
     trace = Trace.FromString(open(path, "rb").read())
     tracks, slices, open_slices = {}, [], {}
     names, defaults = {}, {}
@@ -59,8 +60,7 @@ def read(path):
             assert clock in (0, BOOTTIME)
             ts = p.timestamp
         event = p.track_event
-        track = event.track_uuid if event.HasField("track_uuid") else \
-            defaults[seq].track_event_defaults.track_uuid
+        track = event.track_uuid if event.HasField("track_uuid") else defaults[seq].track_event_defaults.track_uuid
         stack = open_slices.setdefault(track, [])
         if event.type == TrackEvent.TYPE_SLICE_BEGIN:
             stack.append((names[seq][event.name_iid], ts))
@@ -91,8 +91,14 @@ def expected(launches, origin_ns=None):
         begin = np.rint(np.maximum(ev.start_ns + shift, 0)).astype(np.int64)
         end = np.maximum(np.rint(np.maximum(ev.end_ns + shift, 0)).astype(np.int64), begin)
         for i in range(ev.num_events):
-            out.append(((f"{ev.kernel} #{ev.launch} CTA {ev.cta[i]}", f"{ev.row_label} {ev.warp[i]}"),
-                        ev.scope_names[ev.scope[i]], int(begin[i]), int(end[i])))
+            out.append(
+                (
+                    (f"{ev.kernel} #{ev.launch} CTA {ev.cta[i]}", f"{ev.row_label} {ev.warp[i]}"),
+                    ev.scope_names[ev.scope[i]],
+                    int(begin[i]),
+                    int(end[i]),
+                )
+            )
     return sorted(out)
 
 
@@ -139,28 +145,45 @@ def test_the_whole_file_is_small(tmp_path):
 def synthetic_events(rows_events, segments=2, kernel="k"):
     """LaunchEvents from explicit (row, scope, start cycle, end cycle)
     lists, 1 cycle per ns, every warp anchored at cycle 0 = 100 ns."""
-    row, scope, start, end = (np.array(c) for c in zip(*rows_events)) if rows_events else \
-        (np.zeros(0, np.int64),) * 4
+    row, scope, start, end = (np.array(c) for c in zip(*rows_events)) if rows_events else (np.zeros(0, np.int64),) * 4
     warps = 2 * segments
     return LaunchEvents(
-        kernel=kernel, launch=0, scope_names=["outer", "inner", "leaf"], scope_parents=np.array([-1, 0, 1]),
-        clock_ghz=1.0, num_segments=segments, origin_ns=5_000, row=row.astype(np.int32),
-        scope=scope.astype(np.int32), start_cycles=start.astype(np.int64), end_cycles=end.astype(np.int64),
-        warp_ids=np.tile(np.arange(segments, dtype=np.int32), 2), warp_sm=np.repeat(np.arange(2, dtype=np.int32),
-                                                                                   segments),
-        warp_begin_ns=np.zeros(warps), warp_end_ns=np.zeros(warps), warp_cycles=np.zeros(warps, np.int64),
-        warp_clk_end=np.zeros(warps, np.int64), warp_offset_ns=np.full(warps, 100.0),
-        dropped=np.zeros(warps, np.int64))
+        kernel=kernel,
+        launch=0,
+        scope_names=["outer", "inner", "leaf"],
+        scope_parents=np.array([-1, 0, 1]),
+        clock_ghz=1.0,
+        num_segments=segments,
+        origin_ns=5_000,
+        row=row.astype(np.int32),
+        scope=scope.astype(np.int32),
+        start_cycles=start.astype(np.int64),
+        end_cycles=end.astype(np.int64),
+        warp_ids=np.tile(np.arange(segments, dtype=np.int32), 2),
+        warp_sm=np.repeat(np.arange(2, dtype=np.int32), segments),
+        warp_begin_ns=np.zeros(warps),
+        warp_end_ns=np.zeros(warps),
+        warp_cycles=np.zeros(warps, np.int64),
+        warp_clk_end=np.zeros(warps, np.int64),
+        warp_offset_ns=np.full(warps, 100.0),
+        dropped=np.zeros(warps, np.int64),
+    )
 
 
 def test_ties_zero_length_slices_and_unsorted_rows(tmp_path):
     """Scopes that begin or end at the same cycle still nest; events need
     not come row by row; warps may write different scope sequences."""
     events = [
-        (2, 0, 0, 50), (2, 1, 0, 50), (2, 2, 0, 0),        # three begin together, two end together
-        (0, 0, 10, 40), (0, 1, 20, 20), (0, 1, 20, 30),    # a zero-length scope, then one from the same cycle
-        (1, 0, 5, 6), (1, 0, 6, 7), (1, 0, 7, 7),          # back to back, then an empty one at the end
-        (3, 2, 1000, 1_000_000),                            # a long scope: 3-byte deltas
+        (2, 0, 0, 50),
+        (2, 1, 0, 50),
+        (2, 2, 0, 0),  # three begin together, two end together
+        (0, 0, 10, 40),
+        (0, 1, 20, 20),
+        (0, 1, 20, 30),  # a zero-length scope, then one from the same cycle
+        (1, 0, 5, 6),
+        (1, 0, 6, 7),
+        (1, 0, 7, 7),  # back to back, then an empty one at the end
+        (3, 2, 1000, 1_000_000),  # a long scope: 3-byte deltas
         (0, 2, 40, 45),
     ]
     order = [3, 9, 0, 6, 1, 4, 7, 2, 5, 8, 10]
@@ -211,9 +234,12 @@ def test_host_clock_is_noted_for_merging(tmp_path, launches):
     tracks, _ = read(path)
     (gpu,) = [d for d in tracks.values() if d.name == "GPU 3"]
     assert gpu.description == "global timer origin ns = 10; host realtime offset ns = -1234567 +- 850 (16 samples)"
-    for bad in ({"realtime_minus_globaltimer_ns": 1.5, "uncertainty_ns": 1, "samples": 1},
-                {"realtime_minus_globaltimer_ns": 1}, {"realtime_minus_globaltimer_ns": 1, "uncertainty_ns": -1,
-                                                       "samples": 1}, "1 +- 2"):
+    for bad in (
+        {"realtime_minus_globaltimer_ns": 1.5, "uncertainty_ns": 1, "samples": 1},
+        {"realtime_minus_globaltimer_ns": 1},
+        {"realtime_minus_globaltimer_ns": 1, "uncertainty_ns": -1, "samples": 1},
+        "1 +- 2",
+    ):
         with pytest.raises(ValueError, match="host_clock must be"):
             perfetto_trace.write(str(path), launches, host_clock=bad)
 
@@ -222,6 +248,7 @@ def test_varint_encoding_matches_protobuf():
     from google.protobuf.internal import encoder
     from proton.writers import byte_rows
     from proton.writers.perfetto_packets import varint_width
+
     values = np.array([0, 1, 127, 128, 300, 2**32 - 1, 2**35, 2**63 + 5], dtype=np.uint64)
     matrix, lengths = byte_rows.varint(values)
     for v, row, n in zip(values.tolist(), matrix, lengths):

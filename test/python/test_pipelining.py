@@ -23,8 +23,7 @@ TILES = dict(BM=128, BN=128, BK=64)
 
 def compile_matmul(fn, target, num_stages, key):
     with InstrumentationHook(PipelineOptions(), key):
-        return compile_kernel(fn, MATMUL_SIGNATURE, target, options={"num_stages": num_stages}, aligned=True,
-                              **TILES)
+        return compile_kernel(fn, MATMUL_SIGNATURE, target, options={"num_stages": num_stages}, aligned=True, **TILES)
 
 
 def source_line(jit_fn, text):
@@ -60,7 +59,7 @@ def test_amd_pipeliner_failure_names_the_scopes_in_the_loop():
         compile_matmul(matmul, GFX942, 2, "amd-pipelined")
     line = source_line(matmul, 'pl.scope("iteration")')
     assert "Triton's AMD software pipeliner (num_stages=2)" in str(error.value)
-    assert f"'iteration' (" in str(error.value) and f"kernels.py:{line})" in str(error.value)
+    assert "'iteration' (" in str(error.value) and f"kernels.py:{line})" in str(error.value)
     assert "num_stages=1" in str(error.value)
     # Without pipelining the same kernel compiles, records in the loop.
     kernel = compile_matmul(matmul, GFX942, 1, "amd-unpipelined")
@@ -81,14 +80,19 @@ LOCATIONS = """
 
 
 def loop(*body):
-    return ("module {\n  tt.func public @k() {\n    %0 = scf.for %i = %c0 to %n step %c1 iter_args() -> () {\n"
-            + "".join(f"      {op}\n" for op in body) + "    } loc(#loc)\n    tt.return loc(#loc)\n  } loc(#loc)\n}\n"
-            + LOCATIONS)
+    return (
+        "module {\n  tt.func public @k() {\n    %0 = scf.for %i = %c0 to %n step %c1 iter_args() -> () {\n"
+        + "".join(f"      {op}\n" for op in body)
+        + "    } loc(#loc)\n    tt.return loc(#loc)\n  } loc(#loc)\n}\n"
+        + LOCATIONS
+    )
 
 
 def marker(kind, name, loc):
-    return (f'%m = tt.elementwise_inline_asm "// @proton {kind} {name}" {{constraints = "=r,r", '
-            f"packed_element = 1 : i32, pure = false}} %c0 : i32 -> i32 loc({loc})")
+    return (
+        f'%m = tt.elementwise_inline_asm "// @proton {kind} {name}" {{constraints = "=r,r", '
+        f"packed_element = 1 : i32, pure = false}} %c0 : i32 -> i32 loc({loc})"
+    )
 
 
 def load(loc):
@@ -127,7 +131,15 @@ def test_start_and_end_in_different_stages():
 
 
 def test_markers_outside_loops_are_not_reported():
-    text = ("module {\n  tt.func public @k() {\n    " + marker("start", "s", "#loc3") + "\n    " + load("#loc40")
-            + "\n    " + marker("end", "s", "#loc6") + "\n    tt.return loc(#loc)\n  } loc(#loc)\n}\n" + LOCATIONS)
+    text = (
+        "module {\n  tt.func public @k() {\n    "
+        + marker("start", "s", "#loc3")
+        + "\n    "
+        + load("#loc40")
+        + "\n    "
+        + marker("end", "s", "#loc6")
+        + "\n    tt.return loc(#loc)\n  } loc(#loc)\n}\n"
+        + LOCATIONS
+    )
     assert pipelining_warnings(text) == []
     assert markers_in_loops(text) == []

@@ -46,16 +46,18 @@ def test_enter_exit_scope_ids_metrics_and_decorator(fake, tmp_path):
         sid = hs.enter_scope("a", metrics={"tokens": 2})
         inner = hs.enter_scope("b")
         fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
-        assert hs.exit_scope() == inner            # no name: the innermost
+        assert hs.exit_scope() == inner  # no name: the innermost
         assert hs.exit_scope("a", metrics={"tokens": 3, "loss(pty)": "nan?"}) == sid
 
         @hs.scope("deco")
         def work():
             fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 5, 1)
+
         work()
         with pytest.raises(proton.ProfilerError, match="while scope 'x' is the innermost"):
             with hs.scope("x"):
                 hs.exit_scope("y")
+
     root = _run(fake, tmp_path, body)[0]
     assert _find(root, "a")["metrics"] == {"tokens": 5, "loss": "nan?"}
     assert _find(root, "a", "b", "k")["metrics"]["count"] == 1
@@ -75,6 +77,7 @@ def test_metric_suffixes_and_type_errors(fake, tmp_path):
         with pytest.raises(proton.ProfilerError, match="metric 'p' of scope 's' changed type"):
             hs.enter_scope("s", metrics={"p": 1})
         assert h.scope_stack() == []
+
     s = _find(_run(fake, tmp_path, body)[0], "s")
     assert s["metrics"] == {"n": 2, "e": 3.0, "p": 9}
 
@@ -86,6 +89,7 @@ def test_cpu_timed_scope(fake, tmp_path):
                 fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 1, 1)
         with pytest.raises(proton.ProfilerError, match="reserved"):
             hs.cpu_timed_scope("bad", metrics={"cpu_time": 1})
+
     root = _run(fake, tmp_path, body)[0]
     t0 = _find(root, "t0")
     t1 = _find(t0, "t1")
@@ -97,7 +101,7 @@ def test_states(fake, tmp_path):
         with hs.scope("s"):
             hs.enter_state("fwd")
             fake.fake_launch(CBID_cuLaunchKernel, b"k1", 0, 1, 1)
-            with hs.state("inner"):          # replaces, does not nest
+            with hs.state("inner"):  # replaces, does not nest
                 fake.fake_launch(CBID_cuLaunchKernel, b"k2", 0, 1, 1)
             fake.fake_launch(CBID_cuLaunchKernel, b"k3", 0, 1, 1)
             hs.exit_state()
@@ -105,8 +109,10 @@ def test_states(fake, tmp_path):
             @hs.state("deco")
             def f():
                 fake.fake_launch(CBID_cuLaunchKernel, b"k4", 0, 1, 1)
+
             f()
             fake.fake_launch(CBID_cuLaunchKernel, b"k5", 0, 1, 1)
+
     s = _find(_run(fake, tmp_path, body)[0], "s")
     assert {c["frame"]["name"] for c in _find(s, "fwd")["children"]} == {"k1", "k3"}
     assert _find(s, "inner", "k2") and _find(s, "deco", "k4") and _find(s, "k5")
@@ -120,7 +126,7 @@ def test_context_depth(fake, tmp_path):
         with hs.scope("b"):
             assert depth(session) == 2
     proton.deactivate(session)
-    assert depth(session) is None          # as upstream when profiling is off
+    assert depth(session) is None  # as upstream when profiling is off
     proton.finalize()
     assert depth(session) is None
 
@@ -133,8 +139,9 @@ def test_nvtx_ranges_are_nodes(fake, tmp_path):
             fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 1, 1)
             fake.fake_nvtx_pop()
             fake.fake_nvtx_pop()
-            fake.fake_nvtx_pop()             # unbalanced: does not close proton_scope
+            fake.fake_nvtx_pop()  # unbalanced: does not close proton_scope
             fake.fake_nvtx_push(b"left_open")  # closed with the enclosing scope
+
     root = _run(fake, tmp_path, body)[0]
     scope = _find(root, "proton_scope")
     k = _find(scope, "nvtx_range0", "nvtx_range1", "k")
@@ -144,13 +151,15 @@ def test_nvtx_ranges_are_nodes(fake, tmp_path):
 
 def test_nvtx_knob_off(fake, tmp_path, monkeypatch):
     import triton.knobs
+
     monkeypatch.setattr(triton.knobs.proton, "enable_nvtx", False)
 
     def body():
         with hs.scope("proton_scope"):
-            assert fake.fake_nvtx_push(b"nvtx_range0") == 0   # no callback enabled
+            assert fake.fake_nvtx_push(b"nvtx_range0") == 0  # no callback enabled
             fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 1, 1)
             fake.fake_nvtx_pop()
+
     root = _run(fake, tmp_path, body)[0]
     assert _find(root, "proton_scope", "k")["metrics"]["count"] == 1
 
@@ -162,9 +171,11 @@ def test_graph_replay_under_captured_at(fake, tmp_path):
             with hs.scope(f"iter_{i}"):
                 nodes.append(fake.fake_capture_launch(b"gk"))
         import ctypes
+
         array = (ctypes.c_uint64 * len(nodes))(*nodes)
         with hs.scope("test0"):
             fake.fake_graph_launch(array, len(nodes), 100, 10)
+
     root = _run(fake, tmp_path, body)[0]
     captured = _find(root, "test0", "<captured_at>")
     assert captured["frame"]["type"] == "captured_at"
@@ -181,8 +192,11 @@ def _tree_with_devices(fake, tmp_path):
     path = proton.finalize().files["tree"]
     data = json.load(open(path))
     # A device-info object as a GPU run writes it (no driver here).
-    data[1] = {"CUDA": {"0": {"arch": "90", "num_sms": 132, "clock_rate": 1980000, "memory_clock_rate": 2619000,
-                              "bus_width": 6144}}}
+    data[1] = {
+        "CUDA": {
+            "0": {"arch": "90", "num_sms": 132, "clock_rate": 1980000, "memory_clock_rate": 2619000, "bus_width": 6144}
+        }
+    }
     json.dump(data, open(path, "w"))
     return path, data
 
@@ -200,6 +214,7 @@ def test_upstream_layout(fake, tmp_path):
 def test_triton_viewer_reads_our_tree(fake, tmp_path):
     pytest.importorskip("hatchet")
     from triton.profiler import viewer as upstream
+
     path, data = _tree_with_devices(fake, tmp_path)
     gf, metrics = upstream.parse(["time/ns"], path)
     frame = gf.dataframe.reset_index()
@@ -208,7 +223,8 @@ def test_triton_viewer_reads_our_tree(fake, tmp_path):
     assert got["ROOT"] == total["metrics"]["time (ns)"] == 5000
     assert got["outer"] == pytest.approx(5000) and got["inner"] == pytest.approx(4000)
     assert got["k2"] == pytest.approx(4000) and got["k1"] == pytest.approx(1000)
-    out = subprocess.run([sys.executable, "-m", "triton.profiler.viewer", "-m", "time/ns", str(path)],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "triton.profiler.viewer", "-m", "time/ns", str(path)], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert "5000" in out.stdout and "inner" in out.stdout

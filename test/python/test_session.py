@@ -35,8 +35,9 @@ def test_start_instruments_and_finalize_restores(tmp_path):
     hook = triton.knobs.runtime.add_stages_inspection_hook
     assert isinstance(hook, hook_mod.InstrumentationHook)
     # Triton 3.6 keys instrumented builds by the mode option, 3.7+ by the hook's key.
-    assert triton.knobs.compilation.instrumentation_mode.startswith(hook_mod.MODE_PREFIX) != \
-        hook_mod.HOOK_GIVES_CACHE_KEY
+    assert (
+        triton.knobs.compilation.instrumentation_mode.startswith(hook_mod.MODE_PREFIX) != hook_mod.HOOK_GIVES_CACHE_KEY
+    )
     kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024)
     meta = json.loads(kernel.metadata.proton)
     assert hook_mod.KERNELS[meta["kernel_id"]] == meta
@@ -56,8 +57,12 @@ def test_start_instruments_and_finalize_restores(tmp_path):
 
 def test_modes_compile_separately(tmp_path):
     hashes = set()
-    for mode in ("default", "default:optimizations=clock32", proton.mode.Default(buffer_type="global"),
-                 "default:buffer_type=registers"):
+    for mode in (
+        "default",
+        "default:optimizations=clock32",
+        proton.mode.Default(buffer_type="global"),
+        "default:buffer_type=registers",
+    ):
         with proton.profile(str(tmp_path / "run"), mode=mode, quiet=True, backend="instrumentation"):
             hashes.add(compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024).hash)
     assert len(hashes) == 4
@@ -176,8 +181,10 @@ def test_buffer_of_unknown_kernel_is_reported_not_raised(tmp_path):
     hook_mod.KERNELS.pop(123456)
     report = proton.finalize()
     assert report.events == 0
-    assert report.errors == ["vector_add launch 0: no metadata for kernel id 123456 of vector_add: it was not "
-                             "compiled or loaded while a Proton session was active (or its buffer is corrupted)"]
+    assert report.errors == [
+        "vector_add launch 0: no metadata for kernel id 123456 of vector_add: it was not "
+        "compiled or loaded while a Proton session was active (or its buffer is corrupted)"
+    ]
 
 
 def test_corrupted_buffer_is_reported_with_kernel_and_launch(tmp_path):
@@ -195,8 +202,9 @@ def test_corrupted_buffer_is_reported_with_kernel_and_launch(tmp_path):
 
 
 def launch_hooks_empty():
-    return runtime.Session._on_launch not in [getattr(c, "__func__", None)
-                                              for c in triton.knobs.runtime.launch_enter_hook.calls]
+    return runtime.Session._on_launch not in [
+        getattr(c, "__func__", None) for c in triton.knobs.runtime.launch_enter_hook.calls
+    ]
 
 
 def test_recorded_gpu_buffers_decode():
@@ -205,6 +213,7 @@ def test_recorded_gpu_buffers_decode():
     names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".npy"))
     assert names == ["vector_add_clock32", "vector_add_clock64"]
     from proton.instrument import decode
+
     for name in names:
         info = json.load(open(os.path.join(directory, name + ".json")))
         ev = decode.decode(np.load(os.path.join(directory, name + ".npy")), info["metadata"], info["num_ctas"])
@@ -217,15 +226,19 @@ def test_recorded_gpu_buffers_decode():
         assert set(ev.sm.tolist()) <= set(range(200))
 
 
-@pytest.mark.parametrize("version, built_for", [
-    ({"hip": "6.2.41133", "cuda": None}, r"ROCm \(HIP 6\.2\.41133\)"),
-    ({"hip": None, "cuda": "12.8"}, r"CUDA 12\.8"),
-    ({"hip": None, "cuda": None}, r"no GPU runtime \(CPU-only build\)"),
-])
+@pytest.mark.parametrize(
+    "version, built_for",
+    [
+        ({"hip": "6.2.41133", "cuda": None}, r"ROCm \(HIP 6\.2\.41133\)"),
+        ({"hip": None, "cuda": "12.8"}, r"CUDA 12\.8"),
+        ({"hip": None, "cuda": None}, r"no GPU runtime \(CPU-only build\)"),
+    ],
+)
 def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, built_for):
     """A machine whose PyTorch sees no device (no ROCm or CUDA driver): the
     first instrumented launch fails with what is missing, not a crash."""
     import types
+
     fake = types.ModuleType("torch")
     fake.cuda = types.SimpleNamespace(is_available=lambda: False)
     fake.version = types.SimpleNamespace(**version)
@@ -238,8 +251,11 @@ def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, bui
 @pytest.mark.parametrize("version", ["3.5.1", "3.4.0", "2.3.1"])
 def test_triton_without_the_stage_hook_is_a_clear_error(monkeypatch, tmp_path, version):
     monkeypatch.setattr(triton, "__version__", version)
-    with pytest.raises(proton.ProfilerError, match=rf"needs Triton 3\.6 to 3\.9; the installed Triton {version} has no "
-                                            "stage inspection hook"):
+    with pytest.raises(
+        proton.ProfilerError,
+        match=rf"needs Triton 3\.6 to 3\.9; the installed Triton {version} has no "
+        "stage inspection hook",
+    ):
         proton.start(str(tmp_path / "old"), backend="instrumentation", quiet=True)
     assert runtime._session is None and triton.knobs.runtime.add_stages_inspection_hook is None
 

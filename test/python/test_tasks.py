@@ -19,8 +19,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples
 import task_profiler  # noqa: E402
 
 SM90 = GPUTarget("cuda", 90, 32)
-COPY_SIGNATURE = {"src": "*fp32", "dst": "*fp32", "n": "i32", "profiler_buffer": "*i64", "BLOCK": "constexpr",
-                  "ENABLE_PROFILING": "constexpr"}
+COPY_SIGNATURE = {
+    "src": "*fp32",
+    "dst": "*fp32",
+    "n": "i32",
+    "profiler_buffer": "*i64",
+    "BLOCK": "constexpr",
+    "ENABLE_PROFILING": "constexpr",
+}
 
 
 @triton.jit
@@ -34,8 +40,9 @@ def tile_copy_without_profiler(src, dst, n, profiler_buffer, BLOCK: tl.constexpr
 
 
 def compile_copy(fn, enable):
-    source = triton.compiler.ASTSource(fn=fn, signature=COPY_SIGNATURE,
-                                       constexprs={"BLOCK": 1024, "ENABLE_PROFILING": enable})
+    source = triton.compiler.ASTSource(
+        fn=fn, signature=COPY_SIGNATURE, constexprs={"BLOCK": 1024, "ENABLE_PROFILING": enable}
+    )
     return triton.compile(source, target=SM90).asm["ptx"]
 
 
@@ -55,6 +62,7 @@ def test_enabled_profiler_reads_the_timer_and_sm_per_record():
 
 # ---------------------------------------------------------------- host side
 
+
 def buffer_words(ctas, groups, slots, records):
     """A buffer as kernels write it. records: {(cta, group): [(time, is_start,
     task, sm), ...]} in the order written (more than fit: counted, dropped)."""
@@ -69,7 +77,7 @@ def buffer_words(ctas, groups, slots, records):
                 words[base] = len(recs)
             if recs:
                 words[base + 1] = (cta << 32) | group
-            for i, (time, is_start, task, sm) in enumerate(recs[:per_region - 1]):
+            for i, (time, is_start, task, sm) in enumerate(recs[: per_region - 1]):
                 words[base + 2 + 2 * i] = time
                 words[base + 3 + 2 * i] = (sm << 32) | (int(is_start) << 31) | task
     return words.view(np.int64)
@@ -77,8 +85,14 @@ def buffer_words(ctas, groups, slots, records):
 
 def nested(t0, sm):
     """Task 0 around tasks 1 and 2."""
-    return [(t0, True, 0, sm), (t0 + 10, True, 1, sm), (t0 + 30, False, 1, sm), (t0 + 40, True, 2, sm),
-            (t0 + 45, False, 2, sm), (t0 + 100, False, 0, sm)]
+    return [
+        (t0, True, 0, sm),
+        (t0 + 10, True, 1, sm),
+        (t0 + 30, False, 1, sm),
+        (t0 + 40, True, 2, sm),
+        (t0 + 45, False, 2, sm),
+        (t0 + 100, False, 0, sm),
+    ]
 
 
 NAMES = ["outer", "first", "second"]
@@ -89,7 +103,7 @@ def test_events_nest_per_cta_and_group():
     events, report = host.read(buffer_words(3, 2, 3 * 2 * 8, records), NAMES)
     assert report.problems == [] and events.num_events == 3 * 2 * 3
     assert (report.ctas, report.groups) == (3, 2)
-    dur = (events.end_ns - events.start_ns)
+    dur = events.end_ns - events.start_ns
     by_task = {NAMES[t]: sorted(set(dur[events.scope == t].tolist())) for t in range(3)}
     assert by_task == {"outer": [100.0], "first": [20.0], "second": [5.0]}
     assert events.warp_sm.tolist() == [5, 5, 6, 6, 7, 7]
@@ -101,9 +115,9 @@ def test_problems_are_counted_and_named():
     records = {
         (0, 0): [(100, True, 0, 1), (200, False, 0, 1), (300, True, 1, 1)],  # a start without an end
         (1, 0): [(100, False, 2, 2), (150, True, 0, 2), (160, False, 0, 2)],  # an end without a start
-        (2, 0): [(100, True, 7, 3), (110, False, 7, 3)],                      # an unknown task type
-        (3, 0): [(100, True, 0, 4), (110, False, 1, 4)],                      # mismatched
-        (4, 0): [(100 + i, i % 2 == 0, 0, 5) for i in range(10)],            # 10 records, room for 3
+        (2, 0): [(100, True, 7, 3), (110, False, 7, 3)],  # an unknown task type
+        (3, 0): [(100, True, 0, 4), (110, False, 1, 4)],  # mismatched
+        (4, 0): [(100 + i, i % 2 == 0, 0, 5) for i in range(10)],  # 10 records, room for 3
     }
     events, report = host.read(buffer_words(5, 1, 5 * 4, records), NAMES)
     # CTA 0's "first"; CTA 4 kept S E S of its 10 records: the last start's end was dropped.
@@ -118,12 +132,18 @@ def test_problems_are_counted_and_named():
     assert sorted(events.scope_names[s] for s in events.scope) == ["outer", "outer", "outer", "task 7"]
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda w: w.__setitem__(0, 0), "no header magic"),
-    (lambda w: w.__setitem__(1, 999), "header says 999 slots but the buffer holds 24: corrupted or truncated"),
-    (lambda w: w.__setitem__(host.HEADER_WORDS + 1, (7 << 32) | 1), r"region 0 \(CTA 0, group 0\) has id 0x700000001"),
-    (lambda w: w.__setitem__(2, 100), "24 slots cannot hold 100 CTAs x 1 groups"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda w: w.__setitem__(0, 0), "no header magic"),
+        (lambda w: w.__setitem__(1, 999), "header says 999 slots but the buffer holds 24: corrupted or truncated"),
+        (
+            lambda w: w.__setitem__(host.HEADER_WORDS + 1, (7 << 32) | 1),
+            r"region 0 \(CTA 0, group 0\) has id 0x700000001",
+        ),
+        (lambda w: w.__setitem__(2, 100), "24 slots cannot hold 100 CTAs x 1 groups"),
+    ],
+)
 def test_bad_buffers_are_rejected(mutate, message):
     words = buffer_words(2, 1, 24, {(0, 0): nested(10, 1), (1, 0): nested(50, 2)}).view(np.uint64).copy()
     mutate(words)
@@ -140,6 +160,7 @@ def test_untouched_buffer_has_no_events():
 
 def test_export_writes_group_tracks_and_task_slices(tmp_path):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
+
     records = {(c, 0): nested(10_000 * (c + 1), 9) for c in range(2)}
     path = tmp_path / "tasks.pftrace"
     report = export_to_perfetto_trace(buffer_words(2, 1, 16, records), NAMES, str(path), gpu_name="H200")
@@ -147,15 +168,20 @@ def test_export_writes_group_tracks_and_task_slices(tmp_path):
     trace = Trace.FromString(path.read_bytes())
     tracks = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet if p.HasField("track_descriptor")}
     assert "H200" in tracks.values() and "SM 9" in tracks.values() and "group 0" in tracks.values()
-    begins = [p for p in trace.packet if p.HasField("track_event") and p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN]
+    begins = [
+        p for p in trace.packet if p.HasField("track_event") and p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN
+    ]
     assert len(begins) == 6
     names = {e.iid: e.name for p in trace.packet for e in p.interned_data.event_names}
     assert sorted(names[p.track_event.name_iid] for p in begins) == sorted(NAMES * 2)
 
 
 def test_numbered_trace_files_and_the_export_switch():
-    assert [host.numbered("/t/run.pftrace") for _ in range(3)] == ["/t/run_0.pftrace", "/t/run_1.pftrace",
-                                                                  "/t/run_2.pftrace"]
+    assert [host.numbered("/t/run.pftrace") for _ in range(3)] == [
+        "/t/run_0.pftrace",
+        "/t/run_1.pftrace",
+        "/t/run_2.pftrace",
+    ]
     set_export_trace_off()
     assert host._export_enabled is False
     set_export_trace_on()

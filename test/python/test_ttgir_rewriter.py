@@ -64,11 +64,12 @@ def _check_common(original, new):
         # indented like the op that follows (start) or precedes (end) in the same block
         neighbour = lines[i] if kind == "start" else lines[i - 2]
         if not neighbour.lstrip().startswith(("}", "proton.record")):
-            assert indent == neighbour[:len(neighbour) - len(neighbour.lstrip())]
+            assert indent == neighbour[: len(neighbour) - len(neighbour.lstrip())]
     return verify_records(new)
 
 
 # -- default strategy ----------------------------------------------------------
+
 
 def test_default_vector_add(add_ttgir):
     res = rewrite_text(add_ttgir)
@@ -108,6 +109,7 @@ def test_default_matmul_loads_in_loop(mm_ttgir):
 
 # -- --wrap-op -----------------------------------------------------------------
 
+
 def test_wrap_op_load(mm_ttgir):
     res = rewrite_text(mm_ttgir, wrap_ops=["tt.load"])
     found = _check_common(mm_ttgir, res.text)
@@ -129,25 +131,27 @@ def test_wrap_op_several_with_names(mm_ttgir):
 def test_wrap_op_with_region(mm_ttgir):
     res = rewrite_text(mm_ttgir, wrap_ops=["scf.for"], names=["loop"])
     found = _check_common(mm_ttgir, res.text)
-    (name, s, e), = found
+    ((name, s, e),) = found
     lines = res.text.splitlines()
     assert name == "loop_0" and "scf.for" in lines[s] and lines[e - 2].lstrip().startswith("}")
 
 
 # -- --scope -------------------------------------------------------------------
 
+
 def test_scope_line_numbers(add_ttgir):
     s = _line_no(add_ttgir, r"arith\.addf")
     res = rewrite_text(add_ttgir, scopes=[f"add:{s}:{s + 1}"])
     found = _check_common(add_ttgir, res.text)
-    (name, start, end), = found
+    ((name, start, end),) = found
     lines = res.text.splitlines()
     assert name == "add" and "arith.addf" in lines[start] and "tt.store" in lines[end - 2]
 
 
 def test_scope_regexes_and_nesting(mm_ttgir):
-    res = rewrite_text(mm_ttgir, scopes=[r"loop:re:scf\.for:re:^    \} loc",
-                                          r"dot:re:fence_async_shared:re:warp_group_dot_wait"])
+    res = rewrite_text(
+        mm_ttgir, scopes=[r"loop:re:scf\.for:re:^    \} loc", r"dot:re:fence_async_shared:re:warp_group_dot_wait"]
+    )
     found = _check_common(mm_ttgir, res.text)
     spans = {n: (s, e) for n, s, e in found}
     lines = res.text.splitlines()
@@ -158,7 +162,9 @@ def test_scope_regexes_and_nesting(mm_ttgir):
 def test_scope_not_same_block(mm_ttgir):
     s = _line_no(mm_ttgir, r"scf\.for")
     e = _line_no(mm_ttgir, r"warp_group_dot_wait")
-    with pytest.raises(RewriteError, match=rf"k\.ttgir:{s}: .*START line {s} and END line {e} are not in the same block"):
+    with pytest.raises(
+        RewriteError, match=rf"k\.ttgir:{s}: .*START line {s} and END line {e} are not in the same block"
+    ):
         rewrite_text(mm_ttgir, path="k.ttgir", scopes=[f"x:{s}:{e}"])
 
 
@@ -175,18 +181,23 @@ def test_scope_after_terminator(add_ttgir):
 
 
 def test_scope_bad_specs(add_ttgir):
-    for spec, msg in [("a:1", "NAME:START:END"), ("a:0:3", "not a line number"),
-                      ("a:re:nomatch_xyz:3", "no line"), ("a:2:1", "before START")]:
+    for spec, msg in [
+        ("a:1", "NAME:START:END"),
+        ("a:0:3", "not a line number"),
+        ("a:re:nomatch_xyz:3", "no line"),
+        ("a:2:1", "before START"),
+    ]:
         with pytest.raises(RewriteError, match=msg):
             rewrite_text(add_ttgir, path="k.ttgir", scopes=[spec])
 
 
 # -- --for-body ----------------------------------------------------------------
 
+
 def test_for_body(mm_ttgir):
     res = rewrite_text(mm_ttgir, for_body="iteration")
     found = _check_common(mm_ttgir, res.text)
-    (name, s, e), = found
+    ((name, s, e),) = found
     lines = res.text.splitlines()
     assert name == "iteration"
     assert "scf.for" in lines[s - 2] and lines[e].strip().startswith("scf.yield")
@@ -199,6 +210,7 @@ def test_for_body_combined_with_wrap_op(mm_ttgir):
 
 
 # -- verification of existing records -----------------------------------------
+
 
 def test_refuse_existing_records_without_force(add_ttgir):
     once = rewrite_text(add_ttgir).text
@@ -241,6 +253,7 @@ def test_verify_unbalanced_and_crossing():
 
 
 # -- CLI -----------------------------------------------------------------------
+
 
 def _write_dump(tmp_path, add_ttgir, mm_ttgir):
     d = tmp_path / "ttgir_dump"
@@ -298,8 +311,21 @@ def _cli():
 
 def test_cli_subprocess_help_and_run(tmp_path, add_ttgir):
     help_ = subprocess.run(_cli() + ["--help"], capture_output=True, text=True, check=True).stdout
-    for rule in ["--wrap-op", "--name", "--scope", "--for-body", "--force", "--dry-run", "load_a_5",
-                 '"compute"', '"kernel"', "re:", ".bak", "example:", "TRITON_KERNEL_OVERRIDE"]:
+    for rule in [
+        "--wrap-op",
+        "--name",
+        "--scope",
+        "--for-body",
+        "--force",
+        "--dry-run",
+        "load_a_5",
+        '"compute"',
+        '"kernel"',
+        "re:",
+        ".bak",
+        "example:",
+        "TRITON_KERNEL_OVERRIDE",
+    ]:
         assert rule in help_, rule
     f = tmp_path / "k.ttgir"
     f.write_text(add_ttgir)
@@ -310,6 +336,7 @@ def test_cli_subprocess_help_and_run(tmp_path, add_ttgir):
 
 def test_tools_entry_points(tmp_path, add_ttgir, monkeypatch, capsys):
     from proton.commands import entry_points as tools
+
     f = tmp_path / "k.ttgir"
     f.write_text(add_ttgir)
     monkeypatch.setattr(sys, "argv", ["insert_proton_records", "--dry-run", str(f)])
@@ -383,6 +410,7 @@ def test_dump_ttgir_matches_override_lookup(tmp_path):
 
 # -- data safety (issue 17 items 3, 4, 10) ---------------------------------------
 
+
 def test_force_reinserts_from_the_first_backup(tmp_path, add_ttgir, capsys):
     """--force on an instrumented file: scopes are not doubled and the .bak with
     the original text survives, however often it is run."""
@@ -445,7 +473,8 @@ def _bad_inputs(tmp_path):
 
     entry("bin.ttgir", "binary file (NUL byte at offset 8)").write_bytes(b"module {\x00\x01}\n")
     entry("latin.ttgir", "not UTF-8 text (byte 0xe9 at offset 15)").write_bytes(
-        "module { // caf\xe9\n}\n".encode("latin-1"))
+        "module { // caf\xe9\n}\n".encode("latin-1")
+    )
     os.symlink(tmp_path / "gone.ttgir", entry("dangling.ttgir", "broken symbolic link"))
     entry("dir.ttgir", "is a directory, not a TTGIR file").mkdir()
     return bad
@@ -469,8 +498,11 @@ def test_unreadable_file_and_missing_dir(tmp_path, add_ttgir, capsys, monkeypatc
     f.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
         real = Path.read_bytes
-        monkeypatch.setattr(Path, "read_bytes", lambda p: (_ for _ in ()).throw(
-            PermissionError(13, "Permission denied", str(p))) if p == f else real(p))
+        monkeypatch.setattr(
+            Path,
+            "read_bytes",
+            lambda p: (_ for _ in ()).throw(PermissionError(13, "Permission denied", str(p))) if p == f else real(p),
+        )
     assert rewriter_command.main([str(f)]) == 2
     assert f"{f}: cannot read: Permission denied" in _one_line_error(capsys.readouterr().err)
     monkeypatch.chdir(tmp_path)
@@ -484,8 +516,13 @@ def test_write_error_is_one_line(tmp_path, add_ttgir, capsys, monkeypatch):
     f = tmp_path / "k.ttgir"
     f.write_text(add_ttgir)
     real = Path.write_bytes
-    monkeypatch.setattr(Path, "write_bytes", lambda p, data: (_ for _ in ()).throw(
-        OSError(28, "No space left on device", str(p))) if p == f else real(p, data))
+    monkeypatch.setattr(
+        Path,
+        "write_bytes",
+        lambda p, data: (_ for _ in ()).throw(OSError(28, "No space left on device", str(p)))
+        if p == f
+        else real(p, data),
+    )
     assert rewriter_command.main([str(f)]) == 2
     assert f"cannot write {f}: No space left on device" in _one_line_error(capsys.readouterr().err)
     assert f.read_text() == add_ttgir and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir

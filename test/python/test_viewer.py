@@ -80,7 +80,8 @@ def test_default_host_output_exact(capsys):
         "0.0020000  │  └─ add_kernel\n"
         "0.0020000  └─ backward\n"
         "0.0015000     ├─ matmul_bwd_kernel\n"
-        "0.0005000     └─ memcpy DtoH\n")
+        "0.0005000     └─ memcpy DtoH\n"
+    )
 
 
 def test_derived_metric_values(capsys):
@@ -91,12 +92,12 @@ def test_derived_metric_values(capsys):
     v = {name: dict(zip(metrics.split(","), vals)) for name, vals in table(out, 10)}
     # ROOT: (7.5e12 + 0.5e12) flops in 10 ms = 800 TFLOP/s
     assert float(v["ROOT"]["tflop/s"]) == pytest.approx(800.0)
-    assert float(v["matmul_kernel"]["tflop/s"]) == pytest.approx(6e12 / 6e-3 / 1e12)       # 1000
+    assert float(v["matmul_kernel"]["tflop/s"]) == pytest.approx(6e12 / 6e-3 / 1e12)  # 1000
     assert float(v["matmul_bwd_kernel"]["tflop/s"]) == pytest.approx(2e12 / 1.5e-3 / 1e12, abs=1e-3)
     assert float(v["matmul_bwd_kernel"]["tflop16/s"]) == pytest.approx(1000.0)
-    assert float(v["backward"]["tflop32/s"]) == pytest.approx(0.5e12 / 2e-3 / 1e12)          # 250
+    assert float(v["backward"]["tflop32/s"]) == pytest.approx(0.5e12 / 2e-3 / 1e12)  # 250
     assert float(v["add_kernel"]["tflop/s"]) == 0.0
-    assert float(v["add_kernel"]["gbyte/s"]) == pytest.approx(8e9 / 2e-3 / 1e9)              # 4000
+    assert float(v["add_kernel"]["gbyte/s"]) == pytest.approx(8e9 / 2e-3 / 1e9)  # 4000
     assert float(v["matmul_kernel"]["avg_time/ms"]) == pytest.approx(3.0)
     assert float(v["ROOT"]["avg_time/ms"]) == pytest.approx(10 / 6, abs=1e-4)
     assert v["forward"]["time/%"] == "80.00%" and v["memcpy DtoH"]["time/%"] == "5.00%"
@@ -121,7 +122,7 @@ def test_intra_kernel_default_cycles_and_one_tree_per_kernel(capsys):
     rows = table(out, 3)
     assert [n for n, _ in rows] == ["vector_add", "load", "load_x", "store", "matmul", "mainloop", "epilogue"]
     v = dict(rows)
-    assert v["load"] == ["24000", "750.000", "60.00%"]        # of vector_add's 40000
+    assert v["load"] == ["24000", "750.000", "60.00%"]  # of vector_add's 40000
     assert v["mainloop"] == ["720000", "5625.000", "80.00%"]  # of matmul's 900000, not vector_add's
     assert v["epilogue"][1] == "703.125"
     rc, out, _ = view(capsys, INTRA)
@@ -152,9 +153,9 @@ def test_include_keeps_ancestors_and_descendants(capsys):
 def test_exclude_drops_subtrees(capsys):
     _, out, _ = view(capsys, "--exclude", "backward", HOST)
     assert names(out) == ["ROOT", "forward", "matmul_kernel", "add_kernel"]
-    _, out, _ = view(capsys, "--exclude", ".*_kernel$", HOST)   # re.match: anchored at the start
+    _, out, _ = view(capsys, "--exclude", ".*_kernel$", HOST)  # re.match: anchored at the start
     assert names(out) == ["ROOT", "forward", "backward", "memcpy DtoH"]
-    _, out, _ = view(capsys, "-e", "kernel", HOST)   # matches no name's start
+    _, out, _ = view(capsys, "-e", "kernel", HOST)  # matches no name's start
     assert len(names(out)) == 7
     _, out, _ = view(capsys, "-e", "matmul|add", HOST)
     assert names(out) == ["ROOT", "forward", "backward", "memcpy DtoH"]
@@ -178,11 +179,25 @@ def test_threshold(capsys):
 
 def test_sorted(capsys):
     _, out, _ = view(capsys, "-m", "bytes", HOST)
-    assert names(out) == ["ROOT", "forward", "matmul_kernel", "add_kernel", "backward", "matmul_bwd_kernel",
-                          "memcpy DtoH"]
+    assert names(out) == [
+        "ROOT",
+        "forward",
+        "matmul_kernel",
+        "add_kernel",
+        "backward",
+        "matmul_bwd_kernel",
+        "memcpy DtoH",
+    ]
     _, out, _ = view(capsys, "-m", "bytes,time/ms", "--sorted", HOST)
-    assert names(out, 2) == ["ROOT", "forward", "add_kernel", "matmul_kernel", "backward", "matmul_bwd_kernel",
-                             "memcpy DtoH"]
+    assert names(out, 2) == [
+        "ROOT",
+        "forward",
+        "add_kernel",
+        "matmul_kernel",
+        "backward",
+        "matmul_bwd_kernel",
+        "memcpy DtoH",
+    ]
     _, out, _ = view(capsys, "-m", "time/ms,bytes", "--sorted", HOST)
     assert names(out, 2)[2:4] == ["matmul_kernel", "add_kernel"]
 
@@ -192,18 +207,25 @@ def test_diff(capsys):
     assert rc == 0
     assert out.splitlines()[0] == f"# {HOST} minus {BEFORE}"
     rows = table(out, 4)
-    assert [n for n, _ in rows] == ["ROOT", "forward", "matmul_kernel", "add_kernel", "backward",
-                                    "matmul_bwd_kernel", "memcpy DtoH (only in this profile)",
-                                    "old_kernel (only in the other profile)"]
+    assert [n for n, _ in rows] == [
+        "ROOT",
+        "forward",
+        "matmul_kernel",
+        "add_kernel",
+        "backward",
+        "matmul_bwd_kernel",
+        "memcpy DtoH (only in this profile)",
+        "old_kernel (only in the other profile)",
+    ]
     v = dict(rows)
     # METRIC/% is the difference of the two shares, as in Triton's viewer
     assert v["ROOT"] == ["-2.0000", "+0", "+2048", "+0.00%"]
     assert v["matmul_kernel"][:3] == ["-1.0000", "+0", "+0"]
     assert float(v["matmul_kernel"][3][:-1]) == pytest.approx(60 - 7 / 12 * 100, abs=0.01)
     assert v["add_kernel"][:3] == ["+0.0000", "+0", "+0"]
-    assert v["memcpy DtoH (only in this profile)"] == ["-"] * 4     # NaN in Triton's viewer
+    assert v["memcpy DtoH (only in this profile)"] == ["-"] * 4  # NaN in Triton's viewer
     assert v["old_kernel (only in the other profile)"] == ["-"] * 4
-    _, out, _ = view(capsys, "-m", "tflop/s", "-diff", BEFORE, HOST)   # Triton's short spelling
+    _, out, _ = view(capsys, "-m", "tflop/s", "-diff", BEFORE, HOST)  # Triton's short spelling
     # matmul: 1000 TFLOP/s now, 6e12 / 7 ms before
     assert float(values(out, 1)["matmul_kernel"][0]) == pytest.approx(1000 - 6e12 / 7e-3 / 1e12, abs=1e-3)
 
@@ -217,23 +239,58 @@ def test_list(capsys):
     assert rc == 0
     assert out.startswith("Available inclusive metrics:\n- bytes\n- count\n")
     names_ = listed(out)
-    for name in ["time", "count", "tokens", "flops16", "bytes", "time/s", "time/ms", "time/us", "time/ns",
-                 "avg_time/ms", "flop/s", "gflop/s", "tflop/s", "tflop16/s", "gflop32/s", "byte/s", "gbyte/s",
-                 "tbyte/s", "util"]:
+    for name in [
+        "time",
+        "count",
+        "tokens",
+        "flops16",
+        "bytes",
+        "time/s",
+        "time/ms",
+        "time/us",
+        "time/ns",
+        "avg_time/ms",
+        "flop/s",
+        "gflop/s",
+        "tflop/s",
+        "tflop16/s",
+        "gflop32/s",
+        "byte/s",
+        "gbyte/s",
+        "tbyte/s",
+        "util",
+    ]:
         assert name in names_
     assert "tflop8/s" not in names_ and "device_id" not in names_ and "cycles" not in names_
     rc, out, _ = view(capsys, "-l", INTRA)
-    assert set(listed(out)) == {"time/s", "time/ms", "time/us", "time/ns", "avg_time/s", "avg_time/ms",
-                                "avg_time/us", "avg_time/ns", "count", "cycles", "normalized_cycles", "time"}
+    assert set(listed(out)) == {
+        "time/s",
+        "time/ms",
+        "time/us",
+        "time/ns",
+        "avg_time/s",
+        "avg_time/ms",
+        "avg_time/us",
+        "avg_time/ns",
+        "count",
+        "cycles",
+        "normalized_cycles",
+        "time",
+    }
 
 
 def test_raw_and_pc_sampling_metrics(capsys, tmp_path):
     def node(name, kind, metrics, children=()):
         return {"frame": {"name": name, "type": kind}, "metrics": metrics, "children": list(children)}
+
     line_a = node("kernel.py:12", "line", {"num_samples": 30, "stall_long_scoreboard": 20})
     line_b = node("<unknown>+0x1a0", "line", {"num_samples": 10, "stall_long_scoreboard": 2})
-    kernel = node("k", "kernel", {"time (ns)": 1000, "count": 1, "num_samples": 40, "stall_long_scoreboard": 22,
-                                  "device_id": 0}, [line_a, line_b])
+    kernel = node(
+        "k",
+        "kernel",
+        {"time (ns)": 1000, "count": 1, "num_samples": 40, "stall_long_scoreboard": 22, "device_id": 0},
+        [line_a, line_b],
+    )
     root_metrics = {k: v for k, v in kernel["metrics"].items() if k != "device_id"}
     path = write_profile(tmp_path, [node("ROOT", "function", root_metrics, [kernel])])
     _, out, _ = view(capsys, "-m", "num_samples,num_samples/%,stall_long_scoreboard", path)
@@ -262,8 +319,9 @@ def test_util_per_device_when_devices_differ(capsys, tmp_path):
     _, out, _ = view(capsys, "-m", "util", path)
     v = values(out, 1)
     assert float(v["matmul_bwd_kernel [device 1]"][0]) == pytest.approx(
-        sm90_util(1.5e-3, 1.5e12, 0.5e12, 2e9, sms_scale=0.5), abs=1e-4)
-    assert v["ROOT"] == ["-"]   # kernels on devices with different peaks below it
+        sm90_util(1.5e-3, 1.5e12, 0.5e12, 2e9, sms_scale=0.5), abs=1e-4
+    )
+    assert v["ROOT"] == ["-"]  # kernels on devices with different peaks below it
     assert float(v["forward"][0]) == pytest.approx(sm90_util(8e-3, 6e12, 0, 1.4e10), abs=1e-4)
 
 
@@ -288,8 +346,8 @@ def test_plain_when_piped_and_ansi_when_forced(capsys, monkeypatch):
     assert "\x1b[" not in out
     _, out, _ = view(capsys, "--color", HOST)
     assert "\x1b[1mROOT\x1b[0m" in out and "\x1b[36mmatmul_kernel\x1b[0m" in out
-    assert "\x1b[31m0.0100000\x1b[0m" in out          # 100% of the root: red
-    assert "\x1b[33m0.0020000\x1b[0m" in out          # add_kernel, 20%: yellow
+    assert "\x1b[31m0.0100000\x1b[0m" in out  # 100% of the root: red
+    assert "\x1b[33m0.0020000\x1b[0m" in out  # add_kernel, 20%: yellow
     monkeypatch.delenv("NO_COLOR", raising=False)
     tty = FakeTTY()
     monkeypatch.setattr(sys, "stdout", tty)
@@ -302,12 +360,18 @@ def test_plain_when_piped_and_ansi_when_forced(capsys, monkeypatch):
 
 
 def test_module_runs_piped_without_colour():
-    proc = subprocess.run([sys.executable, "-m", "proton.viewer", "-m", "time/ms", HOST], capture_output=True,
-                          text=True, env=dict(os.environ), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "proton.viewer", "-m", "time/ms", HOST],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[" not in proc.stdout and proc.stdout.splitlines()[1] == "10.0000  ROOT"
-    proc = subprocess.run([sys.executable, "-m", "proton.viewer", "missing.hatchet"], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "proton.viewer", "missing.hatchet"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and proc.stderr == "proton-view: missing.hatchet: no such file\n"
 
 
@@ -334,20 +398,29 @@ def test_error_not_json(capsys, tmp_path):
     assert_error(capsys, [path], "bad.hatchet: not JSON")
 
 
-@pytest.mark.parametrize("data, reason", [
-    ({"frame": {"name": "ROOT"}}, "the top level is a JSON dict"),
-    ([], "no root nodes"),
-    ([{"metrics": {}, "children": []}], "root 0 has no frame name"),
-    ([{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": "10"}, "children": []}],
-     "node 'ROOT': metric 'time (ns)' is not a number"),
-    ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {}}]}], "a child of node 'ROOT' has no"),
-    ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": {}}], "'children' is not a list"),
-    ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": []}, {"CUDA": {}}], "no nodes with metrics"),
-    ([{"frame": {"name": "ROOT"}, "metrics": {"count": 1}, "children": []}, {"CUDA": 5}],
-     "devices['CUDA'] is not an object"),
-    ([{"frame": {"name": "k"}, "metrics": {"device_id": "gpu0"}, "children": []}],
-     "node 'k': metric 'device_id' is not a number"),
-])
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        ({"frame": {"name": "ROOT"}}, "the top level is a JSON dict"),
+        ([], "no root nodes"),
+        ([{"metrics": {}, "children": []}], "root 0 has no frame name"),
+        (
+            [{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": "10"}, "children": []}],
+            "node 'ROOT': metric 'time (ns)' is not a number",
+        ),
+        ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {}}]}], "a child of node 'ROOT' has no"),
+        ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": {}}], "'children' is not a list"),
+        ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": []}, {"CUDA": {}}], "no nodes with metrics"),
+        (
+            [{"frame": {"name": "ROOT"}, "metrics": {"count": 1}, "children": []}, {"CUDA": 5}],
+            "devices['CUDA'] is not an object",
+        ),
+        (
+            [{"frame": {"name": "k"}, "metrics": {"device_id": "gpu0"}, "children": []}],
+            "node 'k': metric 'device_id' is not a number",
+        ),
+    ],
+)
 def test_error_wrong_structure(capsys, tmp_path, data, reason):
     path = write_profile(tmp_path, data)
     assert_error(capsys, [path], f"{path}: not a profile tree: ", reason)
@@ -380,8 +453,9 @@ def test_error_util_without_device_info(capsys, tmp_path):
 def test_error_bad_options(capsys):
     assert_error(capsys, ["--include", "(", HOST], "--include: invalid regular expression '('")
     assert_error(capsys, ["--depth", "0", HOST], "--depth must be >= 1")
-    assert_error(capsys, ["--diff-profile", "/nonexistent/other.hatchet", HOST],
-                 "/nonexistent/other.hatchet: no such file")
+    assert_error(
+        capsys, ["--diff-profile", "/nonexistent/other.hatchet", HOST], "/nonexistent/other.hatchet: no such file"
+    )
     assert_error(capsys, ["-m", " , ", HOST], "no metrics given")
     rc, _, err = view(capsys, "--bogus", HOST)
     assert rc == 2 and "unrecognized arguments: --bogus" in err
@@ -396,8 +470,15 @@ def test_hatchet_loads_host_fixture():
     gf = hatchet.GraphFrame.from_literal(data[:-1])  # the last element is the device info
     df = gf.dataframe.reset_index()
     by_name = {row["name"]: row for _, row in df.iterrows()}
-    assert set(by_name) == {"ROOT", "forward", "matmul_kernel", "add_kernel", "backward", "matmul_bwd_kernel",
-                            "memcpy DtoH"}
+    assert set(by_name) == {
+        "ROOT",
+        "forward",
+        "matmul_kernel",
+        "add_kernel",
+        "backward",
+        "matmul_bwd_kernel",
+        "memcpy DtoH",
+    }
     assert by_name["ROOT"]["time (ns)"] == 10000000 and by_name["matmul_kernel"]["flops16"] == 6e12
     assert by_name["add_kernel"]["count"] == 2
     gf = hatchet.GraphFrame.from_literal(json.loads(Path(INTRA).read_text()))
@@ -406,11 +487,18 @@ def test_hatchet_loads_host_fixture():
 
 def test_short_cxx_kernel_names():
     from proton.viewer import short_cxx_name
-    assert short_cxx_name("void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
-                          "std::array<char*, 2ul> >(int, at::native::AbsFunctor<float>, std::array<char*, 2ul>)") \
+
+    assert (
+        short_cxx_name(
+            "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+            "std::array<char*, 2ul> >(int, at::native::AbsFunctor<float>, std::array<char*, 2ul>)"
+        )
         == "at::native::vectorized_elementwise_kernel"
-    assert short_cxx_name("void at::native::(anonymous namespace)::grid_kernel<float, 4>(long)") \
+    )
+    assert (
+        short_cxx_name("void at::native::(anonymous namespace)::grid_kernel<float, 4>(long)")
         == "at::native::anon::grid_kernel"
+    )
     assert short_cxx_name("matmul_2048x2048x2048") == "matmul_2048x2048x2048"
     assert short_cxx_name("memcpy DtoH") == "memcpy DtoH"
 
@@ -428,16 +516,15 @@ def test_upstream_layout_sums_own_values(capsys):
     rc, out, _ = view(capsys, "-m", metrics, UP)
     assert rc == 0
     v = {name.split(" [")[0]: dict(zip(metrics.split(","), vals)) for name, vals in table(out, 7)}
-    assert "eval" not in v and "__proton_launch_metadata" not in v   # metadata frames and empty scopes dropped
+    assert "eval" not in v and "__proton_launch_metadata" not in v  # metadata frames and empty scopes dropped
     assert v["ROOT"]["time/ms"] == "10.0000" and v["ROOT"]["count"] == "26"
     assert v["mlp"]["time/ms"] == "5.0000" and v["mlp"]["time/%"] == "50.00%"
     assert float(v["train_step"]["tflop16/s"]) == pytest.approx(5e12 / 8.5e-3 / 1e12, abs=1e-3)
     assert float(v["softmax_kernel"]["gbyte/s"]) == pytest.approx(3200.0)
     assert float(v["flash_fwd_kernel"]["avg_time/us"]) == pytest.approx(750.0)
-    assert float(v["gemm_kernel"]["util"]) == pytest.approx(
-        (3.2e12 / PEAK_FP16 + 1.6e12 / PEAK_FP8) / 4e-3, abs=1e-4)
+    assert float(v["gemm_kernel"]["util"]) == pytest.approx((3.2e12 / PEAK_FP16 + 1.6e12 / PEAK_FP8) / 4e-3, abs=1e-4)
     assert float(v["adam_kernel"]["util"]) == pytest.approx(3e9 / A100_BW / 1.5e-3, abs=1e-4)
-    assert v["ROOT"]["util"] == "-"   # sm90 and sm80 kernels below
+    assert v["ROOT"]["util"] == "-"  # sm90 and sm80 kernels below
 
 
 def test_upstream_options(capsys):
@@ -447,7 +534,7 @@ def test_upstream_options(capsys):
     assert names(out) == ["ROOT", "optimizer", "adam_kernel [device 1]"]
     _, out, _ = view(capsys, "-m", "time/ms", "-t", "3", "-d", "3", UP)
     assert names(out) == ["ROOT", "train_step", "attention", "mlp"]
-    _, out, _ = view(capsys, "-m", "TIME", UP)      # raw metric, case-insensitive, unit optional
+    _, out, _ = view(capsys, "-m", "TIME", UP)  # raw metric, case-insensitive, unit optional
     assert out.splitlines()[0].split() == ["TIME", "name"] and values(out, 1)["ROOT"] == ["10000000"]
     rc, out, _ = view(capsys, "-m", "time/ms", "-d", "2", "--print-sorted", UP)
     assert rc == 0
@@ -459,31 +546,48 @@ def test_upstream_options(capsys):
     assert lines[1] == f"{'train_step':105} 8.5"
     _, out, _ = view(capsys, "-m", "time/ms,time/%", "-diff", UP_BEFORE, UP)
     v = values(out, 2)
-    assert v["flash_fwd_kernel [device 0]"] == ["+1.0000", "+10.49%"]   # 30% of 10 ms - 19.5% of 10.25 ms
+    assert v["flash_fwd_kernel [device 0]"] == ["+1.0000", "+10.49%"]  # 30% of 10 ms - 19.5% of 10.25 ms
     assert v["data_loader (only in the other profile)"] == ["-", "-"]
 
 
-@pytest.mark.parametrize("fmt, name", [
-    ("full", "/home/dev/proj/model/train.py:42@step"),
-    ("file_function_line", "train.py:42@step"),
-    ("function_line", "42@step"),
-    ("file_function", "train.py@step"),
-    ("short", "train.py:42@step"),
-])
+@pytest.mark.parametrize(
+    "fmt, name",
+    [
+        ("full", "/home/dev/proj/model/train.py:42@step"),
+        ("file_function_line", "train.py:42@step"),
+        ("function_line", "42@step"),
+        ("file_function", "train.py@step"),
+        ("short", "train.py:42@step"),
+    ],
+)
 def test_frame_formats(capsys, tmp_path, fmt, name):
     data = json.loads(Path(UP).read_text())
     data[0]["children"][0]["frame"]["name"] = "/home/dev/proj/model/train.py:42@step"
     path = write_profile(tmp_path, data)
     _, out, _ = view(capsys, "-f", fmt, "-m", "time/ms", path)
-    assert name in names(out) and "gemm_kernel [device 0]" in names(out)   # kernel names untouched
+    assert name in names(out) and "gemm_kernel [device 0]" in names(out)  # kernel names untouched
     assert view(capsys, "--format", fmt, "-i", "/home", path)[0] == 0
 
 
 def test_python_functions_match_triton_names():
     pytest.importorskip("hatchet")
-    for name in ("get_raw_metrics", "read", "parse", "derive_metrics", "format_frames", "filter_frames",
-                 "get_min_time_flops", "get_min_time_bytes", "match_available_metrics", "remove_frames",
-                 "apply_diff_profile", "print_tree", "show_metrics", "emit_warnings", "main"):
+    for name in (
+        "get_raw_metrics",
+        "read",
+        "parse",
+        "derive_metrics",
+        "format_frames",
+        "filter_frames",
+        "get_min_time_flops",
+        "get_min_time_bytes",
+        "match_available_metrics",
+        "remove_frames",
+        "apply_diff_profile",
+        "print_tree",
+        "show_metrics",
+        "emit_warnings",
+        "main",
+    ):
         assert callable(getattr(viewer, name))
     with open(UP) as f:
         gf, inc, exc, devices = viewer.get_raw_metrics(f)
@@ -496,7 +600,8 @@ def test_python_functions_match_triton_names():
     assert df.loc["adam_kernel", "util"] == pytest.approx(3e9 / A100_BW / 1.5e-3)
     flops = viewer.get_min_time_flops(gf.dataframe, devices)
     assert flops.loc[gf.dataframe["name"] == "flash_fwd_kernel", "min_time"].iloc[0] == pytest.approx(
-        1.8e12 / PEAK_FP16)
+        1.8e12 / PEAK_FP16
+    )
     # Proton's own inclusive files come out with the same inclusive columns
     gf, metrics = viewer.parse(["time/ms", "tflop16/s"], HOST)
     df = gf.dataframe.set_index("name")
@@ -509,7 +614,7 @@ def test_python_functions_match_triton_names():
 def _triton_viewer():
     try:
         import triton.profiler.viewer as tv
-    except Exception as e:   # not installed, or hatchet missing
+    except Exception as e:  # not installed, or hatchet missing
         pytest.skip(f"Triton's viewer is not importable: {e}")
     return tv
 
@@ -519,10 +624,11 @@ def test_same_numbers_as_tritons_viewer(capsys, path, diff):
     tv = _triton_viewer()
     metrics = ["time/ms", "count", "avg_time/us", "tflop16/s", "gbyte/s", "time/%", "util"]
     if path == HOST:
-        metrics = metrics[:-1]   # Triton's viewer reads only its own layout's device info
-        with open(HOST) as f:   # and its own layout: give it the file as Proton's functions convert it
+        metrics = metrics[:-1]  # Triton's viewer reads only its own layout's device info
+        with open(HOST) as f:  # and its own layout: give it the file as Proton's functions convert it
             converted = viewer._to_triton_layout(json.load(f))
         import tempfile
+
         tmp = tempfile.NamedTemporaryFile("w", suffix=".hatchet", delete=False)
         json.dump(converted, tmp)
         tmp.close()
@@ -544,7 +650,7 @@ def test_same_numbers_as_tritons_viewer(capsys, path, diff):
         for metric, col in zip(metrics, cols):
             expected = row[col]
             got = ours[name][metrics.index(metric)]
-            if expected != expected:   # NaN: Triton leaves util of scopes and absent precisions empty
+            if expected != expected:  # NaN: Triton leaves util of scopes and absent precisions empty
                 continue
             assert got != "-", (name, metric)
             assert float(got.rstrip("%")) == pytest.approx(float(expected), rel=1e-3, abs=6e-3), (name, metric)
@@ -596,6 +702,7 @@ def test_recorded_host_profiles_agree_between_profilers():
                 key = prefix + (child["frame"]["name"],)
                 out[key] = {k: v for k, v in child["metrics"].items() if k in ("count", "flops32", "bytes", "tokens")}
                 walk(child, key)
+
         walk(root, ())
         return out, devices["CUDA"]["0"]["num_sms"]
 
@@ -613,8 +720,10 @@ def test_recorded_intra_kernel_trees_read_in_both_viewers(capsys):
             assert float(ours[name][metrics.index(metric)]) == pytest.approx(float(rows[name][col]), rel=1e-3)
     mine = json.load(open(RECORDED / "proton_intra.hatchet"))[0]["children"][0]
     upstream = json.load(open(RECORDED / "triton_intra.hatchet"))[0]["children"][0]
-    for scope_mine, scope_up in zip(sorted(mine["children"], key=lambda n: n["frame"]["name"]),
-                                    sorted(upstream["children"], key=lambda n: n["frame"]["name"])):
+    for scope_mine, scope_up in zip(
+        sorted(mine["children"], key=lambda n: n["frame"]["name"]),
+        sorted(upstream["children"], key=lambda n: n["frame"]["name"]),
+    ):
         assert scope_mine["frame"]["name"] == scope_up["frame"]["name"]
         warps = lambda m: m["cycles"] / m["normalized_cycles"]  # noqa: E731
         assert warps(scope_mine["metrics"]) == pytest.approx(warps(scope_up["metrics"])) == 4096

@@ -16,8 +16,7 @@ from proton.instrument import decode
 from proton.instrument.format import marker_text
 from proton.instrument.stage_hook import InstrumentationHook, triton_version
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.warp_specialize import (LayoutError, layout_from_text, partition_layout, scope_warps,
-                                               warp_labels)
+from proton.instrument.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels
 from proton.writers import chrome_trace, perfetto_trace
 
 from test_decode import make
@@ -51,26 +50,47 @@ def ws_op(partitions, start_ids=None, default_scope="d", scopes=()):
 
 def kernel(*ops, outside="k"):
     body = marker("start", outside) + "".join(ops) + marker("end", outside)
-    return ('module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k(%a: !tt.ptr<f32>) {\n'
-            + body + "    tt.return\n  }\n}\n")
+    return (
+        'module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k(%a: !tt.ptr<f32>) {\n'
+        + body
+        + "    tt.return\n  }\n}\n"
+    )
 
 
 def test_layout_of_two_ops_with_padding():
     # Op 1: workers of 1 and 2 warps, placed (by Triton) at 7 and 4, a
     # padding partition of 1 warp at 6. Op 2: one 4-warp worker at 4.
     before = kernel(ws_op([1, 2], scopes=["load", "store"]), ws_op([4], default_scope="d2", scopes=["mma"]))
-    after = kernel(ws_op([1, 2, 1], [7, 4, 6], scopes=["load", "store"]),
-                   ws_op([4], [4], default_scope="d2", scopes=["mma"]))
+    after = kernel(
+        ws_op([1, 2, 1], [7, 4, 6], scopes=["load", "store"]), ws_op([4], [4], default_scope="d2", scopes=["mma"])
+    )
     layout = layout_from_text(before, after, total_warps=8, default_warps=4)
     first, second = layout["ops"]
-    assert [(p["start"], p["num_warps"], p["padding"]) for p in first["partitions"]] == \
-        [(7, 1, False), (4, 2, False), (6, 1, True)]
+    assert [(p["start"], p["num_warps"], p["padding"]) for p in first["partitions"]] == [
+        (7, 1, False),
+        (4, 2, False),
+        (6, 1, True),
+    ]
     assert first["partitions"][0]["scopes"] == ["load"] and first["default_scopes"] == ["d"]
     assert second["partitions"][0]["scopes"] == ["mma"] and layout["outside_scopes"] == ["k"]
-    assert warp_labels(layout) == {0: "default", 1: "default", 2: "default", 3: "default",
-                                   4: "worker 1 | worker 0", 5: "worker 1 | worker 0", 6: "worker 0", 7: "worker 0"}
-    assert scope_warps(layout) == {"k": [0, 1, 2, 3], "d": [0, 1, 2, 3], "d2": [0, 1, 2, 3], "load": [7],
-                                   "store": [4, 5], "mma": [4, 5, 6, 7]}
+    assert warp_labels(layout) == {
+        0: "default",
+        1: "default",
+        2: "default",
+        3: "default",
+        4: "worker 1 | worker 0",
+        5: "worker 1 | worker 0",
+        6: "worker 0",
+        7: "worker 0",
+    }
+    assert scope_warps(layout) == {
+        "k": [0, 1, 2, 3],
+        "d": [0, 1, 2, 3],
+        "d2": [0, 1, 2, 3],
+        "load": [7],
+        "store": [4, 5],
+        "mma": [4, 5, 6, 7],
+    }
 
 
 def test_padding_only_warps_are_labelled_padding():
@@ -81,12 +101,15 @@ def test_padding_only_warps_are_labelled_padding():
     assert warp_labels(None) == {}
 
 
-@pytest.mark.parametrize("after, message", [
-    (kernel(ws_op([1], None, scopes=["w"])), "warpGroupStartIds None do not match its 1 partitions"),
-    (kernel(ws_op([2], [4], scopes=["w"])), r"partitions of \[2\] warps, expected \[1\] first"),
-    (kernel(ws_op([1], [2], scopes=["w"])), r"a partition on warps 2..2, outside the workers' warps 4..7"),
-    (kernel(ws_op([1], [4]), ws_op([1], [5])), "1 ttg.warp_specialize ops before Triton's pass but 2 after"),
-])
+@pytest.mark.parametrize(
+    "after, message",
+    [
+        (kernel(ws_op([1], None, scopes=["w"])), "warpGroupStartIds None do not match its 1 partitions"),
+        (kernel(ws_op([2], [4], scopes=["w"])), r"partitions of \[2\] warps, expected \[1\] first"),
+        (kernel(ws_op([1], [2], scopes=["w"])), r"a partition on warps 2..2, outside the workers' warps 4..7"),
+        (kernel(ws_op([1], [4]), ws_op([1], [5])), "1 ttg.warp_specialize ops before Triton's pass but 2 after"),
+    ],
+)
 def test_inconsistent_layouts_are_named(after, message):
     with pytest.raises(LayoutError, match=message):
         layout_from_text(kernel(ws_op([1], scopes=["w"])), after, 8, 4)
@@ -138,8 +161,15 @@ def test_example_kernel_reaches_ptx(compiled):
     meta = json.loads(compiled.metadata.proton)
     assert [s["name"] for s in meta["scopes"]] == list(example.SCOPES)
     parents = {s["name"]: meta["scopes"][s["parent"]]["name"] if s["parent"] >= 0 else None for s in meta["scopes"]}
-    assert parents == {"producer": None, "wait_empty": "producer", "tma_load": "producer", "consumer": None,
-                       "wait_ready": "consumer", "wgmma": "consumer", "epilogue": "consumer"}
+    assert parents == {
+        "producer": None,
+        "wait_empty": "producer",
+        "tma_load": "producer",
+        "consumer": None,
+        "wait_ready": "consumer",
+        "wgmma": "consumer",
+        "epilogue": "consumer",
+    }
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async") == 8 and "setmaxnreg" in ptx
     # A clock read per record site plus the entry and exit stamps.
@@ -149,6 +179,7 @@ def test_example_kernel_reaches_ptx(compiled):
 
 def test_corpus_kernel_gets_its_layout_too():
     from corpus import BY_NAME, compile_case
+
     with InstrumentationHook(PipelineOptions(), label="ws-corpus-test"):
         kernel_ = compile_case(BY_NAME["gluon_warp_specialize"], "cuda:90")
     ws = json.loads(kernel_.metadata.proton)["warp_specialize"]
@@ -158,6 +189,7 @@ def test_corpus_kernel_gets_its_layout_too():
 
 def test_plain_kernels_have_no_layout():
     from corpus import BY_NAME, compile_case
+
     with InstrumentationHook(PipelineOptions(), label="ws-plain-test"):
         kernel_ = compile_case(BY_NAME["gluon_elementwise"], "cuda:90")
     assert "warp_specialize" not in json.loads(kernel_.metadata.proton)
@@ -179,8 +211,16 @@ def test_trace_tracks_are_named_by_partition(tmp_path):
     perfetto_trace.write(str(tmp_path / "t.pftrace"), [ev])
     tracks, slices = read_pftrace(tmp_path / "t.pftrace")
     names = sorted({t.name for t in tracks.values() if t.name.startswith("warp ")})
-    assert names == ["warp 0 (default)", "warp 1 (default)", "warp 2 (default)", "warp 3 (default)",
-                     "warp 4 (padding)", "warp 5 (padding)", "warp 6 (worker 0)", "warp 7 (padding)"]
+    assert names == [
+        "warp 0 (default)",
+        "warp 1 (default)",
+        "warp 2 (default)",
+        "warp 3 (default)",
+        "warp 4 (padding)",
+        "warp 5 (padding)",
+        "warp 6 (worker 0)",
+        "warp 7 (padding)",
+    ]
     # Tracks keep their warp-id order: producer and consumer side by side.
     rank = {t.name: t.sibling_order_rank for t in tracks.values() if t.name.startswith("warp ")}
     assert rank["warp 6 (worker 0)"] == 6 and len(slices) == ev.num_events
@@ -191,7 +231,10 @@ def test_kernels_without_partitions_keep_plain_track_names(tmp_path):
     ev = decode.decode(buf, meta, 1)
     assert ev.warp_labels == {} and ev.row_name(2) == "warp 2"
     chrome_trace.write(str(tmp_path / "t.chrome_trace"), [ev], 0)
-    names = {e["args"]["name"] for e in json.load(open(tmp_path / "t.chrome_trace"))["traceEvents"]
-             if e["name"] == "thread_name"}
+    names = {
+        e["args"]["name"]
+        for e in json.load(open(tmp_path / "t.chrome_trace"))["traceEvents"]
+        if e["name"] == "thread_name"
+    }
     assert names == {"warp 0", "warp 1", "warp 2", "warp 3"}
     assert np.array_equal(ev.warp_ids, np.arange(4))

@@ -15,8 +15,15 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from proton.instrument.ttgir_rewriter import (DEFAULT_DUMP_DIR, InputError, RewriteError, backup_path, read_ttgir,
-                                              rewrite_text, strip_records)
+from proton.instrument.ttgir_rewriter import (
+    DEFAULT_DUMP_DIR,
+    InputError,
+    RewriteError,
+    backup_path,
+    read_ttgir,
+    rewrite_text,
+    strip_records,
+)
 
 EPILOG = r"""
 rules (each inserted line is `proton.record start "NAME"` or `proton.record end "NAME"`,
@@ -85,18 +92,41 @@ def build_parser() -> argparse.ArgumentParser:
         prog="insert_proton_records",
         description="Insert proton.record start/end scopes into dumped TTGIR files "
         "(see proton-dump-ttgir) for TRITON_KERNEL_OVERRIDE.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("inputs", nargs="*", help=f"TTGIR files or directories searched recursively for *.ttgir "
-                   f"(default: {DEFAULT_DUMP_DIR})")
-    p.add_argument("--wrap-op", action="append", default=[], metavar="PATTERN",
-                   help="wrap every op whose name matches PATTERN (regex, whole name)")
-    p.add_argument("--name", action="append", default=[], metavar="PREFIX",
-                   help="scope name prefix for the --wrap-op at the same position")
-    p.add_argument("--scope", action="append", default=[], metavar="NAME:START:END",
-                   help="explicit scope; START/END are line numbers or re:REGEX")
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        help=f"TTGIR files or directories searched recursively for *.ttgir (default: {DEFAULT_DUMP_DIR})",
+    )
+    p.add_argument(
+        "--wrap-op",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="wrap every op whose name matches PATTERN (regex, whole name)",
+    )
+    p.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="scope name prefix for the --wrap-op at the same position",
+    )
+    p.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        metavar="NAME:START:END",
+        help="explicit scope; START/END are line numbers or re:REGEX",
+    )
     p.add_argument("--for-body", metavar="NAME", help="wrap the body of every top-level scf.for")
-    p.add_argument("--force", action="store_true",
-                   help="re-instrument files that already hold proton.record, starting again from <file>.bak")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="re-instrument files that already hold proton.record, starting again from <file>.bak",
+    )
     p.add_argument("--dry-run", action="store_true", help="print a unified diff, write nothing")
     return p
 
@@ -106,7 +136,7 @@ def find_inputs(inputs: Iterable[str]) -> list[Path]:
     (directories and broken links among them too: reading them reports the
     problem). InputError for a path that does not exist or cannot be listed."""
     files: list[Path] = []
-    for item in (list(inputs) or [DEFAULT_DUMP_DIR]):
+    for item in list(inputs) or [DEFAULT_DUMP_DIR]:
         p = Path(item)
         if p.is_symlink() and not p.exists():
             raise InputError(f"{item}: broken symbolic link (its target {os.readlink(p)} does not exist)")
@@ -141,7 +171,8 @@ def _plan(f: Path, force: bool) -> tuple[str, str, str, str | None]:
         raise RewriteError(
             f"{f}: differs from its backup {bak} in lines other than proton.record (edited after "
             f"instrumenting, or a backup of another version); the backup is never overwritten and --force "
-            f"would re-insert from it: compare the two, then move {bak} away to instrument {f} as it is now")
+            f"would re-insert from it: compare the two, then move {bak} away to instrument {f} as it is now"
+        )
     if not force:
         return text, text, str(f), bak_text
     if bak_text is not None:
@@ -164,8 +195,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         for f in files:
             text, base, name, bak_text = _plan(f, args.force)
-            res = rewrite_text(base, path=name, wrap_ops=args.wrap_op, names=args.name, scopes=args.scope,
-                               for_body=args.for_body, force=args.force)
+            res = rewrite_text(
+                base,
+                path=name,
+                wrap_ops=args.wrap_op,
+                names=args.name,
+                scopes=args.scope,
+                for_body=args.for_body,
+                force=args.force,
+            )
             results.append((f, text, base, bak_text, res))
     except InputError as e:
         print(f"{prog}: error: {e}; nothing written", file=sys.stderr)
@@ -178,9 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for f, text, base, bak_text, res in results:
         replaced = len(text.splitlines()) - len(strip_records(text).splitlines()) if base != text else 0
         if args.dry_run:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True),
-                                                       res.text.splitlines(keepends=True),
-                                                       fromfile=str(f), tofile=f"{f} (rewritten)"))
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    text.splitlines(keepends=True),
+                    res.text.splitlines(keepends=True),
+                    fromfile=str(f),
+                    tofile=f"{f} (rewritten)",
+                )
+            )
         elif res.scopes:
             bak = backup_path(f)
             try:

@@ -82,9 +82,11 @@ def prepare_out(out: str | os.PathLike, force: bool = False) -> Path | None:
         return None
     if not force:
         shown = ", ".join(str(p.relative_to(out)) for p in existing[:3]) + (", ..." if len(existing) > 3 else "")
-        raise DumpError(f"--out {out} already holds {len(existing)} TTGIR file(s) ({shown}), maybe edited or "
-                        "instrumented, that this run could overwrite; nothing was run. Choose another --out, or "
-                        f"pass --force to move them first into a new {out}.bak directory (never overwritten)")
+        raise DumpError(
+            f"--out {out} already holds {len(existing)} TTGIR file(s) ({shown}), maybe edited or "
+            "instrumented, that this run could overwrite; nothing was run. Choose another --out, or "
+            f"pass --force to move them first into a new {out}.bak directory (never overwritten)"
+        )
     backup = _backup_dir(out)
     moved = 0
     try:
@@ -94,8 +96,9 @@ def prepare_out(out: str | os.PathLike, force: bool = False) -> Path | None:
             shutil.move(str(src), str(dst))
             moved += 1
     except OSError as e:
-        raise DumpError(f"cannot move {src} to {backup}: {e.strerror or e} ({moved} file(s) moved there; "
-                        "nothing was run)") from None
+        raise DumpError(
+            f"cannot move {src} to {backup}: {e.strerror or e} ({moved} file(s) moved there; nothing was run)"
+        ) from None
     return backup
 
 
@@ -114,8 +117,9 @@ def dump(command: Sequence[str], out: str | os.PathLike = DEFAULT_OUT, force: bo
         env = dict(os.environ)
         # DUMP_ENV: a program that imports proton keys its dump as the
         # profiled rerun will look it up (hook.install_dump_keying_hook).
-        env.update({"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": str(tmp), "TRITON_ALWAYS_COMPILE": "1",
-                    DUMP_ENV: "1"})
+        env.update(
+            {"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": str(tmp), "TRITON_ALWAYS_COMPILE": "1", DUMP_ENV: "1"}
+        )
         try:
             rc = subprocess.call(list(command), env=env)
         except OSError as e:
@@ -133,13 +137,16 @@ def dump(command: Sequence[str], out: str | os.PathLike = DEFAULT_OUT, force: bo
                 continue
             except OSError as e:
                 keep_tmp = True
-                raise DumpError(f"cannot write {e.filename or dst}: {e.strerror or e}; the whole dump is kept in "
-                                f"{tmp}") from None
+                raise DumpError(
+                    f"cannot write {e.filename or dst}: {e.strerror or e}; the whole dump is kept in {tmp}"
+                ) from None
             kept.append(dst)
         if clashes:
             keep_tmp = True
-            raise DumpError(f"{len(clashes)} file(s) appeared in {out} while the command ran and were left as they "
-                            f"are ({', '.join(map(str, clashes[:3]))}); the whole dump is kept in {tmp}")
+            raise DumpError(
+                f"{len(clashes)} file(s) appeared in {out} while the command ran and were left as they "
+                f"are ({', '.join(map(str, clashes[:3]))}); the whole dump is kept in {tmp}"
+            )
         return rc, kept
     finally:
         if not keep_tmp:
@@ -159,10 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "instrumented) nothing is run and the exit status is 2: choose another --out, or pass --force to\n"
         "first move them (with their .bak files) into a new DIR.bak, DIR.bak.1, ... directory that is\n"
         "never overwritten. A missing DIR is created (its parent must exist).",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"where to keep the TTGIR (default {DEFAULT_OUT})")
-    p.add_argument("--force", action="store_true",
-                   help="move .ttgir files already in DIR into a new DIR.bak[.N] directory instead of refusing")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="move .ttgir files already in DIR into a new DIR.bak[.N] directory instead of refusing",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command to run (after an optional --)")
     args = p.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

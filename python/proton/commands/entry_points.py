@@ -21,28 +21,33 @@ def proton_opt() -> None:
 def insert_proton_records() -> None:
     """`insert_proton_records`: insert proton.record scopes into dumped TTGIR."""
     from .insert_proton_records import main
+
     sys.exit(main())
 
 
 def dump_ttgir() -> None:
     """`proton-dump-ttgir`: run a command and keep the TTGIR Triton compiles."""
     from .dump_ttgir import main
+
     sys.exit(main())
 
 
 def merge_traces() -> None:
     """`proton-merge-traces`: one Perfetto file from per-GPU traces."""
     from .merge_traces import main
+
     sys.exit(main())
 
 
 def view() -> None:
     """`proton-view`: print a profile tree in the terminal."""
     from ..viewer import main
+
     sys.exit(main())
 
 
 def profile_command() -> None:
     """`proton-profile`: run a script, module or pytest under the profiler."""
     from .profile import main
+
     sys.exit(main())

@@ -45,18 +45,19 @@ class MergeError(ProfilerError):
 
 def _protos():
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
+
     return TracePacket
 
 
 @dataclass
 class _Input:
     path: str
-    data: np.ndarray          # the file's bytes (sequence ids patched in place)
-    head: np.ndarray          # per packet: where its Trace.packet tag is
-    start: np.ndarray         # where its TracePacket bytes start
+    data: np.ndarray  # the file's bytes (sequence ids patched in place)
+    head: np.ndarray  # per packet: where its Trace.packet tag is
+    start: np.ndarray  # where its TracePacket bytes start
     length: np.ndarray
     origin: int
-    host_offset: int | None   # realtime - globaltimer, ns
+    host_offset: int | None  # realtime - globaltimer, ns
     uncertainty: int
 
 
@@ -121,14 +122,22 @@ def _read(path: str) -> _Input:
         if data[s] == 0x50 and n > 2 and data[s + 2] == 0x40:
             continue  # a slice packet
         try:
-            packet = TracePacket.FromString(raw[s:s + n])
+            packet = TracePacket.FromString(raw[s : s + n])
         except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
             raise MergeError(f"{path}: not a Perfetto trace ({e})") from None
         match = _ORIGIN.search(packet.track_descriptor.description) if packet.HasField("track_descriptor") else None
         if match:
             host = _HOST.search(packet.track_descriptor.description)
-            return _Input(path, data, head, start, length, int(match.group(1)),
-                          int(host.group(1)) if host else None, int(host.group(2)) if host else 0)
+            return _Input(
+                path,
+                data,
+                head,
+                start,
+                length,
+                int(match.group(1)),
+                int(host.group(1)) if host else None,
+                int(host.group(2)) if host else 0,
+            )
     raise MergeError(f"{path}: not a Proton trace (no track notes its 'global timer origin ns')")
 
 
@@ -141,8 +150,10 @@ def alignment(traces: list[_Input]) -> tuple[list[int], str]:
     else:
         position = [t.origin for t in traces]
         missing = ", ".join(t.path for t in traces if t.host_offset is None)
-        how = (f"aligned on the GPUs' global timers, which may differ by 100s of us between GPUs "
-               f"({missing} has no host clock offset)")
+        how = (
+            f"aligned on the GPUs' global timers, which may differ by 100s of us between GPUs "
+            f"({missing} has no host clock offset)"
+        )
     base = min(position)
     return [p - base for p in position], how
 
@@ -191,10 +202,10 @@ def _copy(out, t: _Input, rank: int, shift: int, label: str, how: str, sequences
     copied = 0  # bytes of data written so far
     for i in np.flatnonzero(~fast).tolist():
         s, n = int(start[i]), int(length[i])
-        packet = TracePacket.FromString(data[s:s + n].tobytes())
+        packet = TracePacket.FromString(data[s : s + n].tobytes())
         _edit(packet, shift, offset, sequence, clock_of, rank, label, t.path, how)
         body = packet.SerializeToString()
-        out.write(data[copied:int(t.head[i])].tobytes())
+        out.write(data[copied : int(t.head[i])].tobytes())
         out.write(b"\x0a" + _varint(len(body)) + body)
         copied = s + n
     out.write(data[copied:].tobytes())
@@ -242,21 +253,29 @@ def _varint(value: int) -> bytes:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="proton-merge-traces", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="proton-merge-traces", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("-o", "--output", help="the merged .pftrace to write (must not exist, unless --force)")
-    p.add_argument("files", nargs="+", metavar="IN.pftrace",
-                   help="Proton .pftrace files, one per process/GPU, in rank order (without -o, a first name that "
-                   "does not exist yet is taken as the output, as in earlier versions)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="IN.pftrace",
+        help="Proton .pftrace files, one per process/GPU, in rank order (without -o, a first name that "
+        "does not exist yet is taken as the output, as in earlier versions)",
+    )
     p.add_argument("--labels", default=None, help="comma-separated process labels (default: rank 0, rank 1, ...)")
     p.add_argument("--force", action="store_true", help="replace an existing output file (never an input)")
     args = p.parse_args(argv)
     output, inputs = args.output, list(args.files)
     if output is None:
         if len(inputs) < 2 or os.path.exists(inputs[0]):
-            p.error(f"name the merged file with -o OUTPUT (without -o the first name is the output, and "
-                    f"{inputs[0]} exists: it would be overwritten)" if os.path.exists(inputs[0]) else
-                    "name the merged file with -o OUTPUT")
+            p.error(
+                f"name the merged file with -o OUTPUT (without -o the first name is the output, and "
+                f"{inputs[0]} exists: it would be overwritten)"
+                if os.path.exists(inputs[0])
+                else "name the merged file with -o OUTPUT"
+            )
         output, inputs = inputs[0], inputs[1:]
     seen = {}
     for f in inputs:
@@ -272,8 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if labels and len(labels) != len(inputs):
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
     try:
-        shifts = merge(inputs, output, labels, report=lambda how: print(f"proton-merge-traces: {how}",
-                                                                        file=sys.stderr))
+        shifts = merge(inputs, output, labels, report=lambda how: print(f"proton-merge-traces: {how}", file=sys.stderr))
     except ProfilerError as e:
         print(f"proton-merge-traces: {e}", file=sys.stderr)
         return 1

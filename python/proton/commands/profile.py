@@ -28,8 +28,7 @@ import traceback
 from pathlib import Path
 
 PROG = "proton-profile"
-VALUE_OPTIONS = {"--name", "--backend", "--context", "--data", "--hook", "--mode",
-                 "-n", "-b", "-c", "-d", "-k", "-m"}
+VALUE_OPTIONS = {"--name", "--backend", "--context", "--data", "--hook", "--mode", "-n", "-b", "-c", "-d", "-k", "-m"}
 START_OPTIONS = ("backend", "context", "data", "hook", "mode")
 
 
@@ -39,20 +38,37 @@ class UsageError(Exception):
 
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, usage=f"{PROG} [options] (script.py | --module module | pytest) [args...]",
+        prog=PROG,
+        usage=f"{PROG} [options] (script.py | --module module | pytest) [args...]",
         description="Run a Python script, module or pytest under the Proton profiler "
-                    "(the options of Triton's `proton` command).")
-    p.add_argument("-n", "--name", help="session name, the outputs' file stem (default: the script's stem, "
-                                        "the module's last component, or 'pytest')")
-    p.add_argument("-b", "--backend", choices=["instrumentation", "cupti", "rocprofiler", "roctracer", "host"],
-                   help="profiling backend (default: the library's)")
-    p.add_argument("-c", "--context", choices=["shadow", "python"],
-                   help="calling context of kernels: proton.scope nesting (shadow) or Python frames (python)")
+        "(the options of Triton's `proton` command).",
+    )
+    p.add_argument(
+        "-n",
+        "--name",
+        help="session name, the outputs' file stem (default: the script's stem, "
+        "the module's last component, or 'pytest')",
+    )
+    p.add_argument(
+        "-b",
+        "--backend",
+        choices=["instrumentation", "cupti", "rocprofiler", "roctracer", "host"],
+        help="profiling backend (default: the library's)",
+    )
+    p.add_argument(
+        "-c",
+        "--context",
+        choices=["shadow", "python"],
+        help="calling context of kernels: proton.scope nesting (shadow) or Python frames (python)",
+    )
     p.add_argument("-d", "--data", choices=["tree", "trace"], help="what the session records")
     p.add_argument("-k", "--hook", choices=["triton"], help="read flops/bytes from Triton kernels' launch_metadata")
     p.add_argument("-m", "--mode", help="backend mode string, e.g. pcsampling or default:optimizations=clock32")
-    p.add_argument("--module", metavar="MODULE", help="run a module as __main__, like python -m (the words after "
-                                                      "it are its arguments)")
+    p.add_argument(
+        "--module",
+        metavar="MODULE",
+        help="run a module as __main__, like python -m (the words after it are its arguments)",
+    )
     p.add_argument("target", nargs=argparse.REMAINDER, help="script.py args... | pytest args...")
     return p
 
@@ -70,9 +86,9 @@ def split_argv(argv: list[str]) -> tuple[list[str], str, str, list[str]]:
             module = word[9:] if "=" in word else (argv[i + 1] if i + 1 < len(argv) else "")
             if not module:
                 raise UsageError("--module needs a module name")
-            return own, "module", module, argv[i + (1 if "=" in word else 2):]
+            return own, "module", module, argv[i + (1 if "=" in word else 2) :]
         if word.split("=", 1)[0] in VALUE_OPTIONS and "=" not in word:
-            own += argv[i:i + 2]
+            own += argv[i : i + 2]
             i += 2
             continue
         if word.startswith("-"):
@@ -85,7 +101,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], str, str, list[str]]:
             return own, "", "", []
         raise UsageError("no target: give script.py, --module module or pytest, then its arguments")
     target = argv[i]
-    return own, ("pytest" if os.path.basename(target) == "pytest" else "script"), target, argv[i + 1:]
+    return own, ("pytest" if os.path.basename(target) == "pytest" else "script"), target, argv[i + 1 :]
 
 
 def default_name(kind: str, target: str) -> str:
@@ -126,6 +142,7 @@ def run_target(kind: str, target: str, args: list[str]) -> int:
     try:
         if kind == "pytest":
             import pytest
+
             sys.argv = ["pytest", *args]
             return int(pytest.main(args))
         sys.argv = [target, *args]

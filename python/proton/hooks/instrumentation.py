@@ -20,6 +20,7 @@ class InstrumentationHook(Hook):
     def __init__(self, mode=None, *, stage_hook=None):
         from ..instrument.stage_hook import InstrumentationHook as StageHook
         from ..mode import parse
+
         self.mode = parse(mode or None)
         self.stage_hook = stage_hook or StageHook(self.mode.pipeline_options(), label=str(self.mode))
 

@@ -20,6 +20,7 @@ class LaunchHook(Hook):
     def activate(self) -> None:
         if self._handle is None:
             from ..host import launch_hook
+
             try:
                 self._handle = launch_hook.install()
             except Exception:
@@ -30,6 +31,7 @@ class LaunchHook(Hook):
     def deactivate(self) -> None:
         if self._handle is not None:
             from ..host import launch_hook
+
             launch_hook.uninstall(self._handle)
             self._handle = None
 

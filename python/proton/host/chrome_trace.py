@@ -28,13 +28,22 @@ def write_chrome(path: str, rows: np.ndarray, nodes: np.ndarray, names: list[str
     for device in sorted({int(d) for d in rows["device"]}):
         events.append({"ph": "M", "name": "process_name", "pid": device, "args": {"name": f"GPU {device}"}})
     for row in rows[np.argsort(rows["start"], kind="stable")]:
-        events.append({
-            "ph": "X", "name": names[row["name"]], "cat": ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
-            "pid": int(row["device"]), "tid": f"stream {int(row['stream'])}",
-            "ts": (int(row["start"]) - origin) / 1000.0, "dur": (int(row["end"]) - int(row["start"])) / 1000.0,
-            "args": {"call_path": paths[row["node"]] or "ROOT", "correlation": int(row["correlation"])},
-        })
+        events.append(
+            {
+                "ph": "X",
+                "name": names[row["name"]],
+                "cat": ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
+                "pid": int(row["device"]),
+                "tid": f"stream {int(row['stream'])}",
+                "ts": (int(row["start"]) - origin) / 1000.0,
+                "dur": (int(row["end"]) - int(row["start"])) / 1000.0,
+                "args": {"call_path": paths[row["node"]] or "ROOT", "correlation": int(row["correlation"])},
+            }
+        )
     with open(path, "w") as out:
-        json.dump({"traceEvents": events, "displayTimeUnit": "ns",
-                   "otherData": {"origin_ns": origin}}, out, separators=(",", ":"))
+        json.dump(
+            {"traceEvents": events, "displayTimeUnit": "ns", "otherData": {"origin_ns": origin}},
+            out,
+            separators=(",", ":"),
+        )
     return os.path.abspath(path)

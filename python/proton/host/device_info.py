@@ -9,8 +9,7 @@ from __future__ import annotations
 import ctypes
 
 # CUdevice_attribute values (cuda.h).
-_ATTRIBUTES = {"num_sms": 16, "clock_rate": 13, "memory_clock_rate": 36, "bus_width": 37,
-               "major": 75, "minor": 76}
+_ATTRIBUTES = {"num_sms": 16, "clock_rate": 13, "memory_clock_rate": 36, "bus_width": 37, "major": 75, "minor": 76}
 
 
 def describe(devices: list[int]) -> dict:

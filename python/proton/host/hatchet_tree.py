@@ -14,7 +14,7 @@ import numpy as np
 from .records import ACTIVITY_KINDS, FLOPS_METRICS, NODE_KINDS
 
 SUMMED = ("time (ns)", "count", *FLOPS_METRICS, "bytes")
-LABELS = ("device_id", "device_type")   # strings on activity leaves, never summed
+LABELS = ("device_id", "device_type")  # strings on activity leaves, never summed
 # CUPTI's stall reason names, e.g. smsp__pcsamp_warps_issue_stalled_long_scoreboard
 STALL_PREFIXES = ("smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_")
 # A reason's "_not_issued" twin counts the subset of its samples in which no
@@ -26,13 +26,20 @@ def stall_metric(reason: str) -> str:
     """The metric name of a CUPTI stall reason: "stall_long_scoreboard"."""
     for prefix in STALL_PREFIXES:
         if reason.startswith(prefix):
-            reason = reason[len(prefix):]
+            reason = reason[len(prefix) :]
             break
     return "stall_" + reason
 
 
-def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metrics: dict,
-          devices: dict, pc_samples=(), device_type: str = "CUDA") -> list:
+def build(
+    nodes: np.ndarray,
+    names: list[str],
+    aggregates: np.ndarray,
+    user_metrics: dict,
+    devices: dict,
+    pc_samples=(),
+    device_type: str = "CUDA",
+) -> list:
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
     samples) rows (proton._host.take_pc_samples)."""
     tree = {0: _context("ROOT", "function")}
@@ -80,8 +87,11 @@ def build(nodes: np.ndarray, names: list[str], aggregates: np.ndarray, user_metr
             context_node(key[0])["children"].append(leaf)
         child = lines.get(key + (line,))
         if child is None:
-            child = lines[key + (line,)] = {"frame": {"name": line, "type": "line"},
-                                            "metrics": {"num_samples": 0}, "children": []}
+            child = lines[key + (line,)] = {
+                "frame": {"name": line, "type": "line"},
+                "metrics": {"num_samples": 0},
+                "children": [],
+            }
             leaf["children"].append(child)
         metrics = child["metrics"]
         if not stall.endswith(NOT_ISSUED):

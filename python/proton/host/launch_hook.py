@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import triton.knobs
 
-_users = []   # sessions sharing the one chain entry
+_users = []  # sessions sharing the one chain entry
 
 
 def install():
     from .session import _host
+
     hook = _host().triton_launch_hook
     if not _users:
         triton.knobs.runtime.launch_enter_hook.add(hook)

@@ -33,8 +33,11 @@ def cupti_candidates() -> list[str]:
         dirs += [os.path.join(nvidia_dir, "cuda_cupti", "lib"), os.path.join(nvidia_dir, "cu13", "lib")]
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root:
-            dirs += [os.path.join(root, "extras", "CUPTI", "lib64"), os.path.join(root, "lib64"),
-                     os.path.join(root, "targets", "x86_64-linux", "lib")]
+            dirs += [
+                os.path.join(root, "extras", "CUPTI", "lib64"),
+                os.path.join(root, "lib64"),
+                os.path.join(root, "targets", "x86_64-linux", "lib"),
+            ]
     dirs += sorted(glob.glob("/usr/local/cuda-*/targets/x86_64-linux/lib"), reverse=True)
     return dirs
 
@@ -51,13 +54,19 @@ def _find(variable: str, pattern: str, searched: list[str], what: str, install: 
         found = sorted(glob.glob(os.path.join(directory, pattern)), key=len)
         if found:
             return found[0]
-    raise ProfilerError(f"{what} not found; searched: " + ", ".join(searched) +
-                        f". {install}, or set {variable} to the library's path")
+    raise ProfilerError(
+        f"{what} not found; searched: " + ", ".join(searched) + f". {install}, or set {variable} to the library's path"
+    )
 
 
 def find_cupti() -> str:
-    return _find("PROTON_CUPTI_LIB", "libcupti.so*", cupti_candidates(), "CUPTI (libcupti.so)",
-                 "Install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti-cu12 package")
+    return _find(
+        "PROTON_CUPTI_LIB",
+        "libcupti.so*",
+        cupti_candidates(),
+        "CUPTI (libcupti.so)",
+        "Install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti-cu12 package",
+    )
 
 
 def rocm_lib_dirs() -> list[str]:
@@ -71,11 +80,21 @@ def rocm_lib_dirs() -> list[str]:
 def find_rocprofiler() -> str:
     # "librocprofiler-sdk.so*", not "librocprofiler-sdk*": the roctx and
     # tool libraries beside it are not the SDK.
-    return _find("PROTON_ROCPROFILER_LIB", "librocprofiler-sdk.so*", rocm_lib_dirs(),
-                 "rocprofiler-sdk (librocprofiler-sdk.so)", "Install ROCm 6.2 or later (its rocprofiler-sdk package)")
+    return _find(
+        "PROTON_ROCPROFILER_LIB",
+        "librocprofiler-sdk.so*",
+        rocm_lib_dirs(),
+        "rocprofiler-sdk (librocprofiler-sdk.so)",
+        "Install ROCm 6.2 or later (its rocprofiler-sdk package)",
+    )
 
 
 def find_roctracer() -> str:
     searched = rocm_lib_dirs()
-    return _find("PROTON_ROCTRACER_LIB", "libroctracer64.so*", searched, "ROCTracer (libroctracer64.so)",
-                 "Install ROCm (its roctracer package)")
+    return _find(
+        "PROTON_ROCTRACER_LIB",
+        "libroctracer64.so*",
+        searched,
+        "ROCTracer (libroctracer64.so)",
+        "Install ROCm (its roctracer package)",
+    )

@@ -15,14 +15,13 @@ nothing.
 from __future__ import annotations
 
 import functools
-import os
 import time
 
 from ..disable import profiling_disabled
 from ..errors import ProfilerError
 from . import session as session_mod
 
-CPU_TIME = "cpu_time"   # reserved: cpu_timed_scope's metric "cpu_time (ns)"
+CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"
 
 
 def disabled() -> bool:
@@ -35,7 +34,7 @@ def _host():
 
 def _add_metrics(node: int, name: str, metrics: dict) -> None:
     sessions = session_mod.active_sessions()
-    for session in sessions:   # all checked before any is added
+    for session in sessions:  # all checked before any is added
         session.check_metrics(name, metrics)
     for session in sessions:
         session.add_metrics(node, name, metrics)
@@ -107,6 +106,7 @@ class scope:
                 return function(*args, **kwargs)
             finally:
                 self._exit()
+
         return wrapped
 
 
@@ -134,7 +134,7 @@ def _base(key: str) -> str:
 
 
 # -- states -----------------------------------------------------------------
-_state_stack: dict[int, list] = {}   # thread id -> previous states, for enter_state/exit_state
+_state_stack: dict[int, list] = {}  # thread id -> previous states, for enter_state/exit_state
 
 
 def enter_state(name: str) -> None:
@@ -146,6 +146,7 @@ def enter_state(name: str) -> None:
     if disabled():
         return
     import threading
+
     previous = _host().set_state(name)
     _state_stack.setdefault(threading.get_ident(), []).append(previous)
 
@@ -155,6 +156,7 @@ def exit_state() -> None:
     if disabled():
         return
     import threading
+
     stack = _state_stack.get(threading.get_ident())
     _host().set_state(stack.pop() if stack else None)
 
@@ -186,4 +188,5 @@ class state:
                 return function(*args, **kwargs)
             finally:
                 exit_state()
+
         return wrapped

@@ -30,8 +30,9 @@ def _host():
     try:
         from .. import _host
     except ImportError as error:
-        raise ProfilerError(f"the host profiler's runtime (proton._host) is not built into this install: {error}") \
-            from None
+        raise ProfilerError(
+            f"the host profiler's runtime (proton._host) is not built into this install: {error}"
+        ) from None
     return _host
 
 
@@ -41,25 +42,35 @@ class HostReport:
 
     name: str
     files: dict = field(default_factory=dict)
-    kernels: int = 0                 # kernel activities attributed to this session
-    activities: int = 0              # kernels, copies and sets
-    unattributed: int = 0            # activities whose launch was not seen (process-wide)
-    dropped_records: int = 0         # records the tracer dropped (process-wide, this tracer)
-    trace_dropped: int = 0           # timeline rows over the cap
-    pc_samples: int = 0              # PC samples attributed to this session (mode="pcsampling")
+    kernels: int = 0  # kernel activities attributed to this session
+    activities: int = 0  # kernels, copies and sets
+    unattributed: int = 0  # activities whose launch was not seen (process-wide)
+    dropped_records: int = 0  # records the tracer dropped (process-wide, this tracer)
+    trace_dropped: int = 0  # timeline rows over the cap
+    pc_samples: int = 0  # PC samples attributed to this session (mode="pcsampling")
     warnings: list = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"proton: session {self.name!r}: {self.kernels} kernel launches, {self.activities} activities"
-                 + (f", {self.pc_samples} PC samples" if self.pc_samples else "")]
+        lines = [
+            f"proton: session {self.name!r}: {self.kernels} kernel launches, {self.activities} activities"
+            + (f", {self.pc_samples} PC samples" if self.pc_samples else "")
+        ]
         lines += [f"  warning: {w}" for w in self.warnings]
         lines += [f"  wrote {path}" for path in self.files.values()]
         return "\n".join(lines)
 
 
 class HostSession:
-    def __init__(self, name: str, backend: str, context: str = "shadow", data: str = "tree", hook=None,
-                 pc_sampling=None, quiet: bool = False):
+    def __init__(
+        self,
+        name: str,
+        backend: str,
+        context: str = "shadow",
+        data: str = "tree",
+        hook=None,
+        pc_sampling=None,
+        quiet: bool = False,
+    ):
         if backend not in HOST_BACKENDS:
             raise ProfilerError(f"unknown host backend {backend!r}; valid: {', '.join(HOST_BACKENDS)}")
         if context not in CONTEXTS:
@@ -74,8 +85,8 @@ class HostSession:
         self.quiet = quiet
         self.slot = -1
         self.active = False
-        self.user_metrics: dict[int, dict[str, float]] = {}   # scope node -> metric -> sum
-        self.metric_types: dict[str, tuple] = {}   # name -> (type, "inc" | "exc" | "pty")
+        self.user_metrics: dict[int, dict[str, float]] = {}  # scope node -> metric -> sum
+        self.metric_types: dict[str, tuple] = {}  # name -> (type, "inc" | "exc" | "pty")
         self._launch_hook = None
 
     # -- lifecycle -----------------------------------------------------------
@@ -83,11 +94,15 @@ class HostSession:
         host = _host()
         for other in _sessions.values():
             if other.tracer is not self.tracer:
-                raise ProfilerError(f"session {other.name!r} is open with backend={other.backend!r}; host sessions "
-                                    f"open at the same time share one tracer, not backend={self.backend!r}")
+                raise ProfilerError(
+                    f"session {other.name!r} is open with backend={other.backend!r}; host sessions "
+                    f"open at the same time share one tracer, not backend={self.backend!r}"
+                )
             if other.context != self.context:
-                raise ProfilerError(f"session {other.name!r} is open with context={other.context!r}; host sessions "
-                                    f"open at the same time share one context mode, not {self.context!r}")
+                raise ProfilerError(
+                    f"session {other.name!r} is open with context={other.context!r}; host sessions "
+                    f"open at the same time share one context mode, not {self.context!r}"
+                )
         used = {s.slot for s in _sessions.values()}
         free = [slot for slot in range(MAX_SESSIONS) if slot not in used]
         if not free:
@@ -99,6 +114,7 @@ class HostSession:
         _update_context()
         if self.hook == "triton":
             from .launch_hook import install
+
             self._launch_hook = install()
         self.activate()
 
@@ -117,6 +133,7 @@ class HostSession:
         self.deactivate()
         if self._launch_hook is not None:
             from .launch_hook import uninstall
+
             uninstall(self._launch_hook)
             self._launch_hook = None
         _synchronize()
@@ -158,14 +175,24 @@ class HostSession:
             report.warnings.append(f"PC sampling: {pc_error}")
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
-        tree = hatchet_tree.build(nodes, names, aggregates, self.user_metrics, self.tracer.device_info(aggregates),
-                                  pc_samples=pc_samples, device_type=self.tracer.device_type)
-        report.files["tree"] = write_or_fall_back(output_path(self.name, ".hatchet"),
-                                                  lambda path: hatchet_tree.write(path, tree), report.warnings)
+        tree = hatchet_tree.build(
+            nodes,
+            names,
+            aggregates,
+            self.user_metrics,
+            self.tracer.device_info(aggregates),
+            pc_samples=pc_samples,
+            device_type=self.tracer.device_type,
+        )
+        report.files["tree"] = write_or_fall_back(
+            output_path(self.name, ".hatchet"), lambda path: hatchet_tree.write(path, tree), report.warnings
+        )
         if self.data == "trace":
             report.files["chrome_trace"] = write_or_fall_back(
                 output_path(self.name, ".chrome_trace"),
-                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names), report.warnings)
+                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names),
+                report.warnings,
+            )
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
@@ -180,22 +207,27 @@ class HostSession:
             name, kind = split_metric(key)
             allowed = (int, float, str) if kind == "pty" else (int, float)
             if isinstance(value, bool) or not isinstance(value, allowed):
-                raise ProfilerError(f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; metrics "
-                                    "must be int or float" + (" (str only for a '(pty)' property)"
-                                                              if isinstance(value, str) else ""))
+                raise ProfilerError(
+                    f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; metrics "
+                    "must be int or float" + (" (str only for a '(pty)' property)" if isinstance(value, str) else "")
+                )
             vtype = int if isinstance(value, int) else float if isinstance(value, float) else str
             previous = self.metric_types.get(name, (vtype, kind))
             if previous != (vtype, kind):
-                raise ProfilerError(f"metric {name!r} of scope {scope_name!r} changed type from "
-                                    f"{_describe(*previous)} to {_describe(vtype, kind)} in session {self.name!r}")
+                raise ProfilerError(
+                    f"metric {name!r} of scope {scope_name!r} changed type from "
+                    f"{_describe(*previous)} to {_describe(vtype, kind)} in session {self.name!r}"
+                )
 
     def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
         self.check_metrics(scope_name, metrics)  # all checked before any is added
         sums = self.user_metrics.setdefault(node, {})
         for key, value in metrics.items():
             name, kind = split_metric(key)
-            self.metric_types[name] = (int if isinstance(value, int) else float if isinstance(value, float)
-                                       else str, kind)
+            self.metric_types[name] = (
+                int if isinstance(value, int) else float if isinstance(value, float) else str,
+                kind,
+            )
             sums[name] = value if kind == "pty" else sums.get(name, 0) + value
 
 
@@ -206,7 +238,7 @@ def split_metric(key: str) -> tuple[str, str]:
     stripped = key.rstrip()
     for kind in ("exc", "pty"):
         if stripped.endswith(f"({kind})"):
-            return stripped[:-len(kind) - 2].strip(), kind
+            return stripped[: -len(kind) - 2].strip(), kind
     return key, "inc"
 
 
@@ -214,7 +246,7 @@ def _describe(vtype: type, kind: str) -> str:
     return vtype.__name__ + (f" ({kind})" if kind != "inc" else "")
 
 
-_sessions: dict[int, HostSession] = {}   # slot -> open session
+_sessions: dict[int, HostSession] = {}  # slot -> open session
 
 
 def open_sessions() -> list[HostSession]:
@@ -265,6 +297,7 @@ class _Cupti:
 
     def device_info(self, aggregates) -> dict:
         from .device_info import describe
+
         devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
         return describe(devices)
 
@@ -279,8 +312,10 @@ class _Roctracer:
 
     def start(self, host, session: HostSession) -> None:
         if session.pc_sampling is not None:
-            raise ProfilerError("PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
-                                "backend='roctracer' has none")
+            raise ProfilerError(
+                "PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
+                "backend='roctracer' has none"
+            )
         if host.roctracer_tracing():
             return
         try:
@@ -288,8 +323,10 @@ class _Roctracer:
         except ProfilerError as error:
             if os.environ.get("PROTON_ROCTRACER_LIB"):
                 raise
-            raise ProfilerError(f"{error}; rocprofiler-sdk, which backend={session.backend!r} prefers, was not found "
-                                "either (set PROTON_ROCPROFILER_LIB to librocprofiler-sdk.so)") from None
+            raise ProfilerError(
+                f"{error}; rocprofiler-sdk, which backend={session.backend!r} prefers, was not found "
+                "either (set PROTON_ROCPROFILER_LIB to librocprofiler-sdk.so)"
+            ) from None
         try:
             host.load_roctracer(path)
             host.start_roctracer()
@@ -319,8 +356,10 @@ class _Rocprofiler:
 
     def start(self, host, session: HostSession) -> None:
         if session.pc_sampling is not None:
-            raise ProfilerError("PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
-                                f"backend={session.backend!r} (rocprofiler-sdk) has none here")
+            raise ProfilerError(
+                "PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
+                f"backend={session.backend!r} (rocprofiler-sdk) has none here"
+            )
         if host.rocprofiler_tracing():
             return
         # The SDK is configured once per process: keep the library loaded.
@@ -365,6 +404,7 @@ def nvtx_enabled() -> bool:
     (TRITON_ENABLE_NVTX) is off, as in Triton's Proton."""
     try:
         import triton.knobs
+
         return bool(triton.knobs.proton.enable_nvtx)
     except (ImportError, AttributeError):
         return os.environ.get("TRITON_ENABLE_NVTX", "1").lower() not in ("0", "false", "off", "no")
@@ -375,12 +415,16 @@ def _check_pc_sampling(host, session: HostSession) -> None:
     # starts: the first host session decides.
     samplers = [s for s in _sessions.values() if s.pc_sampling is not None]
     if host.cupti_tracing() and not samplers:
-        raise ProfilerError("PC sampling (mode='pcsampling') must be the first host session: CUPTI is already "
-                            "tracing for a session without it; finalize the open host sessions first")
+        raise ProfilerError(
+            "PC sampling (mode='pcsampling') must be the first host session: CUPTI is already "
+            "tracing for a session without it; finalize the open host sessions first"
+        )
     for other in samplers:
         if other.pc_sampling.interval != session.pc_sampling.interval:
-            raise ProfilerError(f"session {other.name!r} samples PCs with interval={other.pc_sampling.interval}; "
-                                f"sessions open at the same time share it, not interval={session.pc_sampling.interval}")
+            raise ProfilerError(
+                f"session {other.name!r} samples PCs with interval={other.pc_sampling.interval}; "
+                f"sessions open at the same time share it, not interval={session.pc_sampling.interval}"
+            )
 
 
 def _publish_active() -> None:

@@ -53,7 +53,8 @@ _INTRINSIC_REF = re.compile(rf"@(llvm\.{_ID}*)")
 _OWN_INTRINSICS = re.compile(
     r"llvm\.(nvvm\.read\.ptx\.sreg\.(tid\.x|ctaid\.[xyz]|nctaid\.[xy])|"
     r"amdgcn\.(workitem\.id\.x|workgroup\.id\.[xyz]|s\.memtime|s\.memrealtime|dispatch\.ptr|"
-    r"sched\.barrier|wave\.barrier))$")
+    r"sched\.barrier|wave\.barrier))$"
+)
 _OWN_GLOBALS = {"global_smem"}
 
 
@@ -124,12 +125,12 @@ def _parse_header(line: str) -> Header | None:
     if not match:
         return None
     params, close = _split_params(line, match.end())
-    rest = line[close + 1:].rstrip()
+    rest = line[close + 1 :].rstrip()
     if rest.endswith("{"):
         rest = rest[:-1].rstrip()
     attachments = "".join(m.group(0) for m in _MD_ATTACHMENT.finditer(rest))
     suffix = _MD_ATTACHMENT.sub("", rest)
-    return Header(match.group(1), match.group(2), line[:match.end()], params, suffix, attachments)
+    return Header(match.group(1), match.group(2), line[: match.end()], params, suffix, attachments)
 
 
 def parse(text: str) -> Surface:
@@ -184,7 +185,8 @@ _NEW_FP_LITERAL = re.compile(
     r'(?P<string>c?"(?:[^"\\]|\\.)*")|'
     r"(?<![\w.$%@!#-])(?:(?P<bits>f0x[0-9A-Fa-f]+)|(?P<special>[-+](?:inf|qnan|s?nan\(0x[0-9A-Fa-f]+\)))|"
     r"(?P<hexfloat>[-+]?0x(?:[0-9A-Fa-f]*\.[0-9A-Fa-f]*(?:p[-+]?\d+)?|[0-9A-Fa-f]+p[-+]?\d+))|"
-    r"(?P<decimal>[-+]?\d+\.\d*(?:[eE][-+]?\d+)?))(?![\w.$])")
+    r"(?P<decimal>[-+]?\d+\.\d*(?:[eE][-+]?\d+)?))(?![\w.$])"
+)
 
 
 class LiteralError(ValueError):
@@ -200,7 +202,7 @@ def _special_bits(text: str, exp_bits: int, man_bits: int) -> int:
         return sign | all_ones
     if body == "qnan":
         return sign | all_ones | quiet
-    payload = int(body[body.index("(") + 1:-1], 16)
+    payload = int(body[body.index("(") + 1 : -1], 16)
     if body.startswith("snan"):
         if not 0 < payload < quiet:
             raise LiteralError(f"signaling NaN payload out of range in {text!r}")
@@ -212,6 +214,7 @@ def _special_bits(text: str, exp_bits: int, man_bits: int) -> int:
 
 def _value_bits(value: float, fp_type: str, text: str) -> int:
     import struct
+
     if fp_type == "double":
         return struct.unpack("<Q", struct.pack("<d", value))[0]
     if fp_type == "float":
@@ -231,6 +234,7 @@ def _value_bits(value: float, fp_type: str, text: str) -> int:
 def _nearest_bits(value: float, fp_type: str) -> int:
     """The bits of the `fp_type` value nearest to `value` (ties to even)."""
     import struct
+
     if fp_type == "half":
         return struct.unpack("<H", struct.pack("<e", value))[0]
     bits = struct.unpack("<I", struct.pack("<f", value))[0]
@@ -256,6 +260,7 @@ def _legacy_spelling(bits: int, fp_type: str) -> str:
         wide = (sign << 63) | (0x7FF << 52) | (mantissa << 29)
     else:
         import struct
+
         wide = struct.unpack("<Q", struct.pack("<d", struct.unpack("<f", struct.pack("<I", bits))[0]))[0]
     return f"0x{wide:016X}"
 
@@ -264,6 +269,7 @@ def legacy_float_literals(text: str) -> str:
     """The module with LLVM 24's floating-point literals spelled the legacy
     way. A literal's type is the nearest floating-point type named before it
     on its line (`fmul float %x, f0x3F800000`, `splat (half +inf)`)."""
+
     def convert(match: re.Match) -> str:
         if match.group("string"):
             return match.group(0)
@@ -272,8 +278,10 @@ def legacy_float_literals(text: str) -> str:
         fp_type = types[-1] if types else None
         literal = match.group(0)
         if fp_type not in _FP_FORMATS:
-            raise LiteralError(f"cannot tell the type of the floating-point literal {literal!r} "
-                               f"(line {text.count(chr(10), 0, match.start()) + 1})")
+            raise LiteralError(
+                f"cannot tell the type of the floating-point literal {literal!r} "
+                f"(line {text.count(chr(10), 0, match.start()) + 1})"
+            )
         exp_bits, man_bits = _FP_FORMATS[fp_type]
         if match.group("bits"):
             bits = int(literal[3:], 16)
@@ -302,6 +310,7 @@ def legacy_float_literals(text: str) -> str:
 
 # ------------------------------------------------------------ intrinsics
 
+
 def hide_intrinsics(text: str, prefix: str) -> str:
     """Renames every intrinsic Triton declares to `prefix + name`, so that our
     LLVM reads it as a plain external function: it cannot upgrade, rename or
@@ -314,14 +323,18 @@ def hide_intrinsics(text: str, prefix: str) -> str:
     for i, line in enumerate(lines):
         if line.startswith("declare"):
             header = _parse_header(line)
-            if (header and header.name.startswith("llvm.") and
-                    not re.search(r"\b(metadata|token)\b", " ".join([header.prefix, *header.params]))):
+            if (
+                header
+                and header.name.startswith("llvm.")
+                and not re.search(r"\b(metadata|token)\b", " ".join([header.prefix, *header.params]))
+            ):
                 hidden.add(header.name)
                 lines[i] = re.sub(r"\s+immarg\b", "", line)
     if not hidden:
         return text
-    return _INTRINSIC_REF.sub(lambda m: "@" + prefix + m.group(1) if m.group(1) in hidden else m.group(0),
-                              "\n".join(lines))
+    return _INTRINSIC_REF.sub(
+        lambda m: "@" + prefix + m.group(1) if m.group(1) in hidden else m.group(0), "\n".join(lines)
+    )
 
 
 def _md_hashes(surface: Surface) -> dict[str, str]:
@@ -345,8 +358,9 @@ def _md_hashes(surface: Surface) -> dict[str, str]:
 
 def _named_md(surface: Surface) -> dict[str, str]:
     hashes = _md_hashes(surface)
-    return {name: _MD_REF.sub(lambda m: "!" + hashes.get(m.group(1), "?"), body)
-            for name, body in surface.named_md.items()}
+    return {
+        name: _MD_REF.sub(lambda m: "!" + hashes.get(m.group(1), "?"), body) for name, body in surface.named_md.items()
+    }
 
 
 def restore(original: str, instrumented: str, kernel: str) -> str:
@@ -368,6 +382,7 @@ def restore(original: str, instrumented: str, kernel: str) -> str:
             if group not in copied:
                 copied[group] = str(group_base + len(copied))
             return "#" + copied[group]
+
         return _GROUP_REF.sub(copy, text)
 
     for name, (index, header) in ours.headers.items():
@@ -407,8 +422,11 @@ def restore(original: str, instrumented: str, kernel: str) -> str:
             lines += [f"!{name} = {body}", *nodes]
             node_base += len(nodes)
     text = "\n".join(lines).rstrip("\n")
-    extra = [f"attributes #{ours_number} = {theirs.groups[group]}" for group, ours_number in copied.items()
-             if group in theirs.groups]
+    extra = [
+        f"attributes #{ours_number} = {theirs.groups[group]}"
+        for group, ours_number in copied.items()
+        if group in theirs.groups
+    ]
     return text + "\n" + "\n".join(extra) + "\n" if extra else text + "\n"
 
 
@@ -462,8 +480,10 @@ def check(original: str, final: str, kernel: str) -> list[str]:
     instrumentation of `kernel`, one sentence each; empty when none."""
     theirs, ours = parse(original), parse(final)
     problems = []
-    for what, a, b in (("target data layout", theirs.line(theirs.datalayout), ours.line(ours.datalayout)),
-                       ("target triple", theirs.line(theirs.triple), ours.line(ours.triple))):
+    for what, a, b in (
+        ("target data layout", theirs.line(theirs.datalayout), ours.line(ours.datalayout)),
+        ("target triple", theirs.line(theirs.triple), ours.line(ours.triple)),
+    ):
         if a != b:
             problems.append(f"the {what} changed from {a!r} to {b!r}")
     for name, (_, header) in theirs.headers.items():
@@ -476,8 +496,9 @@ def check(original: str, final: str, kernel: str) -> list[str]:
         if before != after:
             problems.append(f"the {header.kind} of @{name} changed from '{before}' to '{after}'")
         elif skip is not None and not _only_drops_attributes(header.params[-1], mine.params[-1]):
-            problems.append(f"the profile_scratch parameter of @{name} changed from '{header.params[-1]}' "
-                            f"to '{mine.params[-1]}'")
+            problems.append(
+                f"the profile_scratch parameter of @{name} changed from '{header.params[-1]}' to '{mine.params[-1]}'"
+            )
     for name in theirs.headers.keys() & ours.headers.keys():
         before = _md_kinds(theirs, theirs.lines[theirs.headers[name][0]])
         after = _md_kinds(ours, ours.lines[ours.headers[name][0]])

@@ -16,8 +16,12 @@ RECORD_WORDS = LAYOUT.RECORD_WORDS
 SECTOR_BYTES = LAYOUT.SECTOR_BYTES  # blocks are padded to whole sectors
 
 # Segment header words.
-W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = (LAYOUT.W_MAGIC_FLAGS, LAYOUT.W_KERNEL_ID, LAYOUT.W_COUNT,
-                                                   LAYOUT.W_LOCATION)
+W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = (
+    LAYOUT.W_MAGIC_FLAGS,
+    LAYOUT.W_KERNEL_ID,
+    LAYOUT.W_COUNT,
+    LAYOUT.W_LOCATION,
+)
 W_GT_START, W_CLK_START = LAYOUT.W_TIMER_START, LAYOUT.W_CLOCK_START
 W_GT_END, W_CLK_END = LAYOUT.W_TIMER_END, LAYOUT.W_CLOCK_END
 
@@ -35,8 +39,10 @@ SCOPE_ID_MASK = MAX_SCOPES - 1
 # The decoder reads a record's tag as the top half-word of its u64 (no shift
 # or copy), which holds while the tag fills bits 16-31 of the second word.
 if (TAG_SHIFT, END_TAG_BIT, MAX_SCOPES) != (16, 1 << 15, 1 << 15):
-    raise ImportError(f"proton's decoder expects the record tag in the top 16 bits (end bit 15, 15-bit ids); "
-                      f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_SCOPES} scopes")
+    raise ImportError(
+        f"proton's decoder expects the record tag in the top 16 bits (end bit 15, 15-bit ids); "
+        f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_SCOPES} scopes"
+    )
 
 # The codes a header stores ("auto" is resolved by the compiler).
 BUFFER_TYPES = {kind.name: kind.value for kind in BufferType if kind.name != "auto"}
@@ -54,10 +60,13 @@ def block_bytes(segment_bytes: int) -> int:
 
 def flags_word(layout: dict, target: str = "nvptx") -> int:
     """Segment header word 0, magic and flags, for a layout (what the kernel writes)."""
-    flags = (VERSION | (CLOCK64_BIT if layout["clock_bits"] == 64 else 0)
-             | BUFFER_TYPES[layout["buffer_type"]] << BUFFER_TYPE_SHIFT
-             | GRANULARITIES[layout["granularity"]] << GRANULARITY_SHIFT
-             | (TIMER_100MHZ_BIT if target == "amdgpu" else 0))
+    flags = (
+        VERSION
+        | (CLOCK64_BIT if layout["clock_bits"] == 64 else 0)
+        | BUFFER_TYPES[layout["buffer_type"]] << BUFFER_TYPE_SHIFT
+        | GRANULARITIES[layout["granularity"]] << GRANULARITY_SHIFT
+        | (TIMER_100MHZ_BIT if target == "amdgpu" else 0)
+    )
     return MAGIC << 16 | flags
 
 
@@ -155,32 +164,44 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = 
     data = np.frombuffer(buffer, dtype=np.uint8) if isinstance(buffer, (bytes, bytearray)) else np.asarray(buffer)
     expected = layout["bytes_per_cta"] * num_ctas
     if data.nbytes < expected:
-        raise BufferFormatError(f"profile buffer is truncated: {data.nbytes} bytes for {num_ctas} CTAs of "
-                                f"{layout['bytes_per_cta']} bytes ({expected} expected)")
+        raise BufferFormatError(
+            f"profile buffer is truncated: {data.nbytes} bytes for {num_ctas} CTAs of "
+            f"{layout['bytes_per_cta']} bytes ({expected} expected)"
+        )
     segments = len(layout["warps"])
     block = block_bytes(layout["segment_bytes"])
-    if (block * segments != layout["bytes_per_cta"] or layout.get("block_bytes", block) != block
-            or layout["record_bytes"] != 4 * RECORD_WORDS):
-        raise BufferFormatError(f"layout is not of buffer format {VERSION}: {segments} segments of "
-                                f"{layout['segment_bytes']} bytes of {layout['record_bytes']}-byte records do not "
-                                f"make {layout['bytes_per_cta']} bytes per CTA")
+    if (
+        block * segments != layout["bytes_per_cta"]
+        or layout.get("block_bytes", block) != block
+        or layout["record_bytes"] != 4 * RECORD_WORDS
+    ):
+        raise BufferFormatError(
+            f"layout is not of buffer format {VERSION}: {segments} segments of "
+            f"{layout['segment_bytes']} bytes of {layout['record_bytes']}-byte records do not "
+            f"make {layout['bytes_per_cta']} bytes per CTA"
+        )
     blocks = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, segments, block // 4)
     headers = blocks[:, :, :HEADER_WORDS]
     first = headers[:, :, W_MAGIC_FLAGS]
     bad = np.argwhere(first >> np.uint32(16) != MAGIC)
     if bad.size:
         cta, seg = bad[0]
-        raise BufferFormatError(f"profile buffer is corrupted: CTA {cta} segment {seg} (and {len(bad) - 1} more) "
-                                f"has no header magic 0x{MAGIC:04X} (found 0x{first[cta, seg] >> 16:04X}); "
-                                "was the kernel launched, and did it return normally?")
+        raise BufferFormatError(
+            f"profile buffer is corrupted: CTA {cta} segment {seg} (and {len(bad) - 1} more) "
+            f"has no header magic 0x{MAGIC:04X} (found 0x{first[cta, seg] >> 16:04X}); "
+            "was the kernel launched, and did it return normally?"
+        )
     word = np.uint32(flags_word(layout, target))
     bad = np.argwhere(first != word)
     if bad.size:
         cta, seg = bad[0]
-        raise BufferFormatError(f"profile buffer does not match the kernel's layout: CTA {cta} segment {seg} has "
-                                f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
-                                f"(format version {VERSION}, clock bits, buffer type, granularity, timer)")
+        raise BufferFormatError(
+            f"profile buffer does not match the kernel's layout: CTA {cta} segment {seg} has "
+            f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
+            f"(format version {VERSION}, clock bits, buffer type, granularity, timer)"
+        )
     capacity = layout["segment_bytes"] // (4 * RECORD_WORDS)
-    records = blocks[:, :, HEADER_WORDS:HEADER_WORDS + capacity * RECORD_WORDS].reshape(
-        num_ctas, segments, capacity, RECORD_WORDS)
+    records = blocks[:, :, HEADER_WORDS : HEADER_WORDS + capacity * RECORD_WORDS].reshape(
+        num_ctas, segments, capacity, RECORD_WORDS
+    )
     return RawProfile(headers, records, layout, target)

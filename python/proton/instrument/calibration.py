@@ -35,6 +35,7 @@ def cache_path() -> str:
 def record_cost_cycles(mode: Default) -> float:
     """Cycles one record adds to the time measured around it."""
     import torch
+
     options = mode.pipeline_options()
     key = f"{torch.cuda.get_device_name()}|{options.to_pass_options()}"
     path = cache_path()
@@ -51,6 +52,7 @@ def record_cost_cycles(mode: Default) -> float:
 def measure(mode: Default, ctas: int = 8) -> float:
     """Median duration of an empty scope over all warps of `ctas` CTAs."""
     import torch
+
     buffers = []
 
     def allocate(size, alignment, stream):

@@ -48,12 +48,15 @@ class ClockOffset:
     realtime_minus_globaltimer_ns: int
     uncertainty_ns: int
     samples: int
-    globaltimer_ns: int   # when it was measured, on the GPU's timer (for interpolation)
+    globaltimer_ns: int  # when it was measured, on the GPU's timer (for interpolation)
 
     def host_clock(self) -> dict:
         """The Perfetto writer's `host_clock` argument."""
-        return {"realtime_minus_globaltimer_ns": int(self.realtime_minus_globaltimer_ns),
-                "uncertainty_ns": int(self.uncertainty_ns), "samples": int(self.samples)}
+        return {
+            "realtime_minus_globaltimer_ns": int(self.realtime_minus_globaltimer_ns),
+            "uncertainty_ns": int(self.uncertainty_ns),
+            "samples": int(self.samples),
+        }
 
 
 def estimate(samples) -> ClockOffset:
@@ -63,14 +66,23 @@ def estimate(samples) -> ClockOffset:
     samples = list(samples)
     valid = [s for s in samples if s.host_after_ns >= s.host_before_ns]
     if not valid:
-        raise ProfilerError(f"no usable host/GPU clock sample among {len(samples)}: "
-                            + ("none taken" if not samples else "the host clock went backwards in every one "
-                               "(was it being stepped by NTP/PTP?)"))
+        raise ProfilerError(
+            f"no usable host/GPU clock sample among {len(samples)}: "
+            + (
+                "none taken"
+                if not samples
+                else "the host clock went backwards in every one (was it being stepped by NTP/PTP?)"
+            )
+        )
     best = min(valid, key=lambda s: s.host_after_ns - s.host_before_ns)
     window = best.host_after_ns - best.host_before_ns
     midpoint = best.host_before_ns + window // 2
-    return ClockOffset(realtime_minus_globaltimer_ns=midpoint - best.gpu_ns, uncertainty_ns=(window + 1) // 2,
-                       samples=len(samples), globaltimer_ns=best.gpu_ns)
+    return ClockOffset(
+        realtime_minus_globaltimer_ns=midpoint - best.gpu_ns,
+        uncertainty_ns=(window + 1) // 2,
+        samples=len(samples),
+        globaltimer_ns=best.gpu_ns,
+    )
 
 
 def interpolate(offsets, globaltimer_ns: int) -> ClockOffset | None:
@@ -88,9 +100,14 @@ def interpolate(offsets, globaltimer_ns: int) -> ClockOffset | None:
     a, b = before[-1], after[0]
     fraction = (globaltimer_ns - a.globaltimer_ns) / (b.globaltimer_ns - a.globaltimer_ns)
     value = a.realtime_minus_globaltimer_ns + round(
-        fraction * (b.realtime_minus_globaltimer_ns - a.realtime_minus_globaltimer_ns))
-    return ClockOffset(realtime_minus_globaltimer_ns=value, uncertainty_ns=max(a.uncertainty_ns, b.uncertainty_ns),
-                       samples=a.samples + b.samples, globaltimer_ns=globaltimer_ns)
+        fraction * (b.realtime_minus_globaltimer_ns - a.realtime_minus_globaltimer_ns)
+    )
+    return ClockOffset(
+        realtime_minus_globaltimer_ns=value,
+        uncertainty_ns=max(a.uncertainty_ns, b.uncertainty_ns),
+        samples=a.samples + b.samples,
+        globaltimer_ns=globaltimer_ns,
+    )
 
 
 def drift(first: ClockOffset, last: ClockOffset) -> dict:
@@ -98,9 +115,12 @@ def drift(first: ClockOffset, last: ClockOffset) -> dict:
     and as parts per million of the elapsed GPU time."""
     elapsed = last.globaltimer_ns - first.globaltimer_ns
     moved = last.realtime_minus_globaltimer_ns - first.realtime_minus_globaltimer_ns
-    return {"drift_ns": int(moved), "over_ns": int(elapsed),
-            "drift_ppm": moved / elapsed * 1e6 if elapsed > 0 else 0.0,
-            "uncertainty_ns": int(first.uncertainty_ns + last.uncertainty_ns)}
+    return {
+        "drift_ns": int(moved),
+        "over_ns": int(elapsed),
+        "drift_ppm": moved / elapsed * 1e6 if elapsed > 0 else 0.0,
+        "uncertainty_ns": int(first.uncertainty_ns + last.uncertainty_ns),
+    }
 
 
 # -- the GPU part ----------------------------------------------------------------
@@ -108,16 +128,23 @@ def drift(first: ClockOffset, last: ClockOffset) -> dict:
 
 @triton.jit
 def _read_globaltimer(out):
-    now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [tl.full([], 0, tl.int32)],
-                                    dtype=tl.int64, is_pure=False, pack=1)
+    now = tl.inline_asm_elementwise(
+        "mov.u64 $0, %globaltimer;", "=l,r", [tl.full([], 0, tl.int32)], dtype=tl.int64, is_pure=False, pack=1
+    )
     tl.store(out, now)
 
 
 @triton.jit
 def _read_memrealtime(out):
     # AMD: the 100 MHz constant-rate counter the records' global stamps use.
-    now = tl.inline_asm_elementwise("s_memrealtime $0\ns_waitcnt lgkmcnt(0)", "=s,v", [tl.full([], 0, tl.int32)],
-                                    dtype=tl.int64, is_pure=False, pack=1)
+    now = tl.inline_asm_elementwise(
+        "s_memrealtime $0\ns_waitcnt lgkmcnt(0)",
+        "=s,v",
+        [tl.full([], 0, tl.int32)],
+        dtype=tl.int64,
+        is_pure=False,
+        pack=1,
+    )
     tl.store(out, now)
 
 
@@ -135,7 +162,7 @@ def measure(torch, device: int, samples: int = SAMPLES) -> ClockOffset | None:
 
         def read() -> ClockSample:
             before = time.time_ns()
-            kernel[(1, )](out)
+            kernel[(1,)](out)
             cuda.synchronize(device)
             after = time.time_ns()
             return ClockSample(before, int(out.item()) * ns_per_tick, after)

@@ -17,6 +17,7 @@ def extension():
     """The compiler extension (proton._C, 20 MB with its MLIR), imported on
     first use so that host-only profiling never loads it."""
     from .. import _C
+
     return _C
 
 
@@ -25,10 +26,14 @@ def option_choices() -> dict[str, tuple[str, ...]]:
     own enums, for early, clear errors ("auto" buffer type included: the
     compiler resolves it per kernel)."""
     from . import format
+
     buffer_types = sorted(format.BufferType, key=lambda kind: kind.name != "auto")  # the default first
-    return {"buffer_type": tuple(kind.name for kind in buffer_types),
-            "granularity": tuple(kind.name for kind in format.Granularity),
-            "sampling_strategy": tuple(kind.name for kind in format.SamplingStrategy)}
+    return {
+        "buffer_type": tuple(kind.name for kind in buffer_types),
+        "granularity": tuple(kind.name for kind in format.Granularity),
+        "sampling_strategy": tuple(kind.name for kind in format.SamplingStrategy),
+    }
+
 
 #: The architectures each target takes: NVIDIA sm_50 to sm_129 (a/f
 #: suffixes), AMD gfx9-12 names.
@@ -87,8 +92,10 @@ class PipelineOptions:
         # The arch goes into the pass options: it must be one word of the
         # target's form (no spaces that would smuggle in other options).
         if self.arch and not re.fullmatch(ARCH_FORMS[self.target], self.arch):
-            raise ValueError(f"arch {self.arch!r} is not a {self.target} architecture "
-                             f"({'sm_80 ... sm_120a' if self.target == 'nvptx' else 'gfx90a, gfx942, gfx950 ...'})")
+            raise ValueError(
+                f"arch {self.arch!r} is not a {self.target} architecture "
+                f"({'sm_80 ... sm_120a' if self.target == 'nvptx' else 'gfx90a, gfx942, gfx950 ...'})"
+            )
         if self.unit_stride not in (1, 2, 4, 8):
             raise ValueError(f"unit_stride must be 1, 2, 4 or 8, got {self.unit_stride!r}")
         if any(not isinstance(w, int) or w < 0 for w in self.sampling_options):
@@ -104,8 +111,9 @@ class PipelineOptions:
         units = [u for u in range(0, max(num_warps // unit, 1), self.unit_stride)]
         if self.sampling_strategy == "selective":
             units = [u for u in units if u in self.sampling_options]
-        return PipelineOptions(**{**self.__dict__, "unit_stride": 1, "sampling_strategy": "selective",
-                                  "sampling_options": tuple(units)})
+        return PipelineOptions(
+            **{**self.__dict__, "unit_stride": 1, "sampling_strategy": "selective", "sampling_options": tuple(units)}
+        )
 
     def to_pass_options(self) -> str:
         """The option string of --proton-pipeline{...}."""
@@ -159,19 +167,24 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     kernel is refused (see proton.instrument.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
     from .format import MARKER_PREFIX
+
     if MARKER_PREFIX not in llvm_ir:
         return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()
     triple = re.search(r'^target triple = "([^"]*)"', llvm_ir, re.M)
     if triple and not TRIPLE_TARGETS[options.target].search(triple.group(1)):
-        raise InstrumentationError(f"target={options.target} does not match the module's triple "
-                                   f"{triple.group(1)!r}: the instrumentation would use the wrong GPU's intrinsics")
+        raise InstrumentationError(
+            f"target={options.target} does not match the module's triple "
+            f"{triple.group(1)!r}: the instrumentation would use the wrong GPU's intrinsics"
+        )
     _check_warp_count(llvm_ir, options)
     try:
         readable = bridge.legacy_float_literals(llvm_ir)
         hidden = bridge.hide_intrinsics(readable, extension().HIDDEN_INTRINSIC_PREFIX)
     except ValueError as error:  # LiteralError, or text the bridge cannot split
-        raise InstrumentationError(f"{error} ({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION})") from None
+        raise InstrumentationError(
+            f"{error} ({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION})"
+        ) from None
     try:
         text, metadata_json, warnings = extension().instrument(hidden, options.to_pass_options())
     except extension().CompilerError as error:
@@ -196,8 +209,9 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
 def _check_warp_count(llvm_ir: str, options: PipelineOptions) -> None:
     """num_warps must match the threads the kernel declares: fewer would
     record a subset of the warps without a word."""
-    declared = re.search(r'"(?:nvvm\.reqntid|nvvm\.maxntid)"="([\d,]+)"|"amdgpu-flat-work-group-size"="\d+,(\d+)"',
-                         llvm_ir)
+    declared = re.search(
+        r'"(?:nvvm\.reqntid|nvvm\.maxntid)"="([\d,]+)"|"amdgpu-flat-work-group-size"="\d+,(\d+)"', llvm_ir
+    )
     if not options.num_warps or not declared:
         return
     threads = 1
@@ -205,17 +219,22 @@ def _check_warp_count(llvm_ir: str, options: PipelineOptions) -> None:
         threads *= int(part)
     lanes = options.threads_per_warp or (32 if options.target == "nvptx" else 64)
     if options.num_warps * lanes != threads:
-        raise InstrumentationError(f"num_warps={options.num_warps} does not match the kernel, which declares "
-                                   f"{threads} threads per CTA ({threads // lanes} warps of {lanes})")
+        raise InstrumentationError(
+            f"num_warps={options.num_warps} does not match the kernel, which declares "
+            f"{threads} threads per CTA ({threads // lanes} warps of {lanes})"
+        )
 
 
 def _bridge_error(kernel: str, problems: list[str]) -> str:
     shown = problems[:8]
     more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
-    return (f"kernel {kernel}: Proton's LLVM IR bridge would change more than the instrumentation "
-            f"({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION}), so the kernel is not instrumented:\n  " +
-            "\n  ".join(shown) + more +
-            "\nProfile this kernel without scopes, or report this with the kernel's LLVM IR (TRITON_KERNEL_DUMP=1).")
+    return (
+        f"kernel {kernel}: Proton's LLVM IR bridge would change more than the instrumentation "
+        f"({_triton_description()}; Proton's LLVM {extension().LLVM_VERSION}), so the kernel is not instrumented:\n  "
+        + "\n  ".join(shown)
+        + more
+        + "\nProfile this kernel without scopes, or report this with the kernel's LLVM IR (TRITON_KERNEL_DUMP=1)."
+    )
 
 
 def _triton_description() -> str:

@@ -40,27 +40,27 @@ class LaunchEvents:
     kernel: str
     launch: int
     scope_names: list[str]
-    scope_parents: np.ndarray      # scope id -> parent id (-1: top level)
-    clock_ghz: float               # measured SM clock: cycles per ns
-    num_segments: int              # recording warps per CTA
-    origin_ns: int                 # global timer at the first warp entry; all *_ns are ns since then
+    scope_parents: np.ndarray  # scope id -> parent id (-1: top level)
+    clock_ghz: float  # measured SM clock: cycles per ns
+    num_segments: int  # recording warps per CTA
+    origin_ns: int  # global timer at the first warp entry; all *_ns are ns since then
     # per event
-    row: np.ndarray                # index of the warp (CTA * segments + segment)
+    row: np.ndarray  # index of the warp (CTA * segments + segment)
     scope: np.ndarray
-    start_cycles: np.ndarray       # the SM's cycle counter (after time_shift)
+    start_cycles: np.ndarray  # the SM's cycle counter (after time_shift)
     end_cycles: np.ndarray
     # per warp, flattened (ctas * segments)
     warp_ids: np.ndarray
     warp_sm: np.ndarray
-    warp_begin_ns: np.ndarray      # global timer at entry and return, ns
+    warp_begin_ns: np.ndarray  # global timer at entry and return, ns
     warp_end_ns: np.ndarray
-    warp_cycles: np.ndarray        # cycles from kernel entry to return
-    warp_clk_end: np.ndarray       # cycle counter at return
-    warp_offset_ns: np.ndarray     # ns = offset + (cycles - clk_end) / clock
-    dropped: np.ndarray            # records overwritten in a full ring
-    unmatched: int = 0             # kept records without a partner
+    warp_cycles: np.ndarray  # cycles from kernel entry to return
+    warp_clk_end: np.ndarray  # cycle counter at return
+    warp_offset_ns: np.ndarray  # ns = offset + (cycles - clk_end) / clock
+    dropped: np.ndarray  # records overwritten in a full ring
+    unmatched: int = 0  # kept records without a partner
     warnings: list[str] = field(default_factory=list)
-    row_label: str = "warp"        # what a row is, in trace track names ("group" for proton.tasks)
+    row_label: str = "warp"  # what a row is, in trace track names ("group" for proton.tasks)
     warp_labels: dict = field(default_factory=dict)  # warp id -> role, e.g. "worker 0" (warp_specialize)
     #: Asynchronous events and marks (decode_async): ids the scope table
     #: names `event` or `mark` are not scopes and are not in the arrays above.
@@ -121,8 +121,15 @@ def scope_table(metadata: dict) -> tuple[list[str], np.ndarray]:
     return [s["name"] for s in scopes], np.array([s["parent"] for s in scopes], dtype=np.int64)
 
 
-def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, launch: int = 0,
-           record_cost_cycles: float = 0.0) -> LaunchEvents:
+def decode(
+    buffer,
+    metadata: dict,
+    num_ctas: int,
+    *,
+    kernel: str | None = None,
+    launch: int = 0,
+    record_cost_cycles: float = 0.0,
+) -> LaunchEvents:
     """Events of one launch. `buffer` holds num_ctas * bytes_per_cta bytes;
     `record_cost_cycles` > 0 applies time_shift with that cost per record."""
     layout = metadata["layout"]
@@ -136,7 +143,8 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
             cta, seg = bad[0]
             raise BufferFormatError(
                 f"profile buffer of {kernel}: CTA {cta} segment {seg} was written by kernel id "
-                f"{found[cta, seg]}, not {expected_id} (a buffer from another kernel, or corrupted)")
+                f"{found[cta, seg]}, not {expected_id} (a buffer from another kernel, or corrupted)"
+            )
     names, parents = scope_table(metadata)
     kinds = decode_async.kind_codes(metadata)
     # Ids that are not scopes, as a lookup by id (ids past the table stay
@@ -144,7 +152,7 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     not_scope = None
     if (kinds != 0).any():
         not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
-        not_scope[:kinds.size] = kinds != 0
+        not_scope[: kinds.size] = kinds != 0
     ctas, segments = raw.counts.shape
     cap = layout["capacity"]
     rows = ctas * segments
@@ -154,8 +162,10 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         # Registers hold exactly the kernel's record sites: more is corruption,
         # not records lost to a full ring.
         row = int(np.argmax(counts > cap))
-        raise BufferFormatError(f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
-                                f"{row % segments} counts {counts[row]} records, but its registers hold at most {cap}")
+        raise BufferFormatError(
+            f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+            f"{row % segments} counts {counts[row]} records, but its registers hold at most {cap}"
+        )
     kept = np.minimum(counts, cap)
     dropped = counts - kept
     width = int(kept.max()) if rows else 0  # columns that hold records
@@ -167,8 +177,9 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         # A full ring starts at slot count % cap.
         first = np.where(counts > cap, counts % cap, 0)
         slots = (first[:, None] + np.arange(width)[None, :]) % cap
-        words = np.take_along_axis(words if width == cap else raw_buffer.record_words(raw.records).reshape(
-            rows, cap), slots, axis=1)
+        words = np.take_along_axis(
+            words if width == cap else raw_buffer.record_words(raw.records).reshape(rows, cap), slots, axis=1
+        )
 
     clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
     clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
@@ -180,14 +191,17 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     scope_ids = at.ids
     if scope_ids.size and scope_ids.max() >= len(names):
         row, col = at.where(np.argmax(scope_ids >= len(names)))
-        raise BufferFormatError(f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
-                                f"{row % segments} record {col} has scope id {scope_ids.max()}, but the "
-                                f"kernel has {len(names)} scopes")
+        raise BufferFormatError(
+            f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+            f"{row % segments} record {col} has scope id {scope_ids.max()}, but the "
+            f"kernel has {len(names)} scopes"
+        )
     unmatched = int(kept.sum() - 2 * at.num_events)
     if not_scope is not None:
         # The event and mark records, by warp and column.
-        a_rows, a_cols = np.nonzero((np.arange(width)[None, :] < kept[:, None])
-                                    & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)])
+        a_rows, a_cols = np.nonzero(
+            (np.arange(width)[None, :] < kept[:, None]) & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
+        )
         a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
         a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start)
         if record_cost_cycles > 0:
@@ -217,8 +231,9 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
         clock_ghz = d_clk / d_ns
     else:
         clock_ghz = 1.0
-        warnings.append(f"{kernel}: kernel too short to measure the SM clock from the global timer; "
-                        "assuming 1 GHz for its times")
+        warnings.append(
+            f"{kernel}: kernel too short to measure the SM clock from the global timer; assuming 1 GHz for its times"
+        )
     # Times relative to the launch's first warp entry: global-timer values
     # (~1e18 ns) would leave float64 a resolution of 256 ns.
     first = int(gt_start.min()) if rows else 0
@@ -233,23 +248,45 @@ def decode(buffer, metadata: dict, num_ctas: int, *, kernel: str | None = None, 
     if not_scope is not None:
         a_ns = offset[a_rows] + (a_cyc - clk_end[a_rows]) / clock_ghz
         asynchronous = decode_async.split(
-            (a_half & np.uint16(raw_buffer.SCOPE_ID_MASK)).astype(np.int64), a_rows,
-            (a_half & np.uint16(raw_buffer.END_TAG_BIT)) != 0, a_ns, kinds, segments)
+            (a_half & np.uint16(raw_buffer.SCOPE_ID_MASK)).astype(np.int64),
+            a_rows,
+            (a_half & np.uint16(raw_buffer.END_TAG_BIT)) != 0,
+            a_ns,
+            kinds,
+            segments,
+        )
         if asynchronous.unpaired:
-            warnings.append(f"{kernel}: {asynchronous.unpaired} asynchronous event records have no partner "
-                            "(an end with no open start, or a start never ended); they are not drawn")
+            warnings.append(
+                f"{kernel}: {asynchronous.unpaired} asynchronous event records have no partner "
+                "(an end with no open start, or a start never ended); they are not drawn"
+            )
 
     return LaunchEvents(
-        kernel=kernel, launch=launch, scope_names=names, scope_parents=parents,
-        clock_ghz=clock_ghz, num_segments=segments, origin_ns=origin_ns,
-        row=at.event_rows(), scope=at.flat(scope_ids.astype(np.int32)),
-        start_cycles=at.flat(s_cyc), end_cycles=at.flat(e_cyc),
+        kernel=kernel,
+        launch=launch,
+        scope_names=names,
+        scope_parents=parents,
+        clock_ghz=clock_ghz,
+        num_segments=segments,
+        origin_ns=origin_ns,
+        row=at.event_rows(),
+        scope=at.flat(scope_ids.astype(np.int32)),
+        start_cycles=at.flat(s_cyc),
+        end_cycles=at.flat(e_cyc),
         warp_ids=raw.warp_ids.reshape(rows).astype(np.int32),
         warp_sm=raw.sm_ids.reshape(rows).astype(np.int32),
-        warp_begin_ns=entry_ns, warp_end_ns=exit_ns, warp_cycles=clk_end - clk_start,
-        warp_clk_end=clk_end, warp_offset_ns=offset, dropped=dropped, unmatched=unmatched,
-        warnings=warnings, warp_labels=warp_labels(metadata.get("warp_specialize")), scope_kinds=kinds,
-        asynchronous=asynchronous)
+        warp_begin_ns=entry_ns,
+        warp_end_ns=exit_ns,
+        warp_cycles=clk_end - clk_start,
+        warp_clk_end=clk_end,
+        warp_offset_ns=offset,
+        dropped=dropped,
+        unmatched=unmatched,
+        warnings=warnings,
+        warp_labels=warp_labels(metadata.get("warp_specialize")),
+        scope_kinds=kinds,
+        asynchronous=asynchronous,
+    )
 
 
 class _EventIndex:
@@ -260,7 +297,7 @@ class _EventIndex:
 
     def __init__(self, start_col, end_col, ids, rows=None, num_rows=0):
         self.start_col, self.end_col, self.ids = start_col, end_col, ids
-        self.rows = rows              # None: uniform
+        self.rows = rows  # None: uniform
         self.num_rows = num_rows
 
     @property
@@ -366,15 +403,17 @@ def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bit
         return
     i = int(np.argmin(np.asarray(ok).reshape(-1)))
     row, col = at.where(i)
-    hint = (" (or more than 2^32 cycles passed between two records: use 64-bit clocks)" if bits == 32 else "")
-    raise BufferFormatError(f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
-                            f"{row % segments} record {col} spans cycles [{at.flat(s_cyc)[i]}, {at.flat(e_cyc)[i]}], "
-                            f"outside the warp's lifetime [{clk_start[row]}, {clk_end[row]}]{hint}")
+    hint = " (or more than 2^32 cycles passed between two records: use 64-bit clocks)" if bits == 32 else ""
+    raise BufferFormatError(
+        f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+        f"{row % segments} record {col} spans cycles [{at.flat(s_cyc)[i]}, {at.flat(e_cyc)[i]}], "
+        f"outside the warp's lifetime [{clk_start[row]}, {clk_end[row]}]{hint}"
+    )
 
 
 def _same_rows(halves, rows_at_once=1 << 16) -> bool:
     """Whether every row equals the first, without a full-size temporary."""
-    return all((halves[r:r + rows_at_once] == halves[0]).all() for r in range(0, halves.shape[0], rows_at_once))
+    return all((halves[r : r + rows_at_once] == halves[0]).all() for r in range(0, halves.shape[0], rows_at_once))
 
 
 def _pair(halves, kept, not_scope=None):

@@ -29,8 +29,9 @@ def kind_codes(metadata: dict) -> np.ndarray:
     for s in scopes:
         kind = s.get("kind", "scope")
         if kind not in KIND_CODES:
-            raise ValueError(f"scope table entry {s['id']} ({s['name']!r}) has unknown kind {kind!r}; "
-                             f"known: {', '.join(KIND_CODES)}")
+            raise ValueError(
+                f"scope table entry {s['id']} ({s['name']!r}) has unknown kind {kind!r}; known: {', '.join(KIND_CODES)}"
+            )
         codes.append(KIND_CODES[kind])
     return np.array(codes, dtype=np.int8)
 
@@ -40,16 +41,16 @@ class AsyncEvents:
     """Paired asynchronous events (one row per start/end pair) and marks
     (one row per mark record). Times are ns since the launch's origin_ns."""
 
-    event_id: np.ndarray     # scope-table id of the event
+    event_id: np.ndarray  # scope-table id of the event
     event_cta: np.ndarray
-    start_row: np.ndarray    # warp (CTA * segments + segment) that started it
-    end_row: np.ndarray      # warp that ended it
+    start_row: np.ndarray  # warp (CTA * segments + segment) that started it
+    end_row: np.ndarray  # warp that ended it
     start_ns: np.ndarray
     end_ns: np.ndarray
     mark_id: np.ndarray
     mark_row: np.ndarray
     mark_ns: np.ndarray
-    unpaired: int = 0        # event records without a partner
+    unpaired: int = 0  # event records without a partner
 
     @property
     def num_events(self) -> int:
@@ -65,16 +66,22 @@ class AsyncEvents:
         return AsyncEvents(i, i, i, i, f, f, i, i, f)
 
 
-def split(ids: np.ndarray, rows: np.ndarray, is_end: np.ndarray, ns: np.ndarray, kinds: np.ndarray,
-          num_segments: int) -> AsyncEvents:
+def split(
+    ids: np.ndarray, rows: np.ndarray, is_end: np.ndarray, ns: np.ndarray, kinds: np.ndarray, num_segments: int
+) -> AsyncEvents:
     """Events paired by the module's rule and marks, from the non-scope
     records of a launch (one entry each: id, warp row, end flag, time)."""
     kind = kinds[ids]
     m = kind == KIND_CODES["mark"]
     e = kind == KIND_CODES["event"]
     pairs = pair_events(ids[e], rows[e], is_end[e], ns[e], num_segments)
-    return AsyncEvents(*pairs[:6], mark_id=ids[m].astype(np.int64), mark_row=rows[m].astype(np.int64),
-                       mark_ns=ns[m].astype(np.float64), unpaired=pairs[6])
+    return AsyncEvents(
+        *pairs[:6],
+        mark_id=ids[m].astype(np.int64),
+        mark_row=rows[m].astype(np.int64),
+        mark_ns=ns[m].astype(np.float64),
+        unpaired=pairs[6],
+    )
 
 
 def pair_events(ids, rows, is_end, ns, num_segments):
@@ -100,17 +107,17 @@ def pair_events(ids, rows, is_end, ns, num_segments):
     # Time order within a key; a start at the same time as an end comes first.
     order = np.lexsort((is_end, ns, key))
     key_o, end_o = key[order], is_end[order]
-    starts_before = np.cumsum(~end_o)            # starts at or before each position
+    starts_before = np.cumsum(~end_o)  # starts at or before each position
     first_of_key = np.r_[True, key_o[1:] != key_o[:-1]]
     key_begin = np.maximum.accumulate(np.where(first_of_key, np.arange(key_o.size), 0))
     starts_before_key = starts_before[key_begin] - (~end_o[key_begin])
 
     end_pos = np.flatnonzero(end_o)
-    n = starts_before[end_pos] - starts_before_key[end_pos]   # starts of the key before each end
+    n = starts_before[end_pos] - starts_before_key[end_pos]  # starts of the key before each end
     ek = key_o[end_pos]
     first_end = np.r_[True, ek[1:] != ek[:-1]]
     end_begin = np.maximum.accumulate(np.where(first_end, np.arange(ek.size), 0))
-    j = np.arange(ek.size) - end_begin + 1                    # 1-based end index within its key
+    j = np.arange(ek.size) - end_begin + 1  # 1-based end index within its key
     # Matched ends after end j: M_j = min(M_{j-1} + 1, n_j) = j + min(0, min_{i<=j}(n_i - i)).
     # The running minimum restarts per key: each key's values are shifted
     # below all earlier keys'.

@@ -12,7 +12,10 @@ every
 line is rewritten, on the same line, into the same two ops the
 `proton.language` markers produce:
 
-    %proton_c12 = arith.constant 0 : i32 loc(...) %proton_m12 = tt.elementwise_inline_asm "// @proton start name ;loc=<file>:12:5" {...} %proton_c12 : i32 -> i32 loc(...)
+    %proton_c12 = arith.constant 0 : i32 loc(...) %proton_m12 = tt.elementwise_inline_asm
+        "// @proton start name ;loc=<file>:12:5" {...} %proton_c12 : i32 -> i32 loc(...)
+
+(one line in the file, so that line numbers are kept)
 
 and Triton's `knobs.cache.override_dir` points at the mirror until the hook
 is uninstalled. The markers reach the LLVM IR like the DSL's and are lifted
@@ -46,6 +49,7 @@ def translate(text: str, path: str) -> tuple[str, int]:
     """`text` with every `proton.record` line replaced by marker ops; the
     number of records. Line numbers are kept."""
     from .format import RECORD_OP, marker_text
+
     lines = text.split("\n")
     count = 0
     for number, line in enumerate(lines, start=1):
@@ -53,8 +57,9 @@ def translate(text: str, path: str) -> tuple[str, int]:
             continue
         match = record_line().match(line)
         if not match:
-            raise OverrideError(f"{path}:{number}: malformed record (expected `proton.record start|end \"name\"`): "
-                                f"{line.strip()}")
+            raise OverrideError(
+                f"{path}:{number}: malformed record (expected `proton.record start|end \"name\"`): {line.strip()}"
+            )
         try:
             name = _scope_name(match["name"])
         except (TypeError, ValueError) as e:
@@ -68,7 +73,8 @@ def translate(text: str, path: str) -> tuple[str, int]:
         lines[number - 1] = (
             f'{match["indent"]}{carrier} = arith.constant 0 : i32 {loc} '
             f'{marker} = tt.elementwise_inline_asm "{asm}" '
-            f'{{constraints = "=r,r", packed_element = 1 : i32, pure = false}} {carrier} : i32 -> i32 {loc}')
+            f'{{constraints = "=r,r", packed_element = 1 : i32, pure = false}} {carrier} : i32 -> i32 {loc}'
+        )
         count += 1
     return "\n".join(lines), count
 
@@ -77,9 +83,11 @@ def _knobs():
     knobs = getattr(triton, "knobs", None)
     compilation, cache = getattr(knobs, "compilation", None), getattr(knobs, "cache", None)
     if not (hasattr(compilation, "override") and hasattr(cache, "override_dir")):
-        raise OverrideError(f"Triton {triton.__version__} has no knobs.compilation.override / "
-                            "knobs.cache.override_dir: proton.record in TRITON_KERNEL_OVERRIDE files needs them "
-                            "(Triton 3.4 or newer)")
+        raise OverrideError(
+            f"Triton {triton.__version__} has no knobs.compilation.override / "
+            "knobs.cache.override_dir: proton.record in TRITON_KERNEL_OVERRIDE files needs them "
+            "(Triton 3.4 or newer)"
+        )
     return compilation, cache
 
 
@@ -92,8 +100,9 @@ def _read(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise OverrideError(f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})") \
-            from None
+        raise OverrideError(
+            f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})"
+        ) from None
 
 
 class OverrideTranslation:

@@ -22,9 +22,11 @@ _LOC_DEFINITION = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$")
 # A file position (`"file":line:col`) or a location alias (`#loc12`).
 _LOC_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+|#loc\d*\b')
 # Memory operations a software pipeliner moves to an earlier stage.
-_PIPELINED_LOAD = re.compile(r"= (ttg\.async_copy_global_to_local|ttng\.async_tma_copy_global_to_local|"
-                             r"ttng\.async_tma_gather|tt\.descriptor_load|tt\.load|"
-                             r"amdgpu\.buffer_load_to_local|amdgpu\.buffer_load)\b")
+_PIPELINED_LOAD = re.compile(
+    r"= (ttg\.async_copy_global_to_local|ttng\.async_tma_copy_global_to_local|"
+    r"ttng\.async_tma_gather|tt\.descriptor_load|tt\.load|"
+    r"amdgpu\.buffer_load_to_local|amdgpu\.buffer_load)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -137,25 +139,34 @@ def pipelining_warnings(ttgir: str) -> list[str]:
             messages.append(
                 f"scope '{name}' ({_where(op)}): its start and end are in different software-pipeline stages "
                 "of the loop, so each interval it records spans loop iterations; move the scope out of the "
-                "loop or compile this kernel with num_stages=1 to measure it")
+                "loop or compile this kernel with num_stages=1 to measure it"
+            )
         loads = [op for op in body if _PIPELINED_LOAD.search(op.text) and op.line is not None]
         for name, start, end in scopes:
             if start.file is None or end.file is None or start.file != end.file:
                 continue
             first, last = start.line, end.line
-            moved_out = [op for op in loads if op.file == start.file and first <= op.line <= last
-                         and not start.index < op.index < end.index]
-            moved_in = [op for op in loads if start.index < op.index < end.index
-                        and not (op.file == start.file and first <= op.line <= last)]
+            moved_out = [
+                op
+                for op in loads
+                if op.file == start.file and first <= op.line <= last and not start.index < op.index < end.index
+            ]
+            moved_in = [
+                op
+                for op in loads
+                if start.index < op.index < end.index and not (op.file == start.file and first <= op.line <= last)
+            ]
             if moved_out:
                 messages.append(
                     f"scope '{name}' ({_where(start)}): software pipelining issues the loads of line(s) "
                     f"{_lines(moved_out)} in an earlier stage, outside the scope; in the loop it measures waiting "
-                    "for data loaded iterations earlier, not the loads (compile with num_stages=1 to measure them)")
+                    "for data loaded iterations earlier, not the loads (compile with num_stages=1 to measure them)"
+                )
             if moved_in:
                 messages.append(
                     f"scope '{name}' ({_where(start)}): software pipelining placed loads of line(s) "
-                    f"{_lines(moved_in)} (for a later iteration) inside the scope; it measures their issue too")
+                    f"{_lines(moved_in)} (for a later iteration) inside the scope; it measures their issue too"
+                )
     return messages
 
 

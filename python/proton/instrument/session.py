@@ -44,8 +44,8 @@ OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree
 @dataclass
 class KeptLaunch:
     kernel: str
-    index: int          # this kernel's launch number in the session
-    buffer: object      # device tensor (uint8), grid x bytes_per_cta
+    index: int  # this kernel's launch number in the session
+    buffer: object  # device tensor (uint8), grid x bytes_per_cta
 
 
 @dataclass
@@ -53,44 +53,57 @@ class SessionReport:
     """What finalize read and wrote."""
 
     name: str
-    files: dict = field(default_factory=dict)          # output kind -> path
+    files: dict = field(default_factory=dict)  # output kind -> path
     events: int = 0
     launches_kept: int = 0
     launches_skipped: int = 0
-    dropped_events: int = 0                             # records lost to full buffers
+    dropped_events: int = 0  # records lost to full buffers
     unmatched_records: int = 0
-    record_cost_cycles: float = 0.0                     # time_shift's cost per record
-    per_kernel: dict = field(default_factory=dict)      # kernel -> counts
-    errors: list = field(default_factory=list)          # launches that could not be decoded
+    record_cost_cycles: float = 0.0  # time_shift's cost per record
+    per_kernel: dict = field(default_factory=dict)  # kernel -> counts
+    errors: list = field(default_factory=list)  # launches that could not be decoded
     warnings: list = field(default_factory=list)
-    parts: list = field(default_factory=list)           # periodic flushing: one dict per part written
-    clock: dict = field(default_factory=dict)           # GPU -> host-clock offsets measured, drift
+    parts: list = field(default_factory=list)  # periodic flushing: one dict per part written
+    clock: dict = field(default_factory=dict)  # GPU -> host-clock offsets measured, drift
 
     def summary(self) -> str:
-        lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"
-                 + (f" (the last of each kernel; {self.launches_skipped} earlier launches not kept: raise "
-                    "max_launches_per_kernel to keep more)"
-                    if self.launches_skipped else "")]
+        lines = [
+            f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"
+            + (
+                f" (the last of each kernel; {self.launches_skipped} earlier launches not kept: raise "
+                "max_launches_per_kernel to keep more)"
+                if self.launches_skipped
+                else ""
+            )
+        ]
         for kernel, info in self.per_kernel.items():
             line = f"  {kernel}: {info['kept']} launches kept, {info['skipped']} skipped, {info['events']} events"
             if info["dropped"]:
-                line += (f", {info['dropped']} records lost to full buffers in {info['lossy_warps']} warps "
-                         "(raise buffer_size)")
+                line += (
+                    f", {info['dropped']} records lost to full buffers in {info['lossy_warps']} warps "
+                    "(raise buffer_size)"
+                )
             lines.append(line)
         for device, info in self.clock.items():
             last = info["offsets"][-1]
-            line = (f"  host clock of GPU {device}: realtime - globaltimer = "
-                    f"{last['realtime_minus_globaltimer_ns']} ns +- {last['uncertainty_ns']} ns")
+            line = (
+                f"  host clock of GPU {device}: realtime - globaltimer = "
+                f"{last['realtime_minus_globaltimer_ns']} ns +- {last['uncertainty_ns']} ns"
+            )
             if "drift" in info:
                 d = info["drift"]
-                line += (f"; drifted {d['drift_ns']} ns (+- {d['uncertainty_ns']}) over {d['over_ns'] / 1e9:.1f} s "
-                         f"({d['drift_ppm']:.2f} ppm)")
+                line += (
+                    f"; drifted {d['drift_ns']} ns (+- {d['uncertainty_ns']}) over {d['over_ns'] / 1e9:.1f} s "
+                    f"({d['drift_ppm']:.2f} ppm)"
+                )
             lines.append(line)
         lines += [f"  warning: {w}" for w in self.warnings]
         lines += [f"  error: {e}" for e in self.errors]
         if len(self.parts) > 1:
-            lines.append(f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
-                         f"{self.parts[-1]['phase']}; the last:")
+            lines.append(
+                f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
+                f"{self.parts[-1]['phase']}; the last:"
+            )
         lines += [f"  wrote {path}" for path in self.files.values()]
         return "\n".join(lines)
 
@@ -110,10 +123,16 @@ class SessionReport:
 
 
 class Session:
-
-    def __init__(self, name: str, mode: Default, max_launches_per_kernel: int = 1,
-                 max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False,
-                 periodic_flushing: bool = False):
+    def __init__(
+        self,
+        name: str,
+        mode: Default,
+        max_launches_per_kernel: int = 1,
+        max_buffer_bytes: int = 2 << 30,
+        outputs=None,
+        quiet: bool = False,
+        periodic_flushing: bool = False,
+    ):
         if not isinstance(periodic_flushing, bool):
             raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
         if not isinstance(max_launches_per_kernel, int) or max_launches_per_kernel < 0:
@@ -126,18 +145,18 @@ class Session:
         self.max_buffer_bytes = max_buffer_bytes
         default_outputs = ("tree",) if isinstance(mode, OpMeasure) else ("chrome_trace", "pftrace", "tree")
         if isinstance(outputs, str):  # outputs="tree": one output, not the letters of one
-            outputs = (outputs, )
+            outputs = (outputs,)
         self.outputs = tuple(outputs) if outputs is not None else default_outputs
         for kind in self.outputs:
             if kind not in OUTPUT_SUFFIXES:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
         self.quiet = quiet
         self.periodic_flushing = periodic_flushing
-        self.phase = 0                     # advance_phase counts up; parts are named by it
+        self.phase = 0  # advance_phase counts up; parts are named by it
         self.report = SessionReport(name)  # totals over the parts written so far
         self.clock_offsets: dict[int, list] = {}  # GPU -> clock_sync.ClockOffset, oldest first
         self._clock_warned = False
-        self._rank: int | None = None      # read once, when the first file is written
+        self._rank: int | None = None  # read once, when the first file is written
         self._rank_read = False
         self._record_cost: float | None = None
         self.hook = stage_hook.InstrumentationHook(mode.pipeline_options(), label=str(mode))
@@ -178,8 +197,9 @@ class Session:
         self._flush(final=True)
         report = self.report
         for device, offsets in self.clock_offsets.items():
-            report.clock[device] = {"offsets": [{**o.host_clock(), "globaltimer_ns": o.globaltimer_ns}
-                                                for o in offsets]}
+            report.clock[device] = {
+                "offsets": [{**o.host_clock(), "globaltimer_ns": o.globaltimer_ns} for o in offsets]
+            }
             if len(offsets) > 1:
                 report.clock[device]["drift"] = clock_sync.drift(offsets[0], offsets[-1])
         if not self.quiet:
@@ -255,20 +275,38 @@ class Session:
         if writes:
             number = self.phase if self.periodic_flushing else None
             try:
-                part.files = write_outputs(self.name, launches, self.outputs, _gpu_name(self._torch),
-                                           *_device(self._torch), warnings=part.warnings, rank=self._output_rank(),
-                                           part=number, host_clock=self._host_clock(launches, devices, part.warnings))
+                part.files = write_outputs(
+                    self.name,
+                    launches,
+                    self.outputs,
+                    _gpu_name(self._torch),
+                    *_device(self._torch),
+                    warnings=part.warnings,
+                    rank=self._output_rank(),
+                    part=number,
+                    host_clock=self._host_clock(launches, devices, part.warnings),
+                )
             except Exception as error:
                 what = "the outputs" if number is None else f"part {number}"
-                keep = "" if final else (f"; its {len(kept_launches)} launches stay kept and are written with the next "
-                                         "flush or at finalize")
+                keep = (
+                    ""
+                    if final
+                    else (
+                        f"; its {len(kept_launches)} launches stay kept and are written with the next "
+                        "flush or at finalize"
+                    )
+                )
                 raise ProfilerError(f"session {self.name!r}: could not write {what} ({error}){keep}") from error
             if number is not None:
-                self.report.parts.append({"phase": number, "files": part.files, "events": part.events,
-                                          "launches_kept": part.launches_kept})
+                self.report.parts.append(
+                    {"phase": number, "files": part.files, "events": part.events, "launches_kept": part.launches_kept}
+                )
                 if not final and not self.quiet:
-                    print(f"proton: session {self.name!r} phase {number}: {part.events} scope events from "
-                          f"{part.launches_kept} launches, wrote " + ", ".join(part.files.values()), file=sys.stderr)
+                    print(
+                        f"proton: session {self.name!r} phase {number}: {part.events} scope events from "
+                        f"{part.launches_kept} launches, wrote " + ", ".join(part.files.values()),
+                        file=sys.stderr,
+                    )
         self.kept_per_kernel.clear()
         self.skipped.clear()
         self.kept_bytes = 0
@@ -283,16 +321,24 @@ class Session:
         cost = report.record_cost_cycles = self._record_cost or 0.0
         launches: list[decode.LaunchEvents] = []
         for kept in kept_launches:
-            info = report.per_kernel.setdefault(kept.kernel, {"kept": 0, "skipped": self.skipped.get(kept.kernel, 0),
-                                                               "events": 0, "dropped": 0, "lossy_warps": 0})
+            info = report.per_kernel.setdefault(
+                kept.kernel,
+                {"kept": 0, "skipped": self.skipped.get(kept.kernel, 0), "events": 0, "dropped": 0, "lossy_warps": 0},
+            )
             info["kept"] += 1
             try:
                 data = kept.buffer.cpu().numpy()
                 meta = stage_hook.metadata_for_buffer(data, kept.kernel)
                 if info["kept"] == 1:
                     report.warnings += meta.get("warnings", [])
-                events = decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"],
-                                       kernel=kept.kernel, launch=kept.index, record_cost_cycles=cost)
+                events = decode.decode(
+                    data,
+                    meta,
+                    data.nbytes // meta["layout"]["bytes_per_cta"],
+                    kernel=kept.kernel,
+                    launch=kept.index,
+                    record_cost_cycles=cost,
+                )
             except (BufferFormatError, ProfilerError) as error:
                 report.errors.append(f"{kept.kernel} launch {kept.index}: {error}")
                 continue
@@ -303,13 +349,16 @@ class Session:
             report.unmatched_records += events.unmatched
             report.warnings += events.warnings
         for kernel, count in self.skipped.items():
-            report.per_kernel.setdefault(kernel, {"kept": 0, "skipped": count, "events": 0, "dropped": 0,
-                                                  "lossy_warps": 0})
+            report.per_kernel.setdefault(
+                kernel, {"kept": 0, "skipped": count, "events": 0, "dropped": 0, "lossy_warps": 0}
+            )
         report.events = sum(ev.num_events for ev in launches)
         report.dropped_events = sum(info["dropped"] for info in report.per_kernel.values())
         if report.unmatched_records:
-            report.warnings.append(f"{report.unmatched_records} records had no partner (a scope cut by a full "
-                                   "buffer, or a warp that returned inside a scope)")
+            report.warnings.append(
+                f"{report.unmatched_records} records had no partner (a scope cut by a full "
+                "buffer, or a warp that returned inside a scope)"
+            )
         return launches
 
     # -- output names and host clock -----------------------------------------
@@ -335,9 +384,11 @@ class Session:
                 offset = clock_sync.measure(torch, device)
             except Exception as error:  # noqa: BLE001 - see above
                 if not self._clock_warned:
-                    self.report.warnings.append(f"could not measure GPU {device}'s global timer against the host "
-                                                f"clock ({type(error).__name__}: {error}); traces are written without "
-                                                "host time")
+                    self.report.warnings.append(
+                        f"could not measure GPU {device}'s global timer against the host "
+                        f"clock ({type(error).__name__}: {error}); traces are written without "
+                        "host time"
+                    )
                     self._clock_warned = True
                 continue
             if offset is not None:
@@ -356,9 +407,19 @@ class Session:
         return None if offset is None else offset.host_clock()
 
 
-def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices: dict | None = None,
-                  device_type: str = "CUDA", warnings: list | None = None, *, rank: int | None = None,
-                  part: int | None = None, host_clock: dict | None = None) -> dict:
+def write_outputs(
+    name: str,
+    launches,
+    outputs,
+    gpu_name: str = "GPU 0",
+    devices: dict | None = None,
+    device_type: str = "CUDA",
+    warnings: list | None = None,
+    *,
+    rank: int | None = None,
+    part: int | None = None,
+    host_clock: dict | None = None,
+) -> dict:
     """Writes each output as `<name>[.rank_<rank>][.part_<part>]<ext>`;
     host_clock (clock_sync.ClockOffset.host_clock()) goes into the .pftrace."""
     # Only with a host clock: keeps the call valid for writers without the keyword.
@@ -369,9 +430,12 @@ def write_outputs(name: str, launches, outputs, gpu_name: str = "GPU 0", devices
         "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type),
     }
     warnings = [] if warnings is None else warnings
-    return {kind: write_or_fall_back(output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part), writers[kind],
-                                     warnings)
-            for kind in outputs}
+    return {
+        kind: write_or_fall_back(
+            output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part), writers[kind], warnings
+        )
+        for kind in outputs
+    }
 
 
 def _device_index(buffer) -> int | None:
@@ -384,6 +448,7 @@ def _device(torch) -> tuple[dict, str]:
     if torch is None:
         return {}, "CUDA"
     from ..host import device_info
+
     device_type = "HIP" if getattr(getattr(torch, "version", None), "hip", None) else "CUDA"
     try:
         devices = device_info.describe([torch.cuda.current_device()]) if device_type == "CUDA" else {}
@@ -403,29 +468,46 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise ProfilerError("the instrumentation runtime allocates profile buffers with PyTorch; "
-                            "install torch") from None
+        raise ProfilerError(
+            "the instrumentation runtime allocates profile buffers with PyTorch; install torch"
+        ) from None
     if not torch.cuda.is_available():
         # torch.cuda is CUDA on NVIDIA and HIP on ROCm builds of PyTorch.
-        runtime = f"ROCm (HIP {torch.version.hip})" if getattr(torch.version, "hip", None) else \
-            f"CUDA {torch.version.cuda}" if getattr(torch.version, "cuda", None) else "no GPU runtime (CPU-only build)"
-        raise ProfilerError(f"an instrumented kernel was launched but PyTorch sees no GPU: this PyTorch is built "
-                            f"for {runtime} and torch.cuda.is_available() is False (no driver, no device, or "
-                            "CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES hides them)")
+        runtime = (
+            f"ROCm (HIP {torch.version.hip})"
+            if getattr(torch.version, "hip", None)
+            else f"CUDA {torch.version.cuda}"
+            if getattr(torch.version, "cuda", None)
+            else "no GPU runtime (CPU-only build)"
+        )
+        raise ProfilerError(
+            f"an instrumented kernel was launched but PyTorch sees no GPU: this PyTorch is built "
+            f"for {runtime} and torch.cuda.is_available() is False (no driver, no device, or "
+            "CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES hides them)"
+        )
     return torch
 
 
-_session: Session | None = None   # the open instrumentation session (one at a time)
+_session: Session | None = None  # the open instrumentation session (one at a time)
 
 
-def start_instrumentation(name: str, *, mode=None, max_launches_per_kernel: int = 1,
-                          max_buffer_bytes: int = 2 << 30, outputs=None, quiet: bool = False,
-                          periodic_flushing: bool = False) -> Session:
+def start_instrumentation(
+    name: str,
+    *,
+    mode=None,
+    max_launches_per_kernel: int = 1,
+    max_buffer_bytes: int = 2 << 30,
+    outputs=None,
+    quiet: bool = False,
+    periodic_flushing: bool = False,
+) -> Session:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
     if _session is not None:
-        raise ProfilerError(f"instrumentation session {_session.name!r} is still open; finalize it first "
-                            "(one instrumentation session at a time)")
+        raise ProfilerError(
+            f"instrumentation session {_session.name!r} is still open; finalize it first "
+            "(one instrumentation session at a time)"
+        )
     session = Session(name, parse(mode), max_launches_per_kernel, max_buffer_bytes, outputs, quiet, periodic_flushing)
     session.start()
     _session = session

@@ -46,13 +46,18 @@ def check_triton_version() -> None:
     low, high = SUPPORTED_TRITON
     version = triton_version()
     if version < low:
-        raise ProfilerError(f"intra-kernel profiling needs Triton {low[0]}.{low[1]} to {high[0]}.{high[1]}; the "
-                            f"installed Triton {triton.__version__} has no stage inspection hook "
-                            f"(host profiling, backend=\"cupti\" or \"roctracer\", works with it)")
+        raise ProfilerError(
+            f"intra-kernel profiling needs Triton {low[0]}.{low[1]} to {high[0]}.{high[1]}; the "
+            f"installed Triton {triton.__version__} has no stage inspection hook "
+            f"(host profiling, backend=\"cupti\" or \"roctracer\", works with it)"
+        )
     if version > high:
-        warnings.warn(f"Proton is tested with Triton {low[0]}.{low[1]} to {high[0]}.{high[1]}, not "
-                      f"{triton.__version__}; instrumented builds are checked, and refused if the LLVM IR bridge "
-                      "would change them", stacklevel=3)
+        warnings.warn(
+            f"Proton is tested with Triton {low[0]}.{low[1]} to {high[0]}.{high[1]}, not "
+            f"{triton.__version__}; instrumented builds are checked, and refused if the LLVM IR bridge "
+            "would change them",
+            stacklevel=3,
+        )
 
 
 #: Whether Triton asks the hook for its cache key (3.7+) rather than keying
@@ -106,13 +111,16 @@ def metadata_for_buffer(data, kernel: str) -> dict:
     import numpy as np
 
     from .buffer import HEADER_WORDS, W_KERNEL_ID
+
     if data.nbytes < 4 * HEADER_WORDS:
         raise ProfilerError(f"profile buffer of {kernel} is empty")
-    kernel_id = int(np.asarray(data[:4 * HEADER_WORDS]).view(np.uint32)[W_KERNEL_ID])
+    kernel_id = int(np.asarray(data[: 4 * HEADER_WORDS]).view(np.uint32)[W_KERNEL_ID])
     meta = KERNELS.get(kernel_id)
     if meta is None:
-        raise ProfilerError(f"no metadata for kernel id {kernel_id} of {kernel}: it was not compiled or loaded "
-                            "while a Proton session was active (or its buffer is corrupted)")
+        raise ProfilerError(
+            f"no metadata for kernel id {kernel_id} of {kernel}: it was not compiled or loaded "
+            "while a Proton session was active (or its buffer is corrupted)"
+        )
     return meta
 
 
@@ -214,15 +222,16 @@ class InstrumentationHook:
             # make_llir sets the total of a warp-specialized kernel's
             # partitions; options.num_warps counts the default one only.
             warps = int(metadata.get("num_warps") or num_warps)
-            pipeline = PipelineOptions(**{
-                **self.options.for_warps(warps).__dict__,
-                "target": target,
-                "arch": arch,
-                "num_warps": warps,
-                "shared_offset": int(metadata.get("shared", 0) or 0),
-            })
-            pipeline = PipelineOptions(**{**pipeline.__dict__,
-                                          "kernel_id": kernel_id_of(llvm_ir, self.mode_key)})
+            pipeline = PipelineOptions(
+                **{
+                    **self.options.for_warps(warps).__dict__,
+                    "target": target,
+                    "arch": arch,
+                    "num_warps": warps,
+                    "shared_offset": int(metadata.get("shared", 0) or 0),
+                }
+            )
+            pipeline = PipelineOptions(**{**pipeline.__dict__, "kernel_id": kernel_id_of(llvm_ir, self.mode_key)})
             try:
                 kernel = instrument_llvm_ir(llvm_ir, pipeline)
             except InstrumentationError as error:
@@ -286,7 +295,8 @@ def _pipelining_error(ttir: str, num_stages: int, pipeliner: str) -> Instrumenta
     return InstrumentationError(
         f"kernel {name.group(1) if name else '?'}: Triton's {pipeliner} (num_stages={num_stages}) cannot "
         f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
-        "kernel with num_stages=1, or move the scopes out of the loop.")
+        "kernel with num_stages=1, or move the scopes out of the loop."
+    )
 
 
 def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str):

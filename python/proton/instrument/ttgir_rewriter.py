@@ -28,7 +28,8 @@ _ALLOWED_OWNERS = {"tt.func", "scf.for", "scf.if", "scf.while", "scf.execute_reg
 _TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"}
 _OP_RE = re.compile(
     r'^\s*(?:(?P<results>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?'
-    r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))')
+    r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))'
+)
 
 
 class RewriteError(Exception):
@@ -125,7 +126,7 @@ class _Module:
             body = raw.rstrip("\n")
             start_region = stack[-1]
             stripped = body.lstrip()
-            indent = body[:len(body) - len(stripped)]
+            indent = body[: len(body) - len(stripped)]
             op_region = None
             m = _OP_RE.match(body)
             op = result = None
@@ -188,8 +189,11 @@ class _Module:
         """(func line index, body region id, is_public) for every tt.func."""
         for i, line in enumerate(self.lines):
             if line.op == "tt.func":
-                bodies = [r for r in self.regions.values() if r.open_line == i and r.owner == "tt.func"
-                          and r.close_line is not None and r.close_line > i]
+                bodies = [
+                    r
+                    for r in self.regions.values()
+                    if r.open_line == i and r.owner == "tt.func" and r.close_line is not None and r.close_line > i
+                ]
                 if not bodies:
                     continue  # a declaration
                 body = bodies[-1]
@@ -208,19 +212,25 @@ def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None
     path = mod.path
     if not mod.allowed(rid):
         owner = mod.regions[rid].owner or "the module"
-        raise RewriteError(f"{path}:{lineno}: {what}: cannot insert a record in a region of {owner} "
-                           f"(only bodies of {', '.join(sorted(_ALLOWED_OWNERS))})")
+        raise RewriteError(
+            f"{path}:{lineno}: {what}: cannot insert a record in a region of {owner} "
+            f"(only bodies of {', '.join(sorted(_ALLOWED_OWNERS))})"
+        )
     prev = [i for i in mod.regions[rid].lines if i < gap]
     if prev and mod.lines[prev[-1]].op in _TERMINATORS:
-        raise RewriteError(f"{path}:{lineno}: {what}: would insert a record after the terminator "
-                           f"{mod.lines[prev[-1]].op} on line {prev[-1] + 1}")
+        raise RewriteError(
+            f"{path}:{lineno}: {what}: would insert a record after the terminator "
+            f"{mod.lines[prev[-1]].op} on line {prev[-1] + 1}"
+        )
 
 
 def _make_scope(mod: _Module, name: str, start_gap: int, end_gap: int, origin: str) -> Scope:
     rs, re_ = mod.gap_region(start_gap), mod.gap_region(end_gap)
     if rs != re_:
-        raise RewriteError(f"{mod.path}:{start_gap + 1}: {origin}: start (before line {start_gap + 1}) and end "
-                           f"(after line {end_gap}) are not in the same block")
+        raise RewriteError(
+            f"{mod.path}:{start_gap + 1}: {origin}: start (before line {start_gap + 1}) and end "
+            f"(after line {end_gap}) are not in the same block"
+        )
     if end_gap <= start_gap:
         raise RewriteError(f"{mod.path}:{start_gap + 1}: {origin}: empty or reversed scope")
     _check_gap(mod, start_gap, rs, origin, start_gap + 1)
@@ -230,6 +240,7 @@ def _make_scope(mod: _Module, name: str, start_gap: int, end_gap: int, origin: s
 
 # -- strategies ---------------------------------------------------------------
 
+
 def _default_scopes(mod: _Module) -> list[Scope]:
     scopes = []
     for fline, body, public in mod.functions():
@@ -238,8 +249,10 @@ def _default_scopes(mod: _Module) -> list[Scope]:
         region = mod.regions[body]
         returns = [i for i in region.lines if mod.lines[i].op == "tt.return"]
         if len(returns) > 1:
-            raise RewriteError(f"{mod.path}:{returns[1] + 1}: default strategy: several top-level tt.return "
-                               "(unstructured control flow) are not supported; use --scope")
+            raise RewriteError(
+                f"{mod.path}:{returns[1] + 1}: default strategy: several top-level tt.return "
+                "(unstructured control flow) are not supported; use --scope"
+            )
         end = returns[0] if returns else region.close_line
         scopes.append(_make_scope(mod, "kernel", fline + 1, end, "kernel scope"))
         # loads anywhere in allowed regions of this function
@@ -292,8 +305,11 @@ def _for_body_scopes(mod: _Module, name: str) -> list[Scope]:
         for i in mod.regions[body].lines:
             if mod.lines[i].op != "scf.for":
                 continue
-            bodies = [r for r in mod.regions.values() if r.open_line == i and r.parent == body
-                      and r.close_line is not None and r.close_line > i]
+            bodies = [
+                r
+                for r in mod.regions.values()
+                if r.open_line == i and r.parent == body and r.close_line is not None and r.close_line > i
+            ]
             if not bodies:
                 continue
             r = bodies[-1]
@@ -317,8 +333,7 @@ def _resolve_line(mod: _Module, spec: str, after: int, what: str) -> int:
                 return i
         raise RewriteError(f"{mod.path}: {what}: no line at or after line {after + 1} matches {spec[3:]!r}")
     if not spec.isdigit() or not 1 <= int(spec) <= len(mod.lines):
-        raise RewriteError(f"{mod.path}: {what}: {spec!r} is not a line number in 1..{len(mod.lines)} "
-                           "nor a re:REGEX")
+        raise RewriteError(f"{mod.path}: {what}: {spec!r} is not a line number in 1..{len(mod.lines)} nor a re:REGEX")
     return int(spec) - 1
 
 
@@ -335,7 +350,7 @@ def parse_scope_spec(spec: str) -> tuple[str, str, str]:
             if not m:
                 raise RewriteError(f"--scope {spec!r}: cannot find END after the START regex")
             k = m.start()
-        start, end = rest[:k], rest[k + 1:]
+        start, end = rest[:k], rest[k + 1 :]
     else:
         start, sep, end = rest.partition(":")
         if not sep:
@@ -356,13 +371,16 @@ def _explicit_scopes(mod: _Module, specs: Sequence[str]) -> list[Scope]:
             raise RewriteError(f"{mod.path}:{s + 1}: {what}: END line {e + 1} is before START line {s + 1}")
         rs, re_ = mod.lines[s].start_region, mod.lines[e].end_region
         if rs != re_:
-            raise RewriteError(f"{mod.path}:{s + 1}: {what}: START line {s + 1} and END line {e + 1} "
-                               "are not in the same block (brace nesting region)")
+            raise RewriteError(
+                f"{mod.path}:{s + 1}: {what}: START line {s + 1} and END line {e + 1} "
+                "are not in the same block (brace nesting region)"
+            )
         scopes.append(_make_scope(mod, name, s, e + 1, what))
     return scopes
 
 
 # -- assembly and verification ------------------------------------------------
+
 
 def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
     for a in scopes:
@@ -372,7 +390,8 @@ def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
             if a.start_gap < b.start_gap < a.end_gap < b.end_gap:
                 raise RewriteError(
                     f"{mod.path}:{b.start_gap + 1}: scopes cross: {a.name!r} ({a.origin}, lines "
-                    f"{a.start_gap + 1}-{a.end_gap}) and {b.name!r} ({b.origin}, lines {b.start_gap + 1}-{b.end_gap})")
+                    f"{a.start_gap + 1}-{a.end_gap}) and {b.name!r} ({b.origin}, lines {b.start_gap + 1}-{b.end_gap})"
+                )
 
 
 def _assemble(mod: _Module, scopes: list[Scope]) -> str:
@@ -428,8 +447,10 @@ def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]
         if top != name:
             opened = [n for n, _ in stack]
             if name in opened:
-                raise RewriteError(f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line "
-                                   f"{top_line}) is still open: scopes cross")
+                raise RewriteError(
+                    f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line "
+                    f"{top_line}) is still open: scopes cross"
+                )
             raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
         stack.pop()
         found.append((name, top_line, i + 1))
@@ -440,9 +461,16 @@ def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]
     return found
 
 
-def rewrite_text(text: str, *, path: str = "<text>", wrap_ops: Sequence[str] = (),
-                 names: Sequence[str | None] = (), scopes: Sequence[str] = (), for_body: str | None = None,
-                 force: bool = False) -> RewriteResult:
+def rewrite_text(
+    text: str,
+    *,
+    path: str = "<text>",
+    wrap_ops: Sequence[str] = (),
+    names: Sequence[str | None] = (),
+    scopes: Sequence[str] = (),
+    for_body: str | None = None,
+    force: bool = False,
+) -> RewriteResult:
     """Returns the text with records inserted. With no wrap_ops, scopes or
     for_body, applies the default strategy."""
     if not force:

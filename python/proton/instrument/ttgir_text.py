@@ -16,14 +16,18 @@ def record_line() -> re.Pattern:
     followed by its `loc(...)` (the op's name is the compiler's: it loads
     the extension on first use)."""
     from .format import RECORD_OP
-    return re.compile(rf'^(?P<indent>\s*){re.escape(RECORD_OP)}\s+(?P<kind>start|end)\s+'
-                      r'"(?P<name>(?:[^"\\]|\\.)*)"\s*(?P<loc>loc\(.*\))?\s*$')
+
+    return re.compile(
+        rf'^(?P<indent>\s*){re.escape(RECORD_OP)}\s+(?P<kind>start|end)\s+'
+        r'"(?P<name>(?:[^"\\]|\\.)*)"\s*(?P<loc>loc\(.*\))?\s*$'
+    )
 
 
 @functools.cache
 def marker_pattern() -> re.Pattern:
     """A marker's assembly text in TTGIR: kind and scope name."""
     from .format import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
+
     return re.compile(rf'"{re.escape(MARKER_PREFIX)}(start|end) (.*?)(?:{re.escape(MARKER_LOCATION_SUFFIX)}[^"]*)?"')
 
 

@@ -64,11 +64,12 @@ def _ops(text: str) -> tuple[list[dict], set[str]]:
         elif op is not None and region is None:
             if _DEFAULT.match(line):
                 region = "default"
-            elif (match := _PARTITION.match(line)):
+            elif match := _PARTITION.match(line):
                 index, num_warps = int(match.group(1)), int(match.group(2))
                 if index != len(op["partitions"]):
-                    raise LayoutError(f"TTGIR line {number}: partition{index} follows {len(op['partitions'])} "
-                                      "partitions")
+                    raise LayoutError(
+                        f"TTGIR line {number}: partition{index} follows {len(op['partitions'])} partitions"
+                    )
                 op["partitions"].append(num_warps)
                 op["scopes"][index] = set()
                 region = index
@@ -99,17 +100,30 @@ def layout_from_text(before: str, after: str, total_warps: int, default_warps: i
         where = f"the {WS_OP} op at TTGIR line {placed['line']}"
         if ids is None or len(ids) != len(sizes):
             raise LayoutError(f"{where}: warpGroupStartIds {ids} do not match its {len(sizes)} partitions")
-        if sizes[:len(user["partitions"])] != user["partitions"]:
+        if sizes[: len(user["partitions"])] != user["partitions"]:
             raise LayoutError(f"{where}: partitions of {sizes} warps, expected {user['partitions']} first")
-        partitions = [{"start": start, "num_warps": n, "padding": i >= len(user["partitions"]),
-                       "scopes": sorted(user["scopes"].get(i, ()))} for i, (start, n) in enumerate(zip(ids, sizes))]
+        partitions = [
+            {
+                "start": start,
+                "num_warps": n,
+                "padding": i >= len(user["partitions"]),
+                "scopes": sorted(user["scopes"].get(i, ())),
+            }
+            for i, (start, n) in enumerate(zip(ids, sizes))
+        ]
         for p in partitions:
             if p["start"] < default_warps or p["start"] + p["num_warps"] > total_warps:
-                raise LayoutError(f"{where}: a partition on warps {p['start']}..{p['start'] + p['num_warps'] - 1}, "
-                                  f"outside the workers' warps {default_warps}..{total_warps - 1}")
+                raise LayoutError(
+                    f"{where}: a partition on warps {p['start']}..{p['start'] + p['num_warps'] - 1}, "
+                    f"outside the workers' warps {default_warps}..{total_warps - 1}"
+                )
         ops.append({"default_scopes": sorted(user["scopes"]["default"]), "partitions": partitions})
-    return {"total_warps": total_warps, "default_warps": default_warps, "ops": ops,
-            "outside_scopes": sorted(user_outside)}
+    return {
+        "total_warps": total_warps,
+        "default_warps": default_warps,
+        "ops": ops,
+        "outside_scopes": sorted(user_outside),
+    }
 
 
 def partition_layout(ttgir: str, backend, options, total_warps: int, default_warps: int) -> dict | None:
@@ -122,8 +136,11 @@ def partition_layout(ttgir: str, backend, options, total_warps: int, default_war
     try:
         return layout_from_text(ttgir, _run_triton_pass(ttgir, backend, options), total_warps, default_warps)
     except Exception as error:  # labels are an aid: never fail a compile over them
-        warnings.warn(f"Proton could not read the warp-specialization layout ({type(error).__name__}: {error}); "
-                      "trace tracks show warp ids without their partitions", stacklevel=3)
+        warnings.warn(
+            f"Proton could not read the warp-specialization layout ({type(error).__name__}: {error}); "
+            "trace tracks show warp ids without their partitions",
+            stacklevel=3,
+        )
         return None
 
 

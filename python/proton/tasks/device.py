@@ -24,8 +24,10 @@ try:  # Triton 3.4+: user-defined aggregate values
     from triton.language.core import _aggregate as aggregate
     from triton.runtime.jit import constexpr_function
 except ImportError as error:  # pragma: no cover - depends on the installed Triton
-    raise ImportError(f"proton.tasks needs Triton's aggregate values (triton.language.core._aggregate, "
-                      f"and triton.runtime.jit.constexpr_function, Triton 3.5 or newer); this is Triton {triton.__version__}") from error
+    raise ImportError(
+        f"proton.tasks needs Triton's aggregate values (triton.language.core._aggregate, "
+        f"and triton.runtime.jit.constexpr_function, Triton 3.5 or newer); this is Triton {triton.__version__}"
+    ) from error
 
 from . import layout
 
@@ -39,33 +41,37 @@ START_BIT = tl.constexpr(layout.START_BIT)
 @triton.jit
 def _global_timer():
     # A scalar operand gives one value per thread (as proton.language does).
-    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [tl.full([], 0, tl.int32)],
-                                     dtype=tl.int64, is_pure=False, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u64 $0, %globaltimer;", "=l,r", [tl.full([], 0, tl.int32)], dtype=tl.int64, is_pure=False, pack=1
+    )
 
 
 @triton.jit
 def _thread_index():
-    return tl.inline_asm_elementwise("mov.u32 $0, %tid.x;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32,
-                                     is_pure=True, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u32 $0, %tid.x;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32, is_pure=True, pack=1
+    )
 
 
 @triton.jit
 def _threads_per_cta():
-    return tl.inline_asm_elementwise("mov.u32 $0, %ntid.x;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32,
-                                     is_pure=True, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u32 $0, %ntid.x;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32, is_pure=True, pack=1
+    )
 
 
 @triton.jit
 def _sm_id():
-    return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32,
-                                     is_pure=False, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u32 $0, %smid;", "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32, is_pure=False, pack=1
+    )
 
 
 @aggregate
 class Profiler:
-    region: tl.tensor     # int64 pointer: this CTA and group's entries (entry 0: count, id)
-    index: tl.tensor      # int32: records this group has written or dropped so far
-    capacity: tl.tensor   # int32: record entries in the region
+    region: tl.tensor  # int64 pointer: this CTA and group's entries (entry 0: count, id)
+    index: tl.tensor  # int32: records this group has written or dropped so far
+    capacity: tl.tensor  # int32: record entries in the region
     is_leader: tl.tensor  # int1: this thread writes
     ENABLE_PROFILING: tl.constexpr
 

@@ -25,6 +25,7 @@ def alloc_profiler_buffer(max_num_profile_slots: int, device: str = "cuda"):
     torch tensor). Every (CTA, group) gets an equal share of the slots, one
     of which holds its count."""
     import torch
+
     if max_num_profile_slots < 1:
         raise TaskBufferError(f"max_num_profile_slots must be positive, got {max_num_profile_slots}")
     buffer = torch.empty(HEADER_WORDS + ENTRY_WORDS * max_num_profile_slots, dtype=torch.int64, device=device)
@@ -35,8 +36,9 @@ def reset_profiler_buffer(buffer):
     """Clears the records and writes the header; returns the buffer."""
     slots = (buffer.numel() - HEADER_WORDS) // ENTRY_WORDS
     if slots < 1:
-        raise TaskBufferError(f"a task buffer needs at least {HEADER_WORDS + ENTRY_WORDS} int64 words, "
-                              f"got {buffer.numel()}")
+        raise TaskBufferError(
+            f"a task buffer needs at least {HEADER_WORDS + ENTRY_WORDS} int64 words, got {buffer.numel()}"
+        )
     buffer.zero_()
     buffer[0] = np.int64(np.uint64(MAGIC).view(np.int64))
     buffer[1] = slots
@@ -46,24 +48,29 @@ def reset_profiler_buffer(buffer):
 @dataclass
 class TaskReport:
     """What an export found, besides the slices."""
+
     file: str | None = None
     events: int = 0
     ctas: int = 0
     groups: int = 0
-    dropped: int = 0                 # records beyond a region's slots
-    unknown_types: dict = field(default_factory=dict)   # task type -> records with no name
-    unclosed: dict = field(default_factory=dict)        # task name -> starts without an end
-    unopened: dict = field(default_factory=dict)        # task name -> ends without a start
-    mismatched: int = 0              # ends closing a start of another task
+    dropped: int = 0  # records beyond a region's slots
+    unknown_types: dict = field(default_factory=dict)  # task type -> records with no name
+    unclosed: dict = field(default_factory=dict)  # task name -> starts without an end
+    unopened: dict = field(default_factory=dict)  # task name -> ends without a start
+    mismatched: int = 0  # ends closing a start of another task
 
     @property
     def problems(self) -> list[str]:
         out = []
         if self.dropped:
-            out.append(f"{self.dropped} records did not fit their CTA's slots and were dropped "
-                       "(raise max_num_profile_slots)")
-        for kind, counts in (("records of unknown task types", self.unknown_types),
-                             ("starts without an end", self.unclosed), ("ends without a start", self.unopened)):
+            out.append(
+                f"{self.dropped} records did not fit their CTA's slots and were dropped (raise max_num_profile_slots)"
+            )
+        for kind, counts in (
+            ("records of unknown task types", self.unknown_types),
+            ("starts without an end", self.unclosed),
+            ("ends without a start", self.unopened),
+        ):
             if counts:
                 out.append(f"{sum(counts.values())} {kind}: " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
         if self.mismatched:
@@ -92,12 +99,16 @@ def read(words: np.ndarray, task_names) -> tuple[LaunchEvents | None, TaskReport
 def _header(words: np.ndarray) -> tuple[int, int, int]:
     """(slots, CTAs, groups) from a buffer's header, checked against its size."""
     if words.size < HEADER_WORDS + ENTRY_WORDS or int(words[0]) != MAGIC:
-        raise TaskBufferError("not a task profiler buffer (no header magic): allocate it with "
-                              "alloc_profiler_buffer or reset it with reset_profiler_buffer")
+        raise TaskBufferError(
+            "not a task profiler buffer (no header magic): allocate it with "
+            "alloc_profiler_buffer or reset it with reset_profiler_buffer"
+        )
     slots, ctas, groups = int(words[1]), int(words[2]), int(words[3])
     if slots != (words.size - HEADER_WORDS) // ENTRY_WORDS:
-        raise TaskBufferError(f"task buffer header says {slots} slots but the buffer holds "
-                              f"{(words.size - HEADER_WORDS) // ENTRY_WORDS}: corrupted or truncated")
+        raise TaskBufferError(
+            f"task buffer header says {slots} slots but the buffer holds "
+            f"{(words.size - HEADER_WORDS) // ENTRY_WORDS}: corrupted or truncated"
+        )
     return slots, ctas, groups
 
 
@@ -106,25 +117,31 @@ def _regions(words: np.ndarray, slots: int, ctas: int, groups: int):
     CTA and group, its slot 0 holding the count and the region's id."""
     per_region = slots // (ctas * groups)
     if per_region == 0:
-        raise TaskBufferError(f"{slots} slots cannot hold {ctas} CTAs x {groups} groups (one slot each for "
-                              "the count): raise max_num_profile_slots")
+        raise TaskBufferError(
+            f"{slots} slots cannot hold {ctas} CTAs x {groups} groups (one slot each for "
+            "the count): raise max_num_profile_slots"
+        )
     regions = ctas * groups
-    body = words[HEADER_WORDS:HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(regions, per_region,
-                                                                                        ENTRY_WORDS)
+    body = words[HEADER_WORDS : HEADER_WORDS + regions * per_region * ENTRY_WORDS].reshape(
+        regions, per_region, ENTRY_WORDS
+    )
     # Entries are written in order and a global-timer value is never 0 (the
     # buffer was zeroed): the written ones lead. Slot 0's word 0 holds the
     # records attempted only once some did not fit.
     written_entries = (body[:, 1:, 0] != 0).sum(axis=1).astype(np.int64)
     counts = np.maximum(body[:, 0, 0].astype(np.int64), written_entries)
     ids = body[:, 0, 1]
-    expected = (np.repeat(np.arange(ctas, dtype=np.uint64), groups) << np.uint64(32)) | \
-        np.tile(np.arange(groups, dtype=np.uint64), ctas)
+    expected = (np.repeat(np.arange(ctas, dtype=np.uint64), groups) << np.uint64(32)) | np.tile(
+        np.arange(groups, dtype=np.uint64), ctas
+    )
     written = (counts > 0) | (ids != 0)
     bad = np.flatnonzero(written & (ids != expected))
     if bad.size:
-        raise TaskBufferError(f"task buffer region {bad[0]} (CTA {bad[0] // groups}, group {bad[0] % groups}) "
-                              f"has id 0x{int(ids[bad[0]]):x}: corrupted, or written by a kernel with another "
-                              "grid or group count")
+        raise TaskBufferError(
+            f"task buffer region {bad[0]} (CTA {bad[0] // groups}, group {bad[0] % groups}) "
+            f"has id 0x{int(ids[bad[0]]):x}: corrupted, or written by a kernel with another "
+            "grid or group count"
+        )
     return body, counts, np.minimum(counts, per_region - 1)
 
 
@@ -134,10 +151,14 @@ def _records(body: np.ndarray, kept: np.ndarray) -> dict:
     valid = position < kept[:, None]
     tag = body[:, 1:, 1][valid]
     region = np.broadcast_to(np.arange(body.shape[0])[:, None], valid.shape)[valid]
-    return {"region": region, "time": body[:, 1:, 0][valid].astype(np.int64),
-            "is_start": (tag & np.uint64(START_BIT)) != 0,
-            "task": (tag & np.uint64(TASK_TYPE_MASK)).astype(np.int64),
-            "sm": (tag >> np.uint64(32)).astype(np.int64), "order": np.arange(region.size)}
+    return {
+        "region": region,
+        "time": body[:, 1:, 0][valid].astype(np.int64),
+        "is_start": (tag & np.uint64(START_BIT)) != 0,
+        "task": (tag & np.uint64(TASK_TYPE_MASK)).astype(np.int64),
+        "sm": (tag >> np.uint64(32)).astype(np.int64),
+        "order": np.arange(region.size),
+    }
 
 
 def _task_names(task_names, task: np.ndarray, report: TaskReport) -> list[str]:
@@ -182,8 +203,9 @@ def _pair(records: dict, names: list[str], report: TaskReport) -> dict:
     return {"region": r, "task": t, "time": tm, "first": first[same]}
 
 
-def _launch_events(records: dict, pairs: dict, names: list[str], ctas: int, groups: int,
-                   dropped: np.ndarray) -> LaunchEvents:
+def _launch_events(
+    records: dict, pairs: dict, names: list[str], ctas: int, groups: int, dropped: np.ndarray
+) -> LaunchEvents:
     """The pairs as a launch's events: one row per CTA and group, times in ns."""
     regions = ctas * groups
     first, region, time, sm = pairs["first"], records["region"], records["time"], records["sm"]
@@ -203,14 +225,28 @@ def _launch_events(records: dict, pairs: dict, names: list[str], ctas: int, grou
         end_ns[~np.isfinite(end_ns)] = 0
     zeros = np.zeros(regions, dtype=np.int64)
     return LaunchEvents(
-        kernel="tasks", launch=0, scope_names=names, scope_parents=np.full(len(names), -1),
-        clock_ghz=1.0, num_segments=groups, origin_ns=origin,
-        row=pairs["region"][first].astype(np.int64), scope=pairs["task"][first].astype(np.int32),
-        start_cycles=(start - origin).astype(np.int64), end_cycles=(end - origin).astype(np.int64),
-        warp_ids=np.tile(np.arange(groups, dtype=np.int32), ctas), warp_sm=region_sm.astype(np.int32),
-        warp_begin_ns=begin_ns, warp_end_ns=end_ns, warp_cycles=zeros, warp_clk_end=zeros,
-        warp_offset_ns=np.zeros(regions), dropped=dropped, unmatched=int(pairs["region"].size - 2 * first.size),
-        row_label="group")
+        kernel="tasks",
+        launch=0,
+        scope_names=names,
+        scope_parents=np.full(len(names), -1),
+        clock_ghz=1.0,
+        num_segments=groups,
+        origin_ns=origin,
+        row=pairs["region"][first].astype(np.int64),
+        scope=pairs["task"][first].astype(np.int32),
+        start_cycles=(start - origin).astype(np.int64),
+        end_cycles=(end - origin).astype(np.int64),
+        warp_ids=np.tile(np.arange(groups, dtype=np.int32), ctas),
+        warp_sm=region_sm.astype(np.int32),
+        warp_begin_ns=begin_ns,
+        warp_end_ns=end_ns,
+        warp_cycles=zeros,
+        warp_clk_end=zeros,
+        warp_offset_ns=np.zeros(regions),
+        dropped=dropped,
+        unmatched=int(pairs["region"].size - 2 * first.size),
+        row_label="group",
+    )
 
 
 def _running_min_by(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -239,10 +275,12 @@ def export_to_perfetto_trace(profiler_buffer, task_names, file_name: str, gpu_na
     GPU > SM > CTA > group, one slice per task; problems found (dropped
     records, unknown task types, unpaired records) are printed and
     returned in the report."""
-    words = profiler_buffer.detach().cpu().numpy() if hasattr(profiler_buffer, "detach") else np.asarray(
-        profiler_buffer)
+    words = (
+        profiler_buffer.detach().cpu().numpy() if hasattr(profiler_buffer, "detach") else np.asarray(profiler_buffer)
+    )
     if gpu_name is None and hasattr(profiler_buffer, "device"):
         import torch
+
         gpu_name = torch.cuda.get_device_name(profiler_buffer.device) if profiler_buffer.is_cuda else "CPU"
     events, report = read(words, task_names)
     perfetto_trace.write(file_name, [events] if events is not None else [], gpu_name or "GPU 0")
@@ -280,8 +318,12 @@ class ProfilerBuffer:
     the next numbered trace (trace_0.pftrace, trace_1.pftrace, ...)."""
 
     def __init__(self, max_num_profile_slots: int, trace_file: str, task_names, device: str = "cuda"):
-        self.slots, self.trace_file, self.task_names, self.device = max_num_profile_slots, trace_file, task_names, \
-            device
+        self.slots, self.trace_file, self.task_names, self.device = (
+            max_num_profile_slots,
+            trace_file,
+            task_names,
+            device,
+        )
         self.buffer = None
         self.report: TaskReport | None = None
 
@@ -292,6 +334,7 @@ class ProfilerBuffer:
     def __exit__(self, exc_type, *exc):
         if exc_type is None and _export_enabled:
             import torch
+
             torch.cuda.synchronize()
             self.report = export_to_perfetto_trace(self.buffer, self.task_names, numbered(self.trace_file))
         return False

@@ -70,25 +70,38 @@ def chrome_rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
             label = json.dumps(f"event {name}" + (f" ({lane[i] + 1})" if lane[i] else ""))
             lines.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":{label}}}}}')
         args = f'"args":{{"start_warp":{s_tid},"end_warp":{e_tid}}}'
-        lines.append(f'{{"ph":"X","name":{q},"pid":{pid},"tid":{tid},"ts":{us(start)},'
-                     f'"dur":{max(end - start, 0) / 1000:.3f},{args}}}')
+        lines.append(
+            f'{{"ph":"X","name":{q},"pid":{pid},"tid":{tid},"ts":{us(start)},'
+            f'"dur":{max(end - start, 0) / 1000:.3f},{args}}}'
+        )
         fid = i + 1
         for phase, tid_, at, what in (("s", s_tid, start, "start"), ("f", e_tid, end, "end")):
             label = json.dumps(f"{name} {what}")
             lines.append(f'{{"ph":"X","name":{label},"pid":{pid},"tid":{tid_},"ts":{us(at)},"dur":0}}')
             bind = ',"bp":"e"' if phase == "f" else ""
-            lines.append(f'{{"ph":"{phase}","name":{q},"cat":"event","id":"{ev.launch}.{fid}","pid":{pid},'
-                         f'"tid":{tid_},"ts":{us(at)}{bind}}}')
+            lines.append(
+                f'{{"ph":"{phase}","name":{q},"cat":"event","id":"{ev.launch}.{fid}","pid":{pid},'
+                f'"tid":{tid_},"ts":{us(at)}{bind}}}'
+            )
     for i in range(a.num_marks):
         row = int(a.mark_row[i])
-        lines.append(f'{{"ph":"i","s":"t","name":{json.dumps(ev.scope_names[a.mark_id[i]])},'
-                     f'"pid":{row // ev.num_segments + pid_base},"tid":{int(ev.warp_ids[row])},'
-                     f'"ts":{us(float(a.mark_ns[i]))}}}')
+        lines.append(
+            f'{{"ph":"i","s":"t","name":{json.dumps(ev.scope_names[a.mark_id[i]])},'
+            f'"pid":{row // ev.num_segments + pid_base},"tid":{int(ev.warp_ids[row])},'
+            f'"ts":{us(float(a.mark_ns[i]))}}}'
+        )
     return ("".join(line + ",\n" for line in lines)).encode()
 
 
-def perfetto_packets(builder, ev: LaunchEvents, shift_ns: int, cta_uuid: np.ndarray, warp_uuid: np.ndarray,
-                     next_uuid: int, next_flow: int) -> tuple[int, int]:
+def perfetto_packets(
+    builder,
+    ev: LaunchEvents,
+    shift_ns: int,
+    cta_uuid: np.ndarray,
+    warp_uuid: np.ndarray,
+    next_uuid: int,
+    next_flow: int,
+) -> tuple[int, int]:
     """Adds the launch's event tracks, slices, flow instants and marks to
     `builder` (a perfetto TraceProtoBuilder); returns the next free track
     uuid and flow id."""
@@ -123,8 +136,7 @@ def perfetto_packets(builder, ev: LaunchEvents, shift_ns: int, cta_uuid: np.ndar
         event(track, a.start_ns[i], TYPE_SLICE_BEGIN, name)
         event(track, a.end_ns[i], TYPE_SLICE_END)
         event(warp_uuid[a.start_row[i]], a.start_ns[i], TYPE_INSTANT, f"{name} start").flow_ids.append(next_flow)
-        event(warp_uuid[a.end_row[i]], a.end_ns[i], TYPE_INSTANT,
-              f"{name} end").terminating_flow_ids.append(next_flow)
+        event(warp_uuid[a.end_row[i]], a.end_ns[i], TYPE_INSTANT, f"{name} end").terminating_flow_ids.append(next_flow)
         next_flow += 1
     for i in range(a.num_marks):
         event(warp_uuid[a.mark_row[i]], a.mark_ns[i], TYPE_INSTANT, ev.scope_names[a.mark_id[i]])

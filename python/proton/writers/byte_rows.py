@@ -22,7 +22,7 @@ def table(entries: list[bytes], index: np.ndarray):
     width = max((len(e) for e in entries), default=0)
     matrix = np.zeros((len(entries), width), dtype=np.uint8)
     for i, e in enumerate(entries):  # per distinct entry, not per event
-        matrix[i, :len(e)] = np.frombuffer(e, dtype=np.uint8)
+        matrix[i, : len(e)] = np.frombuffer(e, dtype=np.uint8)
     lengths = np.array([len(e) for e in entries], dtype=np.int64)
     return matrix[index], lengths[index]
 

@@ -42,9 +42,16 @@ def _slices(out, ev: LaunchEvents, pid_base: int, t0_ns: int) -> None:
     names = [b'{"ph":"X","name":' + json.dumps(name).encode() for name in ev.scope_names]
     # What depends on the warp only, once per warp.
     rows = np.arange(ev.warp_ids.size)
-    per_warp, per_warp_length = T.record_strings(rows.size, [
-        T.const(b',"pid":'), *T.decimal(rows // ev.num_segments + pid_base), T.const(b',"tid":'),
-        *T.decimal(ev.warp_ids), T.const(b',"ts":')])
+    per_warp, per_warp_length = T.record_strings(
+        rows.size,
+        [
+            T.const(b',"pid":'),
+            *T.decimal(rows // ev.num_segments + pid_base),
+            T.const(b',"tid":'),
+            *T.decimal(ev.warp_ids),
+            T.const(b',"ts":'),
+        ],
+    )
     shift = ev.origin_ns - t0_ns
     text = T.Text()
     for lo in range(0, ev.num_events, EVENTS_PER_SLICE):
@@ -55,10 +62,19 @@ def _slices(out, ev: LaunchEvents, pid_base: int, t0_ns: int) -> None:
         dur = np.rint(np.maximum(end - start, 0)).astype(np.uint64)
         cycles = np.maximum(ev.end_cycles[lo:hi] - ev.start_cycles[lo:hi], 0)
         # Constant text rides on the piece before it where that one has a fixed width.
-        out.write(text.rows(hi - lo, [
-            T.table(names, ev.scope[lo:hi]), (per_warp[row], per_warp_length[row]),
-            *T.microseconds(ts, b',"dur":'), *T.microseconds(dur, b',"args":{"cycles":'), *T.decimal(cycles),
-            T.const(b"}},\n")]))
+        out.write(
+            text.rows(
+                hi - lo,
+                [
+                    T.table(names, ev.scope[lo:hi]),
+                    (per_warp[row], per_warp_length[row]),
+                    *T.microseconds(ts, b',"dur":'),
+                    *T.microseconds(dur, b',"args":{"cycles":'),
+                    *T.decimal(cycles),
+                    T.const(b"}},\n"),
+                ],
+            )
+        )
 
 
 def _names(out, ev: LaunchEvents, pid_base: int) -> None:
@@ -69,18 +85,41 @@ def _names(out, ev: LaunchEvents, pid_base: int) -> None:
     pid = D(cta + pid_base)
     label = json.dumps(f"{ev.kernel} #{ev.launch} CTA ")[:-1].encode()
     text = T.Text()
-    out.write(text.rows(ctas, [
-        C(b'{"ph":"M","name":"process_name","pid":'), *pid, C(b',"args":{"name":' + label), *D(cta),
-        C(b" (SM "), *D(ev.warp_sm.reshape(ctas, segments)[:, 0]),
-        C(b')"}},\n{"ph":"M","name":"process_sort_index","pid":'), *pid, C(b',"args":{"sort_index":'), *pid,
-        C(b"}},\n")]))
+    out.write(
+        text.rows(
+            ctas,
+            [
+                C(b'{"ph":"M","name":"process_name","pid":'),
+                *pid,
+                C(b',"args":{"name":' + label),
+                *D(cta),
+                C(b" (SM "),
+                *D(ev.warp_sm.reshape(ctas, segments)[:, 0]),
+                C(b')"}},\n{"ph":"M","name":"process_sort_index","pid":'),
+                *pid,
+                C(b',"args":{"sort_index":'),
+                *pid,
+                C(b"}},\n"),
+            ],
+        )
+    )
     w = ctas * segments
     warp_names = sorted(set(ev.warp_ids.tolist()))
     names = [json.dumps(ev.row_name(n)).encode() for n in warp_names]
-    out.write(text.rows(w, [
-        C(b'{"ph":"M","name":"thread_name","pid":'), *D(np.repeat(cta, segments) + pid_base),
-        C(b',"tid":'), *D(ev.warp_ids), C(b',"args":{"name":'),
-        T.table(names, np.searchsorted(warp_names, ev.warp_ids)), C(b'}},\n')]))
+    out.write(
+        text.rows(
+            w,
+            [
+                C(b'{"ph":"M","name":"thread_name","pid":'),
+                *D(np.repeat(cta, segments) + pid_base),
+                C(b',"tid":'),
+                *D(ev.warp_ids),
+                C(b',"args":{"name":'),
+                T.table(names, np.searchsorted(warp_names, ev.warp_ids)),
+                C(b'}},\n'),
+            ],
+        )
+    )
 
 
 def session_origin(launches: list[LaunchEvents]) -> int:

@@ -36,8 +36,9 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
         n = len(ev.scope_names)
         cycles = np.bincount(ev.scope, weights=ev.duration_cycles.astype(np.float64), minlength=n)
         # ns computed here, not kept on the events (ev.start_ns would cache 16 bytes per event).
-        ns = np.bincount(ev.scope, weights=ev.ns_at(ev.end_cycles, ev.row) - ev.ns_at(ev.start_cycles, ev.row),
-                         minlength=n)
+        ns = np.bincount(
+            ev.scope, weights=ev.ns_at(ev.end_cycles, ev.row) - ev.ns_at(ev.start_cycles, ev.row), minlength=n
+        )
         count = np.bincount(ev.scope, minlength=n)
         # Events and marks count their pairs and instants; an event's time
         # overlaps the scopes' (it runs asynchronously), so it is its own
@@ -55,8 +56,11 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
             node["count"] += int(count[sid])
             node["event_ns"] += float(event_ns[sid])
 
-    root = {"frame": {"name": "ROOT", "type": "function"}, "metrics": {"cycles": 0, "normalized_cycles": 0.0},
-            "children": []}
+    root = {
+        "frame": {"name": "ROOT", "type": "function"},
+        "metrics": {"cycles": 0, "normalized_cycles": 0.0},
+        "children": [],
+    }
     for name, k in kernels.items():
         warps = max(k["warps"], 1)
         kernel = _node(name, "function", k["cycles"], k["ns"], k["launches"], device_type)
@@ -75,8 +79,9 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
     return [root, devices or {}]
 
 
-def write(path: str, launches: list[LaunchEvents], devices: dict | None = None,
-          device_type: str = "CUDA") -> list[dict]:
+def write(
+    path: str, launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA"
+) -> list[dict]:
     tree = build(launches, devices, device_type)
     with open(path, "w") as out:
         json.dump(tree, out, indent=1)
@@ -100,8 +105,13 @@ def _node(name, kind, cycles, ns, count, device_type) -> dict:
     # The measured (inclusive) values; _make_exclusive turns them into the node's own.
     return {
         "frame": {"name": name, "type": kind},
-        "metrics": {"cycles": float(cycles), "time (ns)": float(ns), "count": int(count), "device_id": "0",
-                    "device_type": device_type},
+        "metrics": {
+            "cycles": float(cycles),
+            "time (ns)": float(ns),
+            "count": int(count),
+            "device_id": "0",
+            "device_type": device_type,
+        },
         "children": [],
     }
 

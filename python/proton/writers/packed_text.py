@@ -40,7 +40,7 @@ def _groups(suffix: bytes, lowest: bool):
 
 @functools.lru_cache(maxsize=None)
 def _fraction(suffix: bytes):
-    """"." and three digits, then `suffix`: ns as us with ns precision."""
+    """ "." and three digits, then `suffix`: ns as us with ns precision."""
     return _strings([f".{i:03d}".encode() + suffix for i in range(1000)])
 
 
@@ -120,8 +120,14 @@ def _drop_padding(n: int, pieces: list) -> bytes:
     for values, _ in pieces:
         offsets.append(off)
         off += values.dtype.itemsize
-    dtype = np.dtype({"names": [f"f{k}" for k in range(len(pieces))], "formats": [v.dtype for v, _ in pieces],
-                      "offsets": offsets, "itemsize": off})
+    dtype = np.dtype(
+        {
+            "names": [f"f{k}" for k in range(len(pieces))],
+            "formats": [v.dtype for v, _ in pieces],
+            "offsets": offsets,
+            "itemsize": off,
+        }
+    )
     memory = bytearray(n * off)
     rows = np.frombuffer(memory, dtype=dtype, count=n)
     for k, (values, _) in enumerate(pieces):

@@ -24,8 +24,8 @@ import numpy as np
 from . import byte_rows
 
 SEQUENCE_ID = 1
-CLOCK_ID = 64            # the first sequence-scoped clock id
-BOOTTIME = 6             # the trace's clock (BuiltinClock.BOOTTIME)
+CLOCK_ID = 64  # the first sequence-scoped clock id
+BOOTTIME = 6  # the trace's clock (BuiltinClock.BOOTTIME)
 SLICE_BEGIN, SLICE_END = 1, 2
 SEQ_INCREMENTAL_STATE_CLEARED = 1
 HEADER_FIELDS = bytes([0x50, SEQUENCE_ID])  # trusted_packet_sequence_id
@@ -52,9 +52,18 @@ def slice_packets(kind: np.ndarray, name_iid: np.ndarray, delta: np.ndarray):
     stamp = byte_rows.varint(delta)
     packet_len = 2 + 1 + stamp[1] + 2 + event_len
     C = byte_rows.const
-    pieces = [C(b"\x0a", n), byte_rows.varint(packet_len), C(HEADER_FIELDS + b"\x40", n), stamp,
-              C(b"\x5a", n), byte_rows.varint(event_len), C(b"\x48", n), byte_rows.varint(kind),
-              C(b"\x50", n), iid]
+    pieces = [
+        C(b"\x0a", n),
+        byte_rows.varint(packet_len),
+        C(HEADER_FIELDS + b"\x40", n),
+        stamp,
+        C(b"\x5a", n),
+        byte_rows.varint(event_len),
+        C(b"\x48", n),
+        byte_rows.varint(kind),
+        C(b"\x50", n),
+        iid,
+    ]
     masks = [None] * 8 + [begin, begin]
     return byte_rows.concat(pieces, masks)
 
@@ -72,14 +81,28 @@ def warp_headers(track_uuid: np.ndarray, first_ns: np.ndarray):
     n = track_uuid.size
     C = byte_rows.const
     uuid = byte_rows.varint(track_uuid)
-    track_defaults = byte_rows.concat([C(b"\x58", n), uuid])                     # track_uuid = 11
-    defaults = byte_rows.concat([C(bytes([0xD0, 0x03, CLOCK_ID, 0x5A]), n),     # timestamp_clock_id = 58,
-                                 byte_rows.varint(track_defaults[1]), track_defaults])  # track_event_defaults = 11
-    clock = byte_rows.concat([C(bytes([0x08, CLOCK_ID, 0x10]), n), byte_rows.varint(first_ns),
-                              C(b"\x18\x01", n)])                               # clock_id, timestamp, is_incremental
+    track_defaults = byte_rows.concat([C(b"\x58", n), uuid])  # track_uuid = 11
+    defaults = byte_rows.concat(
+        [
+            C(bytes([0xD0, 0x03, CLOCK_ID, 0x5A]), n),  # timestamp_clock_id = 58,
+            byte_rows.varint(track_defaults[1]),
+            track_defaults,
+        ]
+    )  # track_event_defaults = 11
+    clock = byte_rows.concat(
+        [C(bytes([0x08, CLOCK_ID, 0x10]), n), byte_rows.varint(first_ns), C(b"\x18\x01", n)]
+    )  # clock_id, timestamp, is_incremental
     snapshot = byte_rows.concat([C(b"\x0a", n), byte_rows.varint(clock[1]), clock])  # ClockSnapshot.clocks = 1
-    packet = byte_rows.concat([C(HEADER_FIELDS + b"\xDA\x03", n), byte_rows.varint(defaults[1]), defaults,
-                               C(b"\x32", n), byte_rows.varint(snapshot[1]), snapshot])  # defaults = 59, clock_snapshot = 6
+    packet = byte_rows.concat(
+        [
+            C(HEADER_FIELDS + b"\xda\x03", n),
+            byte_rows.varint(defaults[1]),
+            defaults,
+            C(b"\x32", n),
+            byte_rows.varint(snapshot[1]),
+            snapshot,
+        ]
+    )  # defaults = 59, clock_snapshot = 6
     return byte_rows.concat([C(b"\x0a", n), byte_rows.varint(packet[1]), packet])
 
 
@@ -97,5 +120,6 @@ def packet_order(start_cycles, end_cycles, group):
     after_begins = np.concatenate((np.ones(n, np.int8), zero.astype(np.int8)))
     within = np.concatenate((-duration, np.where(zero, 0, -start_cycles)))
     is_end = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
-    return np.lexsort((is_end, np.concatenate((index, index)), within, after_begins, cycle,
-                       np.concatenate((group, group))))
+    return np.lexsort(
+        (is_end, np.concatenate((index, index)), within, after_begins, cycle, np.concatenate((group, group)))
+    )

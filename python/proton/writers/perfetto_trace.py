@@ -29,7 +29,7 @@ from . import async_events, byte_rows, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..instrument.decode import LaunchEvents
 
-EXPLICIT_ORDER = 3          # TrackDescriptor.ChildTracksOrdering.EXPLICIT
+EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")
 
 
@@ -37,8 +37,9 @@ def _builder():
     try:
         from perfetto.trace_builder.proto_builder import TraceProtoBuilder
     except ImportError as error:  # pragma: no cover - the package is a dependency
-        raise RuntimeError("writing .pftrace files needs the `perfetto` Python package "
-                           "(pip install perfetto)") from error
+        raise RuntimeError(
+            "writing .pftrace files needs the `perfetto` Python package (pip install perfetto)"
+        ) from error
     return TraceProtoBuilder()
 
 
@@ -46,17 +47,34 @@ def host_clock_note(host_clock: dict | None) -> str:
     """The description text that records the host clock offset."""
     if host_clock is None:
         return ""
-    if not isinstance(host_clock, dict) or set(host_clock) != set(HOST_CLOCK_KEYS) or \
-            not all(isinstance(host_clock[k], (int, np.integer)) and not isinstance(host_clock[k], bool)
-                    for k in HOST_CLOCK_KEYS) or host_clock["uncertainty_ns"] < 0 or host_clock["samples"] < 1:
-        raise ValueError(f"host_clock must be None or a dict of integers {HOST_CLOCK_KEYS} (uncertainty >= 0, "
-                         f"samples >= 1), not {host_clock!r}")
-    return (f"; host realtime offset ns = {int(host_clock['realtime_minus_globaltimer_ns'])} "
-            f"+- {int(host_clock['uncertainty_ns'])} ({int(host_clock['samples'])} samples)")
+    if (
+        not isinstance(host_clock, dict)
+        or set(host_clock) != set(HOST_CLOCK_KEYS)
+        or not all(
+            isinstance(host_clock[k], (int, np.integer)) and not isinstance(host_clock[k], bool)
+            for k in HOST_CLOCK_KEYS
+        )
+        or host_clock["uncertainty_ns"] < 0
+        or host_clock["samples"] < 1
+    ):
+        raise ValueError(
+            f"host_clock must be None or a dict of integers {HOST_CLOCK_KEYS} (uncertainty >= 0, "
+            f"samples >= 1), not {host_clock!r}"
+        )
+    return (
+        f"; host realtime offset ns = {int(host_clock['realtime_minus_globaltimer_ns'])} "
+        f"+- {int(host_clock['uncertainty_ns'])} ({int(host_clock['samples'])} samples)"
+    )
 
 
-def write(path: str, launches: list[LaunchEvents], gpu_name: str = "GPU 0", origin_ns: int | None = None, *,
-          host_clock: dict | None = None) -> int:
+def write(
+    path: str,
+    launches: list[LaunchEvents],
+    gpu_name: str = "GPU 0",
+    origin_ns: int | None = None,
+    *,
+    host_clock: dict | None = None,
+) -> int:
     """Writes the trace; returns the number of slices written. Timestamps
     are global-timer ns minus `origin_ns` (default: the first warp entry).
     `host_clock`: the measured {"realtime_minus_globaltimer_ns",
@@ -124,8 +142,9 @@ def _async_packets(launches, origin_ns: int, next_uuid: int) -> bytes:
     first.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
     next_flow = 1
     for ev, cta_uuid, warp_uuid in launches:
-        next_uuid, next_flow = async_events.perfetto_packets(builder, ev, ev.origin_ns - origin_ns, cta_uuid,
-                                                             warp_uuid, next_uuid, next_flow)
+        next_uuid, next_flow = async_events.perfetto_packets(
+            builder, ev, ev.origin_ns - origin_ns, cta_uuid, warp_uuid, next_uuid, next_flow
+        )
     return builder.serialize()
 
 
@@ -143,12 +162,19 @@ def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -
     cta_sm = ev.warp_sm.reshape(ctas, segments)[:, 0]
     distinct = np.unique(cta_sm)
     parent = np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)]
-    ctas_bytes = _descriptors(cta_uuid, parent, order * (1 << 20) + np.arange(ctas),
-                              byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)]))
+    ctas_bytes = _descriptors(
+        cta_uuid,
+        parent,
+        order * (1 << 20) + np.arange(ctas),
+        byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)]),
+    )
     warp_names = sorted(set(ev.warp_ids.tolist()))
-    warps_bytes = _descriptors(warp_uuid, np.repeat(cta_uuid, segments), ev.warp_ids,
-                               byte_rows.table([ev.row_name(w).encode() for w in warp_names],
-                                               np.searchsorted(warp_names, ev.warp_ids)))
+    warps_bytes = _descriptors(
+        warp_uuid,
+        np.repeat(cta_uuid, segments),
+        ev.warp_ids,
+        byte_rows.table([ev.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, ev.warp_ids)),
+    )
     return ctas_bytes + warps_bytes
 
 
@@ -157,10 +183,19 @@ def _descriptors(uuid, parent, rank, names) -> bytes:
     child_ordering (11), sibling_order_rank (12)}} per row, as Trace bytes."""
     n = uuid.size
     C = byte_rows.const
-    desc = byte_rows.concat([
-        C(b"\x08", n), byte_rows.varint(uuid), C(b"\x12", n), byte_rows.varint(names[1]), names,
-        C(b"\x28", n), byte_rows.varint(parent), C(bytes([0x58, EXPLICIT_ORDER]), n),
-        C(b"\x60", n), byte_rows.varint(np.asarray(rank, dtype=np.uint64)),
-    ])
-    packet = byte_rows.concat([C(b"\xE2\x03", n), byte_rows.varint(desc[1]), desc])  # field 60
+    desc = byte_rows.concat(
+        [
+            C(b"\x08", n),
+            byte_rows.varint(uuid),
+            C(b"\x12", n),
+            byte_rows.varint(names[1]),
+            names,
+            C(b"\x28", n),
+            byte_rows.varint(parent),
+            C(bytes([0x58, EXPLICIT_ORDER]), n),
+            C(b"\x60", n),
+            byte_rows.varint(np.asarray(rank, dtype=np.uint64)),
+        ]
+    )
+    packet = byte_rows.concat([C(b"\xe2\x03", n), byte_rows.varint(desc[1]), desc])  # field 60
     return byte_rows.join(byte_rows.concat([C(b"\x0a", n), byte_rows.varint(packet[1]), packet]))

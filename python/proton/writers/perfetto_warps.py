@@ -18,13 +18,20 @@ import os
 import numpy as np
 
 from . import byte_rows
-from .perfetto_packets import SLICE_BEGIN, SLICE_END, header_value_columns, packet_order, slice_packets, \
-    varint_width, warp_headers
+from .perfetto_packets import (
+    SLICE_BEGIN,
+    SLICE_END,
+    header_value_columns,
+    packet_order,
+    slice_packets,
+    varint_width,
+    warp_headers,
+)
 
-CHUNK_PACKETS = 1 << 21     # slice packets encoded at a time
-MAX_PATTERNS = 8            # scope sequences tried per event count before the general path
-MAX_LAYOUTS = 64            # byte layouts per pattern before the general path
-IOV_MAX = 1024              # buffers per writev (Linux's limit)
+CHUNK_PACKETS = 1 << 21  # slice packets encoded at a time
+MAX_PATTERNS = 8  # scope sequences tried per event count before the general path
+MAX_LAYOUTS = 64  # byte layouts per pattern before the general path
+IOV_MAX = 1024  # buffers per writev (Linux's limit)
 
 
 def rounded_ns(ns: np.ndarray, shift: int) -> np.ndarray:
@@ -107,9 +114,17 @@ class _Parts:
     def add(self, buffer: np.ndarray, position, offset, length, part: int = 0):
         self.buffers.append(buffer)
         position = np.asarray(position, dtype=np.int64)
-        self.entries.append(np.stack([position, np.full(position.size, part), np.full(position.size,
-                                      len(self.buffers) - 1), np.asarray(offset, np.int64),
-                                      np.asarray(length, np.int64)]))
+        self.entries.append(
+            np.stack(
+                [
+                    position,
+                    np.full(position.size, part),
+                    np.full(position.size, len(self.buffers) - 1),
+                    np.asarray(offset, np.int64),
+                    np.asarray(length, np.int64),
+                ]
+            )
+        )
 
     def views(self) -> list:
         if not self.entries:
@@ -125,7 +140,7 @@ class _Parts:
         total = np.cumsum(length)
         sizes = total[ends - 1] - total[starts] + length[starts]
         views = [memoryview(b) for b in self.buffers]
-        return [views[b][o:o + s] for b, o, s in zip(buf[starts].tolist(), off[starts].tolist(), sizes.tolist())]
+        return [views[b][o : o + s] for b, o, s in zip(buf[starts].tolist(), off[starts].tolist(), sizes.tolist())]
 
 
 def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> None:
@@ -187,8 +202,11 @@ def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarr
     if delta.size and float(delta.max()) < 128:  # the common case: one byte each
         delta_width = np.ones((1, 2 * m - 1), dtype=np.uint8)
         same = (head_width == head_width[0]).all()
-        width = np.concatenate((head_width, np.broadcast_to(delta_width, (rows.size, 2 * m - 1))), axis=1) \
-            if not same else np.concatenate((head_width[:1], delta_width), axis=1)
+        width = (
+            np.concatenate((head_width, np.broadcast_to(delta_width, (rows.size, 2 * m - 1))), axis=1)
+            if not same
+            else np.concatenate((head_width[:1], delta_width), axis=1)
+        )
     else:
         delta = delta.astype(np.uint64)
         width = np.concatenate((head_width, varint_width(delta)), axis=1)
@@ -261,12 +279,22 @@ def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
     kind = np.where(is_end, SLICE_END, SLICE_BEGIN).astype(np.uint64)
     iid = np.where(is_end, np.uint64(0), w.iid_of_scope[ev.scope[at]])
     headers = warp_headers(w.uuid[rows], stamps[first].view(np.uint64))
-    parts.add(np.frombuffer(byte_rows.join(headers), np.uint8), position,
-              np.cumsum(headers[1]) - headers[1], headers[1], part=0)
+    parts.add(
+        np.frombuffer(byte_rows.join(headers), np.uint8),
+        position,
+        np.cumsum(headers[1]) - headers[1],
+        headers[1],
+        part=0,
+    )
     matrix, lengths = slice_packets(kind, iid, delta.view(np.uint64))
     ends = np.cumsum(lengths)[np.cumsum(2 * counts) - 1]
-    parts.add(np.frombuffer(byte_rows.join((matrix, lengths)), np.uint8), position,
-              np.concatenate(([0], ends[:-1])), np.diff(ends, prepend=0), part=1)
+    parts.add(
+        np.frombuffer(byte_rows.join((matrix, lengths)), np.uint8),
+        position,
+        np.concatenate(([0], ends[:-1])),
+        np.diff(ends, prepend=0),
+        part=1,
+    )
 
 
 def _write_views(out, views: list) -> None:
@@ -278,10 +306,10 @@ def _write_views(out, views: list) -> None:
     out.flush()
     fd = out.fileno()
     for i in range(0, len(views), IOV_MAX):
-        batch = views[i:i + IOV_MAX]
+        batch = views[i : i + IOV_MAX]
         written = os.writev(fd, batch)
         total = sum(v.nbytes for v in batch)
         if written < total:  # a short write: the rest, plainly
             rest = b"".join(bytes(v) for v in batch)[written:]
             while rest:
-                rest = rest[os.write(fd, rest):]
+                rest = rest[os.write(fd, rest) :]

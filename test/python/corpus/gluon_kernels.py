@@ -20,8 +20,13 @@ import inspect
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
-                                                              warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
 from triton.experimental.gluon.language.nvidia import blackwell
 
@@ -84,8 +89,9 @@ def gluon_hopper_matmul(a_desc, b_desc, c_desc, K):
     b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                         instr_shape=[16, BN, 16])
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[gl.num_warps(), 1], instr_shape=[16, BN, 16]
+    )
     acc = gl.zeros((BM, BN), dtype=gl.float32, layout=acc_layout)
     phase = 0
     with pl.scope("k_loop"):
@@ -181,8 +187,20 @@ def gluon_warp_specialized(x_ptr, y_ptr, out_x, out_y, n, BLOCK: gl.constexpr, W
     """The default partition (num_warps warps) scales x by 2, one worker
     partition (WORKER_WARPS warps) scales y by 3."""
     if WS_PAIRS:
-        gl.warp_specialize([(_ws_default, (x_ptr, out_x, n, BLOCK, gl.num_warps())),
-                            (_ws_worker, (y_ptr, out_y, n, BLOCK, WORKER_WARPS))], [WORKER_WARPS], [WS_WORKER_REGS])
+        gl.warp_specialize(
+            [
+                (_ws_default, (x_ptr, out_x, n, BLOCK, gl.num_warps())),
+                (_ws_worker, (y_ptr, out_y, n, BLOCK, WORKER_WARPS)),
+            ],
+            [WORKER_WARPS],
+            [WS_WORKER_REGS],
+        )
     else:
-        gl.warp_specialize((x_ptr, out_x, n, BLOCK, gl.num_warps()), _ws_default,
-                           (y_ptr, out_y, n, BLOCK, WORKER_WARPS), [_ws_worker], [WORKER_WARPS], [WS_WORKER_REGS])
+        gl.warp_specialize(
+            (x_ptr, out_x, n, BLOCK, gl.num_warps()),
+            _ws_default,
+            (y_ptr, out_y, n, BLOCK, WORKER_WARPS),
+            [_ws_worker],
+            [WORKER_WARPS],
+            [WS_WORKER_REGS],
+        )

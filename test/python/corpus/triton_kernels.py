@@ -81,14 +81,26 @@ def layer_norm_fwd(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n_col
 
 
 @triton.jit
-def layer_norm_bwd(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr, stride, n_cols,
-                   ROWS_PER_PROG: tl.constexpr, BLOCK: tl.constexpr):
+def layer_norm_bwd(
+    dy_ptr,
+    x_ptr,
+    w_ptr,
+    mean_ptr,
+    rstd_ptr,
+    dx_ptr,
+    dw_part_ptr,
+    db_part_ptr,
+    stride,
+    n_cols,
+    ROWS_PER_PROG: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     w = tl.load(w_ptr + cols, mask=mask, other=0.0)
-    dw = tl.zeros((BLOCK, ), dtype=tl.float32)
-    db = tl.zeros((BLOCK, ), dtype=tl.float32)
+    dw = tl.zeros((BLOCK,), dtype=tl.float32)
+    db = tl.zeros((BLOCK,), dtype=tl.float32)
     with pl.scope("rows"):
         for i in range(ROWS_PER_PROG):
             with pl.scope("row"):
@@ -124,10 +136,16 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK:
     with pl.scope("k_loop"):
         for k in range(0, K, BK):
             with pl.scope("k_step"):
-                a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & (k + rk < K)[None, :],
-                            other=0.0)
-                b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=(k + rk < K)[:, None] & (rn[None, :] < N),
-                            other=0.0)
+                a = tl.load(
+                    a_ptr + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & (k + rk < K)[None, :],
+                    other=0.0,
+                )
+                b = tl.load(
+                    b_ptr + (k + rk)[:, None] * N + rn[None, :],
+                    mask=(k + rk < K)[:, None] & (rn[None, :] < N),
+                    other=0.0,
+                )
                 acc = tl.dot(a, b, acc)
     with pl.scope("epilogue"):
         tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
@@ -151,8 +169,9 @@ def matmul_pipelined(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.cons
 
 
 @triton.jit
-def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, NUM_PROGS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                      BK: tl.constexpr):
+def persistent_matmul(
+    a_ptr, b_ptr, c_ptr, M, N, K, NUM_PROGS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pid = tl.program_id(0)
     tiles_n = tl.cdiv(N, BN)
     num_tiles = tl.cdiv(M, BM) * tiles_n
@@ -171,8 +190,17 @@ def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, NUM_PROGS: tl.constexpr, BM:
 
 
 @triton.jit
-def grouped_gemm(a_ptrs, b_ptrs, c_ptrs, sizes, num_groups, NUM_PROGS: tl.constexpr, BM: tl.constexpr,
-                 BN: tl.constexpr, BK: tl.constexpr):
+def grouped_gemm(
+    a_ptrs,
+    b_ptrs,
+    c_ptrs,
+    sizes,
+    num_groups,
+    NUM_PROGS: tl.constexpr,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     """Group g multiplies A_g (M x K) by B_g (K x N) into C_g, all row-major
     fp16; `sizes` holds (M, N, K) per group, the pointers are int64 tensors."""
     pid = tl.program_id(0)
@@ -199,8 +227,9 @@ def grouped_gemm(a_ptrs, b_ptrs, c_ptrs, sizes, num_groups, NUM_PROGS: tl.conste
 
 
 @triton.jit
-def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq_len, sm_scale, BM: tl.constexpr, BN: tl.constexpr,
-                  D: tl.constexpr):
+def attention_fwd(
+    q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq_len, sm_scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr
+):
     """One (batch*head) per program_id(1); Q, K, V, O are [heads, seq_len, D]
     fp16, contiguous; seq_len a multiple of BN. Online softmax in base 2."""
     head = tl.program_id(1)
@@ -211,8 +240,8 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq_len, sm_scale, BM: tl
     with pl.scope("load_q"):
         q = tl.load(q_ptr + base + rm[:, None] * D + rd[None, :])
     qk_scale = sm_scale * 1.4426950408889634
-    m_i = tl.full((BM, ), -float("inf"), dtype=tl.float32)
-    l_i = tl.zeros((BM, ), dtype=tl.float32)
+    m_i = tl.full((BM,), -float("inf"), dtype=tl.float32)
+    l_i = tl.zeros((BM,), dtype=tl.float32)
     acc = tl.zeros((BM, D), dtype=tl.float32)
     with pl.scope("kv_loop"):
         for start in range(0, seq_len, BN):
@@ -233,8 +262,21 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq_len, sm_scale, BM: tl
 
 
 @triton.jit
-def attention_bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, seq_len, sm_scale,
-                       BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+def attention_bwd_dkdv(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    do_ptr,
+    lse_ptr,
+    delta_ptr,
+    dk_ptr,
+    dv_ptr,
+    seq_len,
+    sm_scale,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    D: tl.constexpr,
+):
     """dK and dV for one block of BN keys, looping over query blocks.
     lse is the base-2 log-sum-exp of the forward pass (per query), delta the
     row sums of dO * O."""
@@ -453,8 +495,7 @@ def gelu_tanh(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def fp8_convert(x_ptr, out16_ptr, outbf_ptr, out32_ptr, n, F8A: tl.constexpr, F8B: tl.constexpr,
-                BLOCK: tl.constexpr):
+def fp8_convert(x_ptr, out16_ptr, outbf_ptr, out32_ptr, n, F8A: tl.constexpr, F8B: tl.constexpr, BLOCK: tl.constexpr):
     """fp32 -> fp8 (two formats) -> fp16 / bf16 / fp32, and fp16/bf16 -> fp8."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
@@ -485,8 +526,7 @@ def bf16_convert(x_ptr, outbf_ptr, out32_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, F8: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-               BK: tl.constexpr):
+def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, F8: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """A (M x K) and B (K x N) stored as raw fp8 bytes (uint8), bitcast to F8."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
@@ -598,8 +638,9 @@ def inline_asm_ptx(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offs, mask=offs < n, other=0)
     with pl.scope("asm"):
         # x * 3 + y with a PTX multiply-add on 32-bit integers.
-        z = tl.inline_asm_elementwise("mad.lo.u32 $0, $1, 3, $2;", "=r,r,r", [x, y], dtype=tl.uint32, is_pure=True,
-                                      pack=1)
+        z = tl.inline_asm_elementwise(
+            "mad.lo.u32 $0, $1, 3, $2;", "=r,r,r", [x, y], dtype=tl.uint32, is_pure=True, pack=1
+        )
     tl.store(out_ptr + offs, z, mask=offs < n)
 
 
