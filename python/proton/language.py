@@ -167,6 +167,9 @@ class event(tl.core.base_value):
     def _flatten_ir(self, handles) -> None:
         return
 
+    def _set_name(self, builder, name) -> None:
+        return  # Triton 3.8+ names function arguments; a handle has no IR value to name
+
     def __repr__(self):
         return f"proton.language.event({self.name!r})"
 

@@ -22,7 +22,10 @@ def test_events_crossing_iterations_and_marks_compile(target):
         kernel = compile_kernel(pipelined_sum, PIPELINED_SUM_SIGNATURE, target, BLOCK=128)
     meta = json.loads(kernel.metadata.proton)
     table = [(s["name"], s["kind"], s["parent"]) for s in meta["scopes"]]
-    assert table == [("copy", "event", -1), ("tile", "mark", -1)], table
+    # One id per event name; one per mark site, and Triton's LLVM may copy
+    # the loop's mark (3.8+ unrolls or peels it): each copy is its own site.
+    assert table[0] == ("copy", "event", -1), table
+    assert table[1:] and set(table[1:]) == {("tile", "mark", -1)}, table
     if target.backend == "cuda":
         assert kernel.asm["cubin"]
         # Four record sites (two event starts, two ends; the mark): a clock read each.
