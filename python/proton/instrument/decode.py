@@ -304,12 +304,6 @@ class _EventIndex:
     def uniform(self) -> bool:
         return self.rows is None
 
-    def row_name(self, warp_id: int) -> str:
-        """A warp's track name: "warp 6", or "warp 6 (worker 0)" in a
-        warp-specialized kernel."""
-        label = self.warp_labels.get(int(warp_id))
-        return f"{self.row_label} {warp_id}" + (f" ({label})" if label else "")
-
     @property
     def num_events(self) -> int:
         return self.num_rows * self.start_col.size if self.uniform else self.rows.size
@@ -317,12 +311,17 @@ class _EventIndex:
     def per_row(self, x):
         return x[:, None] if self.uniform else x[self.rows]
 
-    def take(self, records, cols):
+    def take(self, records, cols, rows_at_once=1 << 12):
         """Values at `cols` of a (rows, width) array, a new C-ordered array
-        (records[:, cols] would not be, and flattening it would copy)."""
-        if self.uniform:
-            return np.take(records, cols, axis=1)
-        return records[self.rows, cols]
+        (records[:, cols] would not be, and flattening it would copy).
+        np.take copies a non-contiguous input whole (the buffer is one: its
+        records sit between headers), so it takes a block of rows at a time."""
+        if not self.uniform:
+            return records[self.rows, cols]
+        out = np.empty((records.shape[0], cols.size), dtype=records.dtype)
+        for r in range(0, records.shape[0], rows_at_once):
+            np.take(records[r : r + rows_at_once], cols, axis=1, out=out[r : r + rows_at_once])
+        return out
 
     def flat(self, a):
         if self.uniform:
