@@ -98,7 +98,7 @@ def _row_counts(row: np.ndarray, rows: int, at_once: int = 1 << 20):
     ordered = True
     for lo in range(0, row.size, at_once):
         part = row[lo : lo + at_once + 1]  # one past: the order across slices
-        counts += np.bincount(part[: at_once], minlength=rows)
+        counts += np.bincount(part[:at_once], minlength=rows)
         ordered = ordered and bool((part[1:] >= part[:-1]).all())
     return counts, ordered
 
