@@ -135,16 +135,7 @@ def decode(
     layout = metadata["layout"]
     raw = raw_buffer.read(buffer, layout, num_ctas, metadata.get("target", "nvptx"))
     kernel = kernel or metadata.get("kernel", "kernel")
-    expected_id = metadata.get("kernel_id")
-    if expected_id is not None:
-        found = raw.kernel_ids
-        bad = np.argwhere(found != np.uint32(expected_id))
-        if bad.size:
-            cta, seg = bad[0]
-            raise BufferFormatError(
-                f"profile buffer of {kernel}: CTA {cta} segment {seg} was written by kernel id "
-                f"{found[cta, seg]}, not {expected_id} (a buffer from another kernel, or corrupted)"
-            )
+    _check_kernel_id(raw, metadata.get("kernel_id"), kernel)
     names, parents = scope_table(metadata)
     kinds = decode_async.kind_codes(metadata)
     # Ids that are not scopes, as a lookup by id (ids past the table stay
@@ -154,32 +145,10 @@ def decode(
         not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
         not_scope[: kinds.size] = kinds != 0
     ctas, segments = raw.counts.shape
-    cap = layout["capacity"]
     rows = ctas * segments
-
-    counts = raw.counts.reshape(rows).astype(np.int64)
-    if layout["buffer_type"] == "registers" and (counts > cap).any():
-        # Registers hold exactly the kernel's record sites: more is corruption,
-        # not records lost to a full ring.
-        row = int(np.argmax(counts > cap))
-        raise BufferFormatError(
-            f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
-            f"{row % segments} counts {counts[row]} records, but its registers hold at most {cap}"
-        )
-    kept = np.minimum(counts, cap)
+    counts, kept, words = _records_in_order(raw, layout, kernel)
     dropped = counts - kept
-    width = int(kept.max()) if rows else 0  # columns that hold records
-
-    # (rows, width) records as u64, in the order written: a view of the
-    # buffer unless a ring is full (then a reordered copy).
-    words = raw_buffer.record_words(raw.records).reshape(rows, cap)[:, :width]
-    if (counts > cap).any():
-        # A full ring starts at slot count % cap.
-        first = np.where(counts > cap, counts % cap, 0)
-        slots = (first[:, None] + np.arange(width)[None, :]) % cap
-        words = np.take_along_axis(
-            words if width == cap else raw_buffer.record_words(raw.records).reshape(rows, cap), slots, axis=1
-        )
+    width = words.shape[1]
 
     clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
     clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
@@ -221,29 +190,10 @@ def decode(
         e_cyc -= np.rint((at.per_row(lost) + at.end_col) * record_cost_cycles).astype(np.int64)
         np.maximum(e_cyc, s_cyc, out=e_cyc)  # the estimate may overshoot on empty scopes
 
-    # Cycles to global-timer ns: the clock rate over all warps of the launch,
-    # each warp anchored at its own entry and exit stamps.
-    ns_per_tick = 1000.0 / raw.ticks_per_us
-    d_clk = float((clk_end - clk_start).sum())
-    d_ns = float((gt_end - gt_start).sum()) * ns_per_tick
     warnings = []
-    if d_ns > 0 and d_clk > 0:
-        clock_ghz = d_clk / d_ns
-    else:
-        clock_ghz = 1.0
-        warnings.append(
-            f"{kernel}: kernel too short to measure the SM clock from the global timer; assuming 1 GHz for its times"
-        )
-    # Times relative to the launch's first warp entry: global-timer values
-    # (~1e18 ns) would leave float64 a resolution of 256 ns.
-    first = int(gt_start.min()) if rows else 0
-    origin_ns = first * 1000 // raw.ticks_per_us  # exact: through float64 it would be 256 ns steps
-    entry_ns = (gt_start - first) * ns_per_tick
-    exit_ns = (gt_end - first) * ns_per_tick
-    # Each warp's time is offset + (cycles - exit cycle) / clock, the offset
-    # fitted to both of its stamps (relative to the exit cycle so that
-    # float64 keeps sub-ns precision for counters around 1e15).
-    offset = exit_ns + 0.5 * ((entry_ns - exit_ns) - (clk_start - clk_end) / clock_ghz)
+    clock_ghz, origin_ns, entry_ns, exit_ns, offset = _time_base(
+        raw.ticks_per_us, clk_start, clk_end, gt_start, gt_end, kernel, warnings
+    )
     asynchronous = AsyncEvents.empty()
     if not_scope is not None:
         a_ns = offset[a_rows] + (a_cyc - clk_end[a_rows]) / clock_ghz
@@ -289,6 +239,75 @@ def decode(
     )
 
 
+def _check_kernel_id(raw, expected_id, kernel: str) -> None:
+    """Every warp's header names the kernel id of the metadata (if it has one)."""
+    if expected_id is None:
+        return
+    found = raw.kernel_ids
+    bad = np.argwhere(found != np.uint32(expected_id))
+    if bad.size:
+        cta, seg = bad[0]
+        raise BufferFormatError(
+            f"profile buffer of {kernel}: CTA {cta} segment {seg} was written by kernel id "
+            f"{found[cta, seg]}, not {expected_id} (a buffer from another kernel, or corrupted)"
+        )
+
+
+def _records_in_order(raw, layout: dict, kernel: str):
+    """Per warp: records counted (int64), records kept, and the kept
+    records as (rows, width) u64 in the order written: a view of the buffer
+    unless a ring is full (then a reordered copy)."""
+    ctas, segments = raw.counts.shape
+    cap = layout["capacity"]
+    rows = ctas * segments
+    counts = raw.counts.reshape(rows).astype(np.int64)
+    if layout["buffer_type"] == "registers" and (counts > cap).any():
+        # Registers hold exactly the kernel's record sites: more is corruption,
+        # not records lost to a full ring.
+        row = int(np.argmax(counts > cap))
+        raise BufferFormatError(
+            f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+            f"{row % segments} counts {counts[row]} records, but its registers hold at most {cap}"
+        )
+    kept = np.minimum(counts, cap)
+    width = int(kept.max()) if rows else 0  # columns that hold records
+    whole = raw_buffer.record_words(raw.records).reshape(rows, cap)
+    words = whole[:, :width]
+    if (counts > cap).any():
+        # A full ring starts at slot count % cap.
+        first = np.where(counts > cap, counts % cap, 0)
+        slots = (first[:, None] + np.arange(width)[None, :]) % cap
+        words = np.take_along_axis(whole, slots, axis=1)
+    return counts, kept, words
+
+
+def _time_base(ticks_per_us, clk_start, clk_end, gt_start, gt_end, kernel: str, warnings: list):
+    """Cycles to global-timer ns: the clock rate over all warps of the
+    launch, each warp anchored at its own entry and exit stamps. Returns
+    (clock GHz, origin ns, warps' entry and exit ns, warps' offsets)."""
+    ns_per_tick = 1000.0 / ticks_per_us
+    d_clk = float((clk_end - clk_start).sum())
+    d_ns = float((gt_end - gt_start).sum()) * ns_per_tick
+    if d_ns > 0 and d_clk > 0:
+        clock_ghz = d_clk / d_ns
+    else:
+        clock_ghz = 1.0
+        warnings.append(
+            f"{kernel}: kernel too short to measure the SM clock from the global timer; assuming 1 GHz for its times"
+        )
+    # Times relative to the launch's first warp entry: global-timer values
+    # (~1e18 ns) would leave float64 a resolution of 256 ns.
+    first = int(gt_start.min()) if gt_start.size else 0
+    origin_ns = first * 1000 // ticks_per_us  # exact: through float64 it would be 256 ns steps
+    entry_ns = (gt_start - first) * ns_per_tick
+    exit_ns = (gt_end - first) * ns_per_tick
+    # Each warp's time is offset + (cycles - exit cycle) / clock, the offset
+    # fitted to both of its stamps (relative to the exit cycle so that
+    # float64 keeps sub-ns precision for counters around 1e15).
+    offset = exit_ns + 0.5 * ((entry_ns - exit_ns) - (clk_start - clk_end) / clock_ghz)
+    return clock_ghz, origin_ns, entry_ns, exit_ns, offset
+
+
 class _EventIndex:
     """Where each event's two records are. In general: per-event (row,
     start column, end column). When every warp wrote the same sequence: the
@@ -304,12 +323,6 @@ class _EventIndex:
     def uniform(self) -> bool:
         return self.rows is None
 
-    def row_name(self, warp_id: int) -> str:
-        """A warp's track name: "warp 6", or "warp 6 (worker 0)" in a
-        warp-specialized kernel."""
-        label = self.warp_labels.get(int(warp_id))
-        return f"{self.row_label} {warp_id}" + (f" ({label})" if label else "")
-
     @property
     def num_events(self) -> int:
         return self.num_rows * self.start_col.size if self.uniform else self.rows.size
@@ -317,12 +330,17 @@ class _EventIndex:
     def per_row(self, x):
         return x[:, None] if self.uniform else x[self.rows]
 
-    def take(self, records, cols):
+    def take(self, records, cols, rows_at_once=1 << 12):
         """Values at `cols` of a (rows, width) array, a new C-ordered array
-        (records[:, cols] would not be, and flattening it would copy)."""
-        if self.uniform:
-            return np.take(records, cols, axis=1)
-        return records[self.rows, cols]
+        (records[:, cols] would not be, and flattening it would copy).
+        np.take copies a non-contiguous input whole (the buffer is one: its
+        records sit between headers), so it takes a block of rows at a time."""
+        if not self.uniform:
+            return records[self.rows, cols]
+        out = np.empty((records.shape[0], cols.size), dtype=records.dtype)
+        for r in range(0, records.shape[0], rows_at_once):
+            np.take(records[r : r + rows_at_once], cols, axis=1, out=out[r : r + rows_at_once])
+        return out
 
     def flat(self, a):
         if self.uniform:

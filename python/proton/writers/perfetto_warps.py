@@ -28,7 +28,7 @@ from .perfetto_packets import (
     warp_headers,
 )
 
-CHUNK_PACKETS = 1 << 21  # slice packets encoded at a time
+CHUNK_PACKETS = 1 << 19  # slice packets encoded at a time
 MAX_PATTERNS = 8  # scope sequences tried per event count before the general path
 MAX_LAYOUTS = 64  # byte layouts per pattern before the general path
 IOV_MAX = 1024  # buffers per writev (Linux's limit)
@@ -50,13 +50,20 @@ class Warps:
         self.ev, self.shift, self.iid_of_scope, self.uuid = ev, shift, iid_of_scope, warp_uuid
         row = ev.row
         rows = ev.warp_ids.size
-        sorted_rows = row.size < 2 or bool((row[1:] >= row[:-1]).all())
+        self.counts, sorted_rows = _row_counts(row, rows)
         self.perm = None if sorted_rows else np.argsort(row, kind="stable")
-        self.counts = np.bincount(row, minlength=rows).astype(np.int64) if row.size else np.zeros(rows, np.int64)
         self.starts = np.cumsum(self.counts) - self.counts
         self.rows = np.flatnonzero(self.counts)
-        start_ns = ev.start_ns if self.perm is None else ev.start_ns[self.perm]
-        first = np.minimum.reduceat(start_ns, self.starts[self.rows]) if self.rows.size else np.zeros(0)
+        # A warp's ns rise with its cycles (and rounding keeps the order), so
+        # its earliest start is the ns of its smallest start cycle: no
+        # per-event ns column (ev.start_ns would keep 8 bytes per event).
+        if self.perm is None:
+            low = np.minimum.reduceat(ev.start_cycles, self.starts[self.rows]) if self.rows.size else row[:0]
+        else:
+            low = np.full(rows, np.iinfo(np.int64).max)
+            np.minimum.at(low, row, ev.start_cycles)
+            low = low[self.rows]
+        first = ev.ns_at(low, self.rows)
         self.first = rounded_ns(first, shift)  # a slice's begin is its warp's earliest packet
         # Rows of equal length in row order: a row's events are one row of a matrix.
         self.slab = self.perm is None and self.rows.size == rows > 0 and bool((self.counts == self.counts[0]).all())
@@ -68,6 +75,11 @@ class Warps:
             return values.reshape(-1, count)[rows]
         return values[self.events(rows, count)]
 
+    def take_ns(self, cycles: np.ndarray, rows, count: int) -> np.ndarray:
+        """ns of per-event `cycles` of `rows`, each with `count` events, as a
+        matrix (converted here, a chunk of warps at a time)."""
+        return self.ev.ns_at(self.take(cycles, rows, count), rows[:, None])
+
     def events(self, rows, count=None):
         """Event indices of `rows`: (rows, count) when each has `count`
         events, else flat, row after row."""
@@ -77,6 +89,18 @@ class Warps:
             counts = self.counts[rows]
             index = np.repeat(self.starts[rows] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
         return index if self.perm is None else self.perm[index]
+
+
+def _row_counts(row: np.ndarray, rows: int, at_once: int = 1 << 20):
+    """Events per warp, and whether `row` is sorted, a slice at a time
+    (np.bincount would copy all of `row` to int64)."""
+    counts = np.zeros(rows, dtype=np.int64)
+    ordered = True
+    for lo in range(0, row.size, at_once):
+        part = row[lo : lo + at_once + 1]  # one past: the order across slices
+        counts += np.bincount(part[:at_once], minlength=rows)
+        ordered = ordered and bool((part[1:] >= part[:-1]).all())
+    return counts, ordered
 
 
 def write(out, launches: list[Warps]) -> None:
@@ -175,8 +199,8 @@ def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarr
     first = w.events(rows[:1], m)[0]
     order = packet_order(ev.start_cycles[first], ev.end_cycles[first], np.zeros(m, np.int64))
     stamps = np.empty((n, 2 * m))
-    stamps[:, :m] = w.take(ev.start_ns, rows, m)
-    stamps[:, m:] = w.take(ev.end_ns, rows, m)
+    stamps[:, :m] = w.take_ns(ev.start_cycles, rows, m)
+    stamps[:, m:] = w.take_ns(ev.end_cycles, rows, m)
     stamps = np.take(stamps, order, axis=1)
     # Nanoseconds rise strictly with a warp's cycles, so this checks the
     # order on the cycles; ties (equal cycles) go to the general path.
@@ -270,8 +294,10 @@ def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
     order = packet_order(ev.start_cycles[events], ev.end_cycles[events], np.repeat(np.arange(rows.size), counts))
     is_end = order >= n
     at = events[order % n]
-    start = rounded_ns(ev.start_ns[at], w.shift)
-    stamps = np.where(is_end, np.maximum(rounded_ns(ev.end_ns[at], w.shift), start), start).view(np.int64)
+    row = ev.row[at]
+    start = rounded_ns(ev.ns_at(ev.start_cycles[at], row), w.shift)
+    end = rounded_ns(ev.ns_at(ev.end_cycles[at], row), w.shift)
+    stamps = np.where(is_end, np.maximum(end, start), start).view(np.int64)
     delta = np.zeros_like(stamps)
     delta[1:] = stamps[1:] - stamps[:-1]
     first = np.cumsum(2 * counts) - 2 * counts
