@@ -70,23 +70,7 @@ def summary_rows(results):
         v = rec["variants"]
         target = TARGETS.get(f"device:{key}")
         p, r = v.get("proton", {}), v.get("reference", {})
-        rows.append(
-            {
-                "metric": f"device time {key} (median, CUPTI)",
-                "proton": p.get("ratio_median"),
-                "reference": r.get("ratio_median"),
-                "target": target,
-                "pass": _verdict(p.get("ratio_median"), target),
-                "status": " ".join(
-                    s
-                    for s in (
-                        _rec_status(p) and f"proton {_rec_status(p)}",
-                        _rec_status(r) and f"reference {_rec_status(r)}",
-                    )
-                    if s
-                ),
-            }
-        )
+        rows.append(_paired_row(f"device time {key} (median, CUPTI)", p, r, "ratio_median", target))
     db = results.get("dobench") or {}
     for part, label in (
         ("fixed", "do_bench session wall (fixed counts)"),
@@ -96,23 +80,7 @@ def summary_rows(results):
             v = db[part]["variants"]
             p, r = v.get("proton", {}), v.get("reference", {})
             target = TARGETS["dobench:session"] if part == "fixed" else None
-            rows.append(
-                {
-                    "metric": label,
-                    "proton": p.get("ratio"),
-                    "reference": r.get("ratio"),
-                    "target": target,
-                    "pass": _verdict(p.get("ratio"), target),
-                    "status": " ".join(
-                        s
-                        for s in (
-                            _rec_status(p) and f"proton {_rec_status(p)}",
-                            _rec_status(r) and f"reference {_rec_status(r)}",
-                        )
-                        if s
-                    ),
-                }
-            )
+            rows.append(_paired_row(label, p, r, "ratio", target))
     ts = db.get("trace_size")
     if ts:
         target = TARGETS["dobench:trace_size"]
@@ -142,24 +110,25 @@ def summary_rows(results):
         v = rec["variants"]
         p, r = v.get("proton", {}), v.get("reference", {})
         target = TARGETS["compile"]
-        rows.append(
-            {
-                "metric": f"cold compile {key}",
-                "proton": p.get("ratio"),
-                "reference": r.get("ratio"),
-                "target": target,
-                "pass": _verdict(p.get("ratio"), target),
-                "status": " ".join(
-                    s
-                    for s in (
-                        _rec_status(p) and f"proton {_rec_status(p)}",
-                        _rec_status(r) and f"reference {_rec_status(r)}",
-                    )
-                    if s
-                ),
-            }
-        )
+        rows.append(_paired_row(f"cold compile {key}", p, r, "ratio", target))
     return rows
+
+
+def _paired_row(metric, p, r, ratio, target):
+    """A summary row comparing proton's variant `p` with the reference `r`."""
+    status = " ".join(
+        s
+        for s in (_rec_status(p) and f"proton {_rec_status(p)}", _rec_status(r) and f"reference {_rec_status(r)}")
+        if s
+    )
+    return {
+        "metric": metric,
+        "proton": p.get(ratio),
+        "reference": r.get(ratio),
+        "target": target,
+        "pass": _verdict(p.get(ratio), target),
+        "status": status,
+    }
 
 
 def _table(header, rows):
