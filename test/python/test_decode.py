@@ -93,7 +93,9 @@ def test_clock32_wraps_around():
     assert ev.start_cycles.min() == (5 << 32) - 250 + STEP
 
 
-def test_clock32_warp_longer_than_the_counter_period():
+def long_clock32_warp():
+    """One clock32 warp living 9e9 cycles (two counter wraps): an outer
+    scope over its life and an inner one of 3e9 cycles."""
     lay = synthetic.layout(num_warps=1, clock_bits=32)
     clk0 = 1 << 40
     clocks = np.array(
@@ -103,7 +105,12 @@ def test_clock32_warp_longer_than_the_counter_period():
     buf = synthetic.build(
         lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]], gt_start=[[0]], gt_end=[[9_000_000]]
     )
-    ev = decode.decode(buf, synthetic.metadata([("outer", -1), ("inner", 0)], lay), 1)
+    return buf, synthetic.metadata([("outer", -1), ("inner", 0)], lay)
+
+
+def test_clock32_warp_longer_than_the_counter_period():
+    buf, meta = long_clock32_warp()
+    ev = decode.decode(buf, meta, 1)
     assert sorted(ev.duration_cycles.tolist()) == [3_000_000_000, 8_999_999_990]
 
 
@@ -372,14 +379,5 @@ def test_random_warps_match_a_straightforward_decoding(seed, clock_bits):
 
 
 def test_long_clock32_warp_matches_a_straightforward_decoding():
-    lay = synthetic.layout(num_warps=1, clock_bits=32)
-    clk0 = 1 << 40
-    clocks = np.array(
-        [[[clk0 + 10, clk0 + 3_000_000_000, clk0 + 6_000_000_000, clk0 + 9_000_000_000]]], dtype=np.uint64
-    )
-    tags = synthetic.tag([[[0, 1, 1, 0]]], [[[0, 0, 1, 1]]])
-    buf = synthetic.build(
-        lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk0 + 9_000_000_100]], gt_start=[[0]], gt_end=[[9_000_000]]
-    )
-    meta = synthetic.metadata([("outer", -1), ("inner", 0)], lay)
+    buf, meta = long_clock32_warp()
     assert decoded(decode.decode(buf, meta, 1)) == reference(buf, meta, 1)[0]
