@@ -200,7 +200,7 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     for s in selected:
         del _open[s.id]
         HookManager.unregister(s.id)
-        if s is getattr(sys.modules.get("proton.instrument.session"), "_session", None):
+        if s is getattr(_loaded_instrumentation(), "_session", None):
             _instrumentation().close_instrumentation()
         reports.append(s.finalize())
     return reports[0] if len(reports) == 1 else reports
@@ -301,6 +301,12 @@ def _instrumentation():
     return session
 
 
+def _loaded_instrumentation():
+    """The intra-kernel session module if an instrumentation session ever
+    imported it, else None (never imports it)."""
+    return sys.modules.get("proton.instrument.session")
+
+
 def _is_instrumentation(session) -> bool:
-    module = sys.modules.get("proton.instrument.session")
+    module = _loaded_instrumentation()
     return module is not None and isinstance(session, module.Session)
