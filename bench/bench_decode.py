@@ -1,6 +1,7 @@
 """Decoder and writer throughput on one CPU core, on synthetic buffers in
 the documented format (no GPU needed): for each case, decoding, the Chrome
-trace, the Perfetto trace and the tree, each in its own process: time,
+trace, the Perfetto trace (plain, and compressed on the cores the process
+may use: one under taskset -c N) and the tree, each in its own process: time,
 events per second, output bytes per event and the process's peak memory
 over the interpreter's imports (which holds the raw buffer, the decoded
 events and the writer's own).
@@ -40,14 +41,17 @@ CASES = [
     ("64 M events: 16,384 CTAs x 16 warps x 80", 16384, 16, 80, 64, False),
     ("small launch (vector add 1M shape)", 1024, 4, 1, 64, True),
 ]
-STAGES = ["decode", "chrome", "pftrace", "tree"]
+STAGES = ["decode", "chrome", "pftrace", "pftrace_deflate", "tree"]
 # A stage that needs more fails with MemoryError instead of waking the
 # out-of-memory killer on a shared machine.
 STAGE_MEMORY_LIMIT = 12 << 30
 
 
 def buffer(ctas, warps, reps, clock_bits):
-    """Each warp: kernel > (load, compute, store) x reps, 100 cycles apart."""
+    """Each warp: kernel > (load, compute, store) x reps. Records are 20 to
+    3,000 cycles apart, drawn per warp and record (seeded): warps of one
+    kernel write the same scopes at different times, as on a GPU, so no
+    writer can share one warp's bytes with another's."""
     ids = np.array([1, 1, 2, 2, 3, 3] * reps)
     ends = np.array([0, 1, 0, 1, 0, 1] * reps)
     ids = np.concatenate(([0], ids, [0]))
@@ -60,8 +64,10 @@ def buffer(ctas, warps, reps, clock_bits):
     start = (
         np.uint64(10**12) + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(997) + np.zeros((1, warps), np.uint64)
     )
-    clocks = start[:, :, None] + np.uint64(100) * np.arange(1, n + 1, dtype=np.uint64)
-    end = start + np.uint64(100 * (n + 1))
+    gaps = np.random.default_rng(0).integers(20, 3000, size=(ctas, warps, n), dtype=np.uint64)
+    clocks = np.cumsum(gaps, axis=2, out=gaps)
+    clocks += start[:, :, None]
+    end = clocks[:, :, -1] + np.uint64(100)
     gt0 = np.uint64(1_763_000_000 * 10**9)
     data = synthetic_buffers.build(
         lay,
@@ -105,13 +111,17 @@ def run_stage(stage, buffer_path, meta_path, ctas, out_dir):
     result = {"base_rss": base}
     t, ev = best_of(lambda: decode.decode(data, meta, ctas), 3 if stage == "decode" else 1)
     result.update(decode_s=t, events=ev.num_events)
-    path = os.path.join(out_dir, {"chrome": "t.json", "pftrace": "t.pftrace", "tree": "t.hatchet"}.get(stage, "-"))
+    files = {"chrome": "t.json", "pftrace": "t.pftrace", "pftrace_deflate": "t.pftrace", "tree": "t.hatchet"}
+    path = os.path.join(out_dir, files.get(stage, "-"))
     if stage == "chrome":
         # Formatting alone (to /dev/null), then to a file (with the disk's time).
         result["format_s"], _ = best_of(lambda: chrome_trace.write(os.devnull, [ev], ev.origin_ns), 1)
         result["write_s"], _ = best_of(lambda: chrome_trace.write(path, [ev], ev.origin_ns), 1)
     elif stage == "pftrace":
         result["write_s"], _ = best_of(lambda: perfetto_trace.write(path, [ev]), 1)
+    elif stage == "pftrace_deflate":  # compressed on as many threads as this process has cores
+        result["cores"] = len(os.sched_getaffinity(0))
+        result["write_s"], _ = best_of(lambda: perfetto_trace.write(path, [ev], compress=True), 1)
     elif stage == "tree":
         result["write_s"], _ = best_of(lambda: hatchet_tree.write(path, [ev], {}), 1)
     if os.path.exists(path):

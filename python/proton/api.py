@@ -85,6 +85,7 @@ def start(
     outputs=None,
     quiet: bool = False,
     periodic_flushing: bool = False,
+    compress_pftrace: bool = False,
 ) -> SessionId | None:
     """Opens a profiling session, active; returns its id (None when
     profiling is disabled). `name` is the output files' path without
@@ -94,7 +95,9 @@ def start(
     In a torch.distributed run the names carry the rank (<name>.rank_<r>.*).
     periodic_flushing=True (instrumentation; Triton's Proton's mode
     "periodic_flushing" of its host backends): proton.data.advance_phase
-    writes each phase as <name>.part_<phase>.* and frees its buffers."""
+    writes each phase as <name>.part_<phase>.* and frees its buffers.
+    compress_pftrace=True (instrumentation) deflates the .pftrace's packets:
+    about a third of the bytes, slower to write (see the README)."""
     if profiling_disabled() or _command_line_session is not None:
         return None
     name = DEFAULT_PROFILE_NAME if name is None else name
@@ -130,11 +133,14 @@ def start(
             outputs=outputs,
             quiet=quiet,
             periodic_flushing=periodic_flushing,
+            compress_pftrace=compress_pftrace,
         )
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
         if outputs is not None or max_launches_per_kernel != 1:
             raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
+        if compress_pftrace:
+            raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
         if periodic_flushing:
             raise ProfilerError(
                 "periodic_flushing is implemented for backend='instrumentation' sessions; host "

@@ -231,6 +231,35 @@ def test_phase_api_misuse(tmp_path):
         proton.data.advance_phase(session)
 
 
+def test_compressed_pftrace_parts(tmp_path, buffer):
+    """compress_pftrace=True: every part's .pftrace is deflated and holds
+    what the plain one holds; the option is checked where it is given."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
+    from proton.writers import perfetto_deflate
+
+    with pytest.raises(proton.ProfilerError, match="compress_pftrace is True or False"):
+        proton.start(str(tmp_path / "x"), backend="instrumentation", compress_pftrace=1)
+    with pytest.raises(proton.ProfilerError, match="compress_pftrace applies to backend='instrumentation'"):
+        proton.start(str(tmp_path / "x"), backend="cupti", compress_pftrace=True)
+    for packed in (False, True):
+        name = str(tmp_path / ("packed" if packed else "plain"))
+        session = proton.start(
+            name,
+            backend="instrumentation",
+            periodic_flushing=True,
+            outputs="pftrace",
+            compress_pftrace=packed,
+            quiet=True,
+        )
+        launch(session, buffer, "k")
+        proton.data.advance_phase(session)
+        proton.finalize()
+    raw = open(tmp_path / "packed.part_0.pftrace", "rb").read()
+    assert all(p.HasField("compressed_packets") for p in Trace.FromString(raw).packet)
+    assert perfetto_deflate.inflate(raw) == open(tmp_path / "plain.part_0.pftrace", "rb").read()
+
+
 # -- ranks ---------------------------------------------------------------------
 
 

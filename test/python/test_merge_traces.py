@@ -87,6 +87,37 @@ def test_without_every_host_offset_ranks_align_on_global_timers(tmp_path):
     assert by_rank(out) == sorted(shifted([a], "left: GPU 0", 0) + shifted([b], "right: GPU 1", GT_GAP))
 
 
+def test_compressed_inputs_and_a_compressed_output(tmp_path):
+    """Compressed traces merge like plain ones; --compress deflates the
+    merged file, which inflates to the plain merge."""
+    from proton.writers import perfetto_deflate
+
+    a, b, paths = two_gpus(tmp_path)
+    packed_inputs = []
+    for path in paths:
+        raw = open(path, "rb").read()
+        packed = path.replace(".pftrace", ".packed.pftrace")
+        with open(packed, "wb") as f:
+            out = perfetto_deflate.DeflateOut(f, workers=1)
+            out.write(raw)
+            out.close()
+        packed_inputs.append(packed)
+    plain = tmp_path / "plain.pftrace"
+    merge(packed_inputs, str(plain))  # the descriptions name the inputs
+    out = tmp_path / "merged.pftrace"
+    done = subprocess.run(command() + ["--compress", "-o", str(out), *packed_inputs], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() != plain.read_bytes()
+    assert perfetto_deflate.inflate(out.read_bytes()) == plain.read_bytes()
+    assert by_rank(out) == sorted(shifted([a], "rank 0: GPU 0", 0) + shifted([b], "rank 1: GPU 1", 5_000))
+    cut = tmp_path / "cut.pftrace"
+    cut.write_bytes(open(packed_inputs[0], "rb").read()[:-3])
+    done = subprocess.run(
+        command() + ["-o", str(tmp_path / "m2.pftrace"), str(cut), paths[1]], capture_output=True, text=True
+    )
+    assert done.returncode == 1 and "cut.pftrace: corrupted compressed Perfetto trace" in done.stderr, done.stderr
+
+
 def test_the_later_input_may_come_first(tmp_path):
     """Inputs are written in time order whatever their rank order."""
     a, b, paths = two_gpus(tmp_path)

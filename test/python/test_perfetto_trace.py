@@ -8,7 +8,7 @@ import pytest
 
 from proton.instrument import decode
 from proton.instrument.decode import LaunchEvents
-from proton.writers import perfetto_trace, perfetto_warps
+from proton.writers import perfetto_deflate, perfetto_trace, perfetto_warps
 
 from test_decode import make
 
@@ -20,7 +20,7 @@ def read(path):
     by reading the packets in file order as trace processors do."""
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TracePacket, TrackEvent
 
-    trace = Trace.FromString(open(path, "rb").read())
+    trace = Trace.FromString(perfetto_deflate.inflate(open(path, "rb").read()))
     tracks, slices, open_slices = {}, [], {}
     names, defaults = {}, {}
     clock_value, incremental, to_trace = {}, {}, {}
@@ -194,9 +194,10 @@ def test_ties_zero_length_slices_and_unsorted_rows(tmp_path):
     assert by_warp(tracks, slices) == expected([ev])
 
 
-def test_layouts_and_the_general_path_write_the_same_bytes(tmp_path, monkeypatch):
-    """Template layouts, the packet-by-packet path and any chunking are
-    only ways of computing the same file."""
+def test_layouts_and_the_general_path_write_the_same_slices(tmp_path, monkeypatch):
+    """Shared templates, the packet-by-packet path and any chunking are
+    only ways of computing the same slices (a template pads a varint to the
+    widest of its column, so the bytes may differ by those pads)."""
     buf, meta = make(ctas=16, segments=4, reps=3)
     launches = [decode.decode(buf, meta, 16, launch=i) for i in range(2)]
     launches[1].origin_ns += 700  # varied first timestamps and deltas
@@ -208,8 +209,94 @@ def test_layouts_and_the_general_path_write_the_same_bytes(tmp_path, monkeypatch
     monkeypatch.setattr(perfetto_warps, "MAX_PATTERNS", 0)
     general = tmp_path / "general.pftrace"
     perfetto_trace.write(str(general), launches)
-    assert fast.read_bytes() == chunked.read_bytes() == general.read_bytes()
-    assert by_warp(*read(general)) == expected(launches)
+    want = expected(launches)
+    for path in (fast, chunked, general):
+        assert by_warp(*read(path)) == want, path.name
+    assert general.stat().st_size <= fast.stat().st_size <= 1.05 * general.stat().st_size
+
+
+def jittered_events(ctas=24, segments=4, reps=12, seed=0):
+    """Each warp: outer > (inner > leaf) x reps, with random gaps from 1 ns
+    to 40 us, so that warps of one scope sequence need varints of 1, 2 and
+    3 bytes in different places."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for row in range(2 * segments if ctas is None else ctas * segments):
+        t = int(rng.integers(0, 5000))
+        begin_outer, inner = t, []
+        for _ in range(reps):
+            gaps = rng.choice([1, 60, 300, 9000, 40_000], size=4)
+            a = t + gaps[0]
+            b = a + gaps[1]
+            c = b + gaps[2]
+            d = c + gaps[3]
+            inner.append((row, 1, a, d))
+            inner.append((row, 2, b, c))
+            t = d
+        rows.append((row, 0, begin_outer, t + 1))
+        rows.extend(inner)
+    return rows
+
+
+def test_warps_with_different_timings_share_a_template(tmp_path, monkeypatch):
+    """Real warps of one kernel write the same scopes at different times:
+    one template per scope sequence still holds all of them (padded
+    varints), and every timestamp reads back exactly."""
+    segments = 4
+    events = jittered_events(ctas=None, segments=segments)
+    ev = synthetic_events(events, segments=segments)
+    general_rows = []
+    original = perfetto_warps._encode_general
+    monkeypatch.setattr(
+        perfetto_warps, "_encode_general", lambda w, rows, *a: (general_rows.append(rows.size), original(w, rows, *a))
+    )
+    path = tmp_path / "jitter.pftrace"
+    assert perfetto_trace.write(str(path), [ev]) == len(events)
+    assert not general_rows, "warps of one scope sequence went to the packet-by-packet path"
+    assert by_warp(*read(path)) == expected([ev])
+
+
+def test_compressed_trace_holds_the_same_packets(tmp_path, monkeypatch):
+    """compress=True: Perfetto's compressed_packets, a few chunks, each
+    inflating to the packets of the plain file; about a third of its bytes."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
+    buf, meta = make(ctas=64, segments=4, reps=20)
+    ev = decode.decode(buf, meta, 64)
+    plain, packed = tmp_path / "plain.pftrace", tmp_path / "packed.pftrace"
+    perfetto_trace.write(str(plain), [ev])
+    monkeypatch.setattr(perfetto_deflate, "CHUNK_BYTES", 4096)  # several chunks, in order
+    perfetto_trace.write(str(packed), [ev], compress=True)
+    raw = packed.read_bytes()
+    outer = Trace.FromString(raw).packet
+    assert len(outer) >= 2 and all(p.HasField("compressed_packets") and p.compressed_packets for p in outer)
+    assert perfetto_deflate.inflate(raw) == plain.read_bytes()
+    assert packed.stat().st_size < plain.stat().st_size / 2.5
+    assert by_warp(*read(packed)) == expected([ev])
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_compression_on_threads_keeps_the_order(tmp_path, monkeypatch, workers):
+    ev = synthetic_events(jittered_events(ctas=None, segments=4, reps=40), segments=4)
+    monkeypatch.setattr(perfetto_deflate, "CHUNK_BYTES", 512)
+    real = perfetto_deflate.DeflateOut
+    monkeypatch.setattr(perfetto_deflate, "DeflateOut", lambda out: real(out, workers=workers))
+    plain, packed = tmp_path / "plain.pftrace", tmp_path / "packed.pftrace"
+    perfetto_trace.write(str(plain), [ev])
+    perfetto_trace.write(str(packed), [ev], compress=True)
+    assert perfetto_deflate.inflate(packed.read_bytes()) == plain.read_bytes()
+
+
+def test_corrupted_compressed_trace_names_the_problem(tmp_path):
+    ev = synthetic_events(jittered_events(ctas=None, segments=2, reps=3), segments=2)
+    path = tmp_path / "packed.pftrace"
+    perfetto_trace.write(str(path), [ev], compress=True)
+    raw = bytearray(path.read_bytes())
+    with pytest.raises(ValueError, match=r"bad\.pftrace: corrupted compressed Perfetto trace: .*past the end"):
+        perfetto_deflate.inflate(bytes(raw[:-5]), "bad.pftrace")
+    raw[12:20] = b"\xff" * 8  # inside the deflate stream
+    with pytest.raises(ValueError, match=r"corrupted compressed Perfetto trace"):
+        perfetto_deflate.inflate(bytes(raw), "bad.pftrace")
 
 
 def test_empty_and_single_event_traces(tmp_path):

@@ -17,6 +17,8 @@ nothing collides; only clocks that are not sequence-scoped are shifted (a
 Proton trace's slices keep their incremental timestamps). Slice packets are
 copied as bytes with their sequence id patched; the few other packets
 (tracks, clocks, warp headers) are edited with the perfetto package's protos.
+Compressed inputs (compress_pftrace=True) are inflated first; --compress
+deflates the output.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ProfilerError
+from ..writers import perfetto_deflate
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
 _HOST = re.compile(r"host realtime offset ns = (-?\d+) \+- (\d+)")
@@ -116,6 +119,10 @@ def _read(path: str) -> _Input:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise MergeError(f"{path}: cannot read: {e}") from None
+    try:
+        raw = perfetto_deflate.inflate(raw, path)  # compressed inputs are merged as their packets
+    except ValueError as e:
+        raise MergeError(str(e)) from None
     head, start, length = _frame(raw, path)
     data = np.frombuffer(raw, dtype=np.uint8).copy()
     for s, n in zip(start.tolist(), length.tolist()):  # the GPU track comes before the slices
@@ -158,9 +165,12 @@ def alignment(traces: list[_Input]) -> tuple[list[int], str]:
     return [p - base for p in position], how
 
 
-def merge(inputs: Sequence[str], output: str, labels: Sequence[str] | None = None, report=None) -> dict:
+def merge(
+    inputs: Sequence[str], output: str, labels: Sequence[str] | None = None, report=None, compress: bool = False
+) -> dict:
     """Writes the merged trace; returns {input: shift in ns}. `report`
-    (optional) receives the alignment message."""
+    (optional) receives the alignment message; compress=True deflates the
+    output's packets (writers/perfetto_deflate)."""
     if not inputs:
         raise MergeError("no input traces")
     traces = [_read(p) for p in inputs]
@@ -170,10 +180,13 @@ def merge(inputs: Sequence[str], output: str, labels: Sequence[str] | None = Non
     sequences: dict[tuple[int, int], int] = {}
     # Inputs in time order: clock snapshots of the trace's clock must not go back.
     order = sorted(range(len(traces)), key=lambda r: shifts[r])
-    with open(output, "wb") as out:
+    with open(output, "wb") as file:
+        out = perfetto_deflate.DeflateOut(file) if compress else file
         for rank in order:
             label = labels[rank] if labels else f"rank {rank}"
             _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
+        if compress:
+            out.close()
     return {t.path: s for t, s in zip(traces, shifts)}
 
 
@@ -266,6 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--labels", default=None, help="comma-separated process labels (default: rank 0, rank 1, ...)")
     p.add_argument("--force", action="store_true", help="replace an existing output file (never an input)")
+    p.add_argument("--compress", action="store_true", help="deflate the output's packets (about a third of the bytes)")
     args = p.parse_args(argv)
     output, inputs = args.output, list(args.files)
     if output is None:
@@ -291,7 +305,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if labels and len(labels) != len(inputs):
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
     try:
-        shifts = merge(inputs, output, labels, report=lambda how: print(f"proton-merge-traces: {how}", file=sys.stderr))
+        shifts = merge(
+            inputs,
+            output,
+            labels,
+            report=lambda how: print(f"proton-merge-traces: {how}", file=sys.stderr),
+            compress=args.compress,
+        )
     except ProfilerError as e:
         print(f"proton-merge-traces: {e}", file=sys.stderr)
         return 1

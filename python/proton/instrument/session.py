@@ -132,9 +132,13 @@ class Session:
         outputs=None,
         quiet: bool = False,
         periodic_flushing: bool = False,
+        compress_pftrace: bool = False,
     ):
         if not isinstance(periodic_flushing, bool):
             raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+        if not isinstance(compress_pftrace, bool):
+            raise ProfilerError(f"compress_pftrace is True or False, got {compress_pftrace!r}")
+        self.compress_pftrace = compress_pftrace
         if not isinstance(max_launches_per_kernel, int) or max_launches_per_kernel < 0:
             raise ProfilerError(f"max_launches_per_kernel must be an integer >= 0, got {max_launches_per_kernel!r}")
         if not isinstance(max_buffer_bytes, int) or max_buffer_bytes < 0:
@@ -285,6 +289,7 @@ class Session:
                     rank=self._output_rank(),
                     part=number,
                     host_clock=self._host_clock(launches, devices, part.warnings),
+                    compress_pftrace=self.compress_pftrace,
                 )
             except Exception as error:
                 what = "the outputs" if number is None else f"part {number}"
@@ -419,11 +424,15 @@ def write_outputs(
     rank: int | None = None,
     part: int | None = None,
     host_clock: dict | None = None,
+    compress_pftrace: bool = False,
 ) -> dict:
     """Writes each output as `<name>[.rank_<rank>][.part_<part>]<ext>`;
-    host_clock (clock_sync.ClockOffset.host_clock()) goes into the .pftrace."""
-    # Only with a host clock: keeps the call valid for writers without the keyword.
+    host_clock (clock_sync.ClockOffset.host_clock()) goes into the .pftrace,
+    compress_pftrace deflates its packets."""
+    # Only with a host clock or compression: keeps the call valid for writers without the keywords.
     clock = {} if host_clock is None else {"host_clock": host_clock}
+    if compress_pftrace:
+        clock["compress"] = True
     writers = {
         "chrome_trace": lambda path: trace_chrome.write(path, launches, trace_chrome.session_origin(launches)),
         "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name, **clock),
@@ -500,6 +509,7 @@ def start_instrumentation(
     outputs=None,
     quiet: bool = False,
     periodic_flushing: bool = False,
+    compress_pftrace: bool = False,
 ) -> Session:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
@@ -508,7 +518,16 @@ def start_instrumentation(
             f"instrumentation session {_session.name!r} is still open; finalize it first "
             "(one instrumentation session at a time)"
         )
-    session = Session(name, parse(mode), max_launches_per_kernel, max_buffer_bytes, outputs, quiet, periodic_flushing)
+    session = Session(
+        name,
+        parse(mode),
+        max_launches_per_kernel,
+        max_buffer_bytes,
+        outputs,
+        quiet,
+        periodic_flushing,
+        compress_pftrace,
+    )
     session.start()
     _session = session
     return session

@@ -3,12 +3,12 @@ slice packets (perfetto_packets), written by first timestamp a chunk of
 warps at a time.
 
 Warps that wrote the same scope sequence (usually all of a kernel) share
-one packet order, taken from one of them and checked on all; those whose
-timestamp deltas also need the same varint widths share one byte layout,
-filled from a template with each warp's values, as whole (warps x bytes)
-matrices. Any other warp is sorted and encoded packet by packet (still
-vectorized, a few times slower). The chunk's bytes go to the file in order
-with writev, without joining them first.
+one packet order, taken from one of them and checked on all, and one byte
+layout (each varint as wide as its column's widest value, narrower ones
+padded), filled from a template with each warp's values, as whole
+(warps x bytes) matrices. Any other warp is sorted and encoded packet by
+packet (still vectorized, a few times slower). The chunk's bytes go to the
+file in order with writev, without joining them first.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from .perfetto_packets import (
 
 CHUNK_PACKETS = 1 << 19  # slice packets encoded at a time
 MAX_PATTERNS = 8  # scope sequences tried per event count before the general path
-MAX_LAYOUTS = 64  # byte layouts per pattern before the general path
 IOV_MAX = 1024  # buffers per writev (Linux's limit)
 
 
@@ -222,33 +221,14 @@ def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarr
     kind = np.where(is_end, SLICE_END, SLICE_BEGIN).astype(np.uint64)
     iid = np.zeros(2 * m, dtype=np.uint64)
     iid[~is_end] = w.iid_of_scope[scopes[order[~is_end]]]
-    head_width = varint_width(head)
-    if delta.size and float(delta.max()) < 128:  # the common case: one byte each
-        delta_width = np.ones((1, 2 * m - 1), dtype=np.uint8)
-        same = (head_width == head_width[0]).all()
-        width = (
-            np.concatenate((head_width, np.broadcast_to(delta_width, (rows.size, 2 * m - 1))), axis=1)
-            if not same
-            else np.concatenate((head_width[:1], delta_width), axis=1)
-        )
-    else:
-        delta = delta.astype(np.uint64)
-        width = np.concatenate((head_width, varint_width(delta)), axis=1)
-    if width.shape[0] == 1 or (width == width[0]).all():
-        layouts, layout_of = width[:1], None
-    else:
-        weights = np.random.default_rng(1).integers(1, 1 << 62, size=width.shape[1], dtype=np.uint64)
-        key = (width.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-        _, first_of, layout_of = np.unique(key, return_index=True, return_inverse=True)
-        layouts, layout_of = width[first_of], layout_of.reshape(-1)
-        if layouts.shape[0] > MAX_LAYOUTS or not (width == layouts[layout_of]).all():
-            left[keep] = True
-            return left
-    for k in range(layouts.shape[0]):
-        members = slice(None) if layout_of is None else np.flatnonzero(layout_of == k)
-        block = _fill(kind, iid, layouts[k], head[members], delta[members])
-        count, size = block.shape
-        parts.add(block.reshape(-1), position[members], np.arange(count) * size, np.full(count, size))
+    # One byte layout for the group: each varint as wide as the widest
+    # value in its column; narrower values are written padded (continuation
+    # bytes of zero bits, which protobuf readers accept). A group of warps
+    # then costs one template fill, however their deltas differ.
+    width = np.concatenate((varint_width(head.max(axis=0)), varint_width(delta.max(axis=0))))
+    block = _fill(kind, iid, width, head, delta)
+    count, size = block.shape
+    parts.add(block.reshape(-1), position, np.arange(count) * size, np.full(count, size))
     return left
 
 
@@ -266,14 +246,24 @@ def _fill(kind, iid, width, head, delta) -> np.ndarray:
     block = np.empty((head.shape[0], template.size), dtype=np.uint8)
     block[:] = template
     _put_varints(block, start[:2], width[:2], head)
-    if (width[2:] == 1).all():
-        block[:, start[2:]] = delta.astype(np.uint8)
-    else:
-        one = 2 + np.flatnonzero(width[2:] == 1)
-        block[:, start[one]] = delta[:, one - 2].astype(np.uint8)
-        more = 2 + np.flatnonzero(width[2:] > 1)
-        _put_varints(block, start[more], width[more], delta[:, more - 2].astype(np.uint64))
+    _put_deltas(block, start[2:], width[2:], delta)
     return block
+
+
+def _put_deltas(block, start, width, delta) -> None:
+    """Writes the deltas (rows x k, whole floats) as varints of the given
+    widths at columns `start`: a byte position at a time over all rows, in
+    32-bit integers where they fit (most deltas take one or two bytes)."""
+    top = float(delta.max()) if delta.size else 0.0
+    values = delta.astype(np.uint32 if top < 2**32 else np.uint64)
+    for size in np.unique(width).tolist():
+        at = np.flatnonzero(width == size)
+        part = values if at.size == width.size else values[:, at]
+        for k in range(size):
+            byte = part >> (7 * k) if k else part
+            if k < size - 1:
+                byte = (byte & 0x7F) | 0x80
+            block[:, start[at] + k] = byte
 
 
 def _put_varints(block, start, width, values) -> None:
@@ -325,7 +315,11 @@ def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
 
 def _write_views(out, views: list) -> None:
     """Writes byte views in order: gathered by the kernel (writev) where
-    the system has it, else joined."""
+    the system has it, else joined; a sink of its own (perfetto_deflate)
+    takes them as they are."""
+    if hasattr(out, "write_views"):
+        out.write_views(views)
+        return
     if not hasattr(os, "writev"):
         out.write(b"".join(views))
         return
