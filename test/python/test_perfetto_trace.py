@@ -256,6 +256,37 @@ def test_warps_with_different_timings_share_a_template(tmp_path, monkeypatch):
     assert by_warp(*read(path)) == expected([ev])
 
 
+def test_many_event_counts_still_share_templates(tmp_path, monkeypatch):
+    """Causal attention's CTAs loop a different number of times: each event
+    count with enough warps gets its own template (more than MAX_PATTERNS
+    counts in one chunk included); a count with too few warps goes the
+    packet-by-packet way. Both read back exactly."""
+    segments = 4
+    events = []
+    for group, reps in enumerate([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]):
+        for row, scope, begin, end in jittered_events(ctas=1, segments=segments, reps=reps, seed=group):
+            events.append((group * segments + row, scope, begin, end))
+    events += [(44, 0, 0, 10)]  # one warp alone with its count
+    ev = synthetic_events(events, segments=segments)
+    ev.warp_ids = np.tile(np.arange(segments, dtype=np.int32), 12)
+    ev.warp_sm = np.zeros(12 * segments, np.int32)
+    for name in ("warp_begin_ns", "warp_end_ns"):
+        setattr(ev, name, np.zeros(12 * segments))
+    ev.warp_cycles = ev.warp_clk_end = ev.dropped = np.zeros(12 * segments, np.int64)
+    ev.warp_offset_ns = np.full(12 * segments, 100.0)
+    general_rows = []
+    original = perfetto_warps._encode_general
+    monkeypatch.setattr(
+        perfetto_warps,
+        "_encode_general",
+        lambda w, rows, *a: (general_rows.append(rows.tolist()), original(w, rows, *a)),
+    )
+    path = tmp_path / "counts.pftrace"
+    assert perfetto_trace.write(str(path), [ev]) == len(events)
+    assert general_rows == [[44]]
+    assert by_warp(*read(path)) == expected([ev])
+
+
 def test_compressed_trace_holds_the_same_packets(tmp_path, monkeypatch):
     """compress=True: Perfetto's compressed_packets, a few chunks, each
     inflating to the packets of the plain file; about a third of its bytes."""

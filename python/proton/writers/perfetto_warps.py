@@ -13,6 +13,7 @@ file in order with writev, without joining them first.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -30,6 +31,7 @@ from .perfetto_packets import (
 
 CHUNK_PACKETS = 1 << 19  # slice packets encoded at a time
 MAX_PATTERNS = 8  # scope sequences tried per event count before the general path
+MIN_SHARED = 4  # warps a template must serve (building one costs about as much as encoding a few warps)
 IOV_MAX = 1024  # buffers per writev (Linux's limit)
 
 
@@ -169,18 +171,18 @@ class _Parts:
 def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> None:
     """Adds the bytes of `rows` (to be written at `position`)."""
     counts = w.counts[rows]
-    general = np.zeros(rows.size, dtype=bool)
-    distinct = np.unique(counts)
-    if distinct.size > MAX_PATTERNS:
-        general[:] = True
-        distinct = distinct[:0]
-    for count in distinct.tolist():
+    distinct, number = np.unique(counts, return_counts=True)
+    general = np.isin(counts, distinct[number < MIN_SHARED])
+    for count in distinct[number >= MIN_SHARED].tolist():
         todo = np.flatnonzero(counts == count)
         scopes = w.take(w.ev.scope, rows[todo], count)
         for _ in range(MAX_PATTERNS):
             same = (scopes == scopes[0]).all(axis=1)
             mine = todo[same]
-            general[mine[_encode_pattern(w, rows[mine], position[mine], scopes[0], parts)]] = True
+            if mine.size >= MIN_SHARED:
+                general[mine[_encode_pattern(w, rows[mine], position[mine], scopes[0], parts)]] = True
+            else:
+                general[mine] = True
             todo, scopes = todo[~same], scopes[~same]
             if not todo.size:
                 break
@@ -236,18 +238,30 @@ def _fill(kind, iid, width, head, delta) -> np.ndarray:
     """Warps whose header and packets have the same varint widths (uuid,
     first timestamp, the 2m - 1 deltas after the first packet's 0): one
     warp's bytes as a template, each warp's values written in place."""
+    template, start = _template(kind.tobytes(), iid.tobytes(), width.astype(np.int64).tobytes())
     width = width.astype(np.int64)
+    block = np.empty((head.shape[0], template.size), dtype=np.uint8)
+    block[:] = template
+    _put_varints(block, start[:2], width[:2], head)
+    _put_deltas(block, start[2:], width[2:], delta)
+    return block
+
+
+@functools.lru_cache(maxsize=1024)
+def _template(kind: bytes, iid: bytes, width: bytes):
+    """One warp's bytes for packet kinds, name iids and varint widths (as
+    bytes, to be a cache key: a kernel's warps of one event count share it
+    across chunks), and the columns where the header's two values and each
+    delta start."""
+    kind, iid = np.frombuffer(kind, np.uint64), np.frombuffer(iid, np.uint64)
+    width = np.frombuffer(width, np.int64)
     probe = np.where(width == 1, 0, np.left_shift(1, 7 * (width - 1))).astype(np.uint64)
     header = warp_headers(probe[:1], probe[1:2])
     packets = slice_packets(kind, iid, np.concatenate(([0], probe[2:])).astype(np.uint64))
     template = np.frombuffer(byte_rows.join(header) + byte_rows.join(packets), dtype=np.uint8)
     packet_start = int(header[1][0]) + np.cumsum(packets[1]) - packets[1]
     start = np.concatenate((header_value_columns(int(width[0])), packet_start[1:] + 5))  # 0a L 50 seq 40 delta
-    block = np.empty((head.shape[0], template.size), dtype=np.uint8)
-    block[:] = template
-    _put_varints(block, start[:2], width[:2], head)
-    _put_deltas(block, start[2:], width[2:], delta)
-    return block
+    return template, start
 
 
 def _put_deltas(block, start, width, delta) -> None:
