@@ -44,28 +44,41 @@ def varint_width(values: np.ndarray) -> np.ndarray:
 
 def slice_packets(kind: np.ndarray, name_iid: np.ndarray, delta: np.ndarray):
     """One TracePacket (with its Trace.packet tag and length) per slice
-    begin or end, as rows."""
+    begin or end, as (flat bytes, length of each packet). Fixed bytes and
+    each varint byte are scattered to their places a column at a time, so
+    the cost is a few passes over the packets whatever their widths."""
     n = kind.size
     begin = kind == SLICE_BEGIN
-    iid = byte_rows.varint(name_iid)
-    event_len = 2 + np.where(begin, 1 + iid[1], 0)
-    stamp = byte_rows.varint(delta)
-    packet_len = 2 + 1 + stamp[1] + 2 + event_len
-    C = byte_rows.const
-    pieces = [
-        C(b"\x0a", n),
-        byte_rows.varint(packet_len),
-        C(HEADER_FIELDS + b"\x40", n),
-        stamp,
-        C(b"\x5a", n),
-        byte_rows.varint(event_len),
-        C(b"\x48", n),
-        byte_rows.varint(kind),
-        C(b"\x50", n),
-        iid,
-    ]
-    masks = [None] * 8 + [begin, begin]
-    return byte_rows.concat(pieces, masks)
+    delta_width = varint_width(delta).astype(np.int64)
+    iid_width = np.where(begin, varint_width(name_iid), 0).astype(np.int64)
+    event_len = 2 + np.where(begin, 1 + iid_width, 0)  # 48 kind [50 iid]
+    packet_len = 5 + delta_width + event_len  # 50 seq 40 delta 5a n event: under 128, one byte
+    lengths = 2 + packet_len
+    at = np.cumsum(lengths) - lengths
+    out = np.empty(int(lengths.sum()) if n else 0, dtype=np.uint8)
+    for k, byte in enumerate((0x0A, None, 0x50, SEQUENCE_ID, 0x40)):
+        out[at + k] = packet_len if byte is None else byte
+    _scatter_varints(out, at + 5, delta, delta_width)
+    at = at + 5 + delta_width
+    for k, byte in enumerate((0x5A, None, 0x48, None)):
+        out[at + k] = (event_len if k == 1 else kind) if byte is None else byte
+    b = np.flatnonzero(begin)
+    out[at[b] + 4] = 0x50
+    _scatter_varints(out, at[b] + 5, name_iid[b], iid_width[b])
+    return out, lengths
+
+
+def _scatter_varints(out: np.ndarray, at: np.ndarray, values, width: np.ndarray) -> None:
+    """Writes values as varints of `width` bytes each, starting at `at`."""
+    values = np.asarray(values, dtype=np.uint64)
+    top = int(width.max()) if width.size else 0
+    for k in range(top):
+        some = width > k
+        part = values if some.all() else values[some]
+        last = (width if some.all() else width[some]) - 1 == k
+        byte = ((part >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        byte[~last] |= 0x80
+        out[(at if some.all() else at[some]) + k] = byte
 
 
 def header_value_columns(uuid_width: int):
@@ -108,18 +121,47 @@ def warp_headers(track_uuid: np.ndarray, first_ns: np.ndarray):
 
 def packet_order(start_cycles, end_cycles, group):
     """Order of the begin (first n) and end (last n) packets of n slices
-    that are grouped (by `group`, e.g. the warp) so that each group's
-    slices nest: by cycle; at one cycle, the ends of slices that began
-    earlier (innermost first), then the begins, longest first, each
-    zero-length slice's end right after its begin."""
+    that are grouped (by `group`, sorted, e.g. the warp) so that each
+    group's slices nest: by cycle; at one cycle, the ends of slices that
+    began earlier (innermost first), then the begins, longest first, each
+    zero-length slice's end right after its begin.
+
+    One sort on (group, cycle) packed into an int64; only packets that
+    share a group and cycle are then ordered by the rest of the rule."""
     n = start_cycles.size
-    duration = end_cycles - start_cycles
+    cycle = np.concatenate((start_cycles, end_cycles)).astype(np.int64)
+    groups = np.concatenate((group, group))
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    low = np.minimum(np.minimum.reduceat(start_cycles, first), np.minimum.reduceat(end_cycles, first))
+    member = np.repeat(np.arange(first.size), np.diff(np.append(first, n)))
+    since = cycle - np.concatenate((low, low))[np.concatenate((member, member))]
+    span = int(since.max()) + 1
+    if first.size * span >= 1 << 62:  # does not pack: sort on every key
+        return _order_by_rule(start_cycles, end_cycles, groups, cycle, np.arange(2 * n))
+    key = np.concatenate((member, member)).astype(np.int64) * span + since
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    tie = sorted_key[1:] == sorted_key[:-1]
+    if tie.any():
+        tied = np.zeros(2 * n, dtype=bool)
+        tied[1:] |= tie
+        tied[:-1] |= tie
+        at = np.flatnonzero(tied)
+        members = order[at]
+        order[at] = members[_order_by_rule(start_cycles, end_cycles, groups[members], cycle[members], members)]
+    return order
+
+
+def _order_by_rule(start_cycles, end_cycles, groups, cycle, packets):
+    """packet_order's rule on some packets (indices into the 2n), by
+    group, cycle and the tie-breaks; returns positions into `packets`."""
+    n = start_cycles.size
+    index = packets % n
+    is_end = packets >= n
+    duration = end_cycles[index] - start_cycles[index]
     zero = duration == 0
-    index = np.arange(n)
-    cycle = np.concatenate((start_cycles, end_cycles))
-    after_begins = np.concatenate((np.ones(n, np.int8), zero.astype(np.int8)))
-    within = np.concatenate((-duration, np.where(zero, 0, -start_cycles)))
-    is_end = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
-    return np.lexsort(
-        (is_end, np.concatenate((index, index)), within, after_begins, cycle, np.concatenate((group, group)))
-    )
+    after_begins = np.where(is_end, zero, True).astype(np.int8)
+    within = np.where(is_end, np.where(zero, 0, -start_cycles[index]), -duration)
+    return np.lexsort((is_end.astype(np.int8), index, within, after_begins, cycle, groups))

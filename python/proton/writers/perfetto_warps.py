@@ -257,9 +257,9 @@ def _template(kind: bytes, iid: bytes, width: bytes):
     width = np.frombuffer(width, np.int64)
     probe = np.where(width == 1, 0, np.left_shift(1, 7 * (width - 1))).astype(np.uint64)
     header = warp_headers(probe[:1], probe[1:2])
-    packets = slice_packets(kind, iid, np.concatenate(([0], probe[2:])).astype(np.uint64))
-    template = np.frombuffer(byte_rows.join(header) + byte_rows.join(packets), dtype=np.uint8)
-    packet_start = int(header[1][0]) + np.cumsum(packets[1]) - packets[1]
+    packets, lengths = slice_packets(kind, iid, np.concatenate(([0], probe[2:])).astype(np.uint64))
+    template = np.concatenate((np.frombuffer(byte_rows.join(header), dtype=np.uint8), packets))
+    packet_start = int(header[1][0]) + np.cumsum(lengths) - lengths
     start = np.concatenate((header_value_columns(int(width[0])), packet_start[1:] + 5))  # 0a L 50 seq 40 delta
     return template, start
 
@@ -316,10 +316,10 @@ def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
         headers[1],
         part=0,
     )
-    matrix, lengths = slice_packets(kind, iid, delta.view(np.uint64))
+    packets, lengths = slice_packets(kind, iid, delta.view(np.uint64))
     ends = np.cumsum(lengths)[np.cumsum(2 * counts) - 1]
     parts.add(
-        np.frombuffer(byte_rows.join((matrix, lengths)), np.uint8),
+        packets,
         position,
         np.concatenate(([0], ends[:-1])),
         np.diff(ends, prepend=0),
