@@ -90,7 +90,8 @@ def test_clock32_wraps_around():
     ev = decode.decode(buf, meta, 3)
     assert ev.num_events == 36
     assert (ev.duration_cycles.reshape(12, 3) == [5 * STEP, STEP, STEP]).all()
-    assert ev.start_cycles.min() == (5 << 32) - 250 + STEP
+    assert ev.start_cycles.min() == STEP  # counted from the CTA's first entry: no wrap shows
+    assert ev.warp_clk_base.min() == (5 << 32) - 250 and ev.start_cycles.dtype == np.int32
 
 
 def long_clock32_warp():
@@ -112,6 +113,7 @@ def test_clock32_warp_longer_than_the_counter_period():
     buf, meta = long_clock32_warp()
     ev = decode.decode(buf, meta, 1)
     assert sorted(ev.duration_cycles.tolist()) == [3_000_000_000, 8_999_999_990]
+    assert ev.end_cycles.dtype == np.int64  # past 2**31 cycles: widened, not wrapped
 
 
 @pytest.mark.parametrize("clock_bits", [32, 64])
@@ -124,7 +126,7 @@ def test_full_ring_keeps_the_last_records_and_counts_the_lost(clock_bits):
     assert ev.num_events == 12 * 7 and ev.unmatched == 12 * 2
     assert (ev.duration_cycles > 0).all()
     # the kept records are the last ones written
-    assert ev.end_cycles.max() == 10**12 + 2 * 10_000 + 3 + STEP * 120
+    assert (ev.end_cycles + ev.warp_clk_base[ev.row]).max() == 10**12 + 2 * 10_000 + 3 + STEP * 120
 
 
 def test_warps_with_different_sequences():
@@ -347,7 +349,10 @@ def random_buffer(seed, clock_bits, ctas=3, segments=4, cap=16):
 
 
 def decoded(ev):
-    return sorted(zip(ev.row.tolist(), ev.scope.tolist(), ev.start_cycles.tolist(), ev.end_cycles.tolist()))
+    """(row, scope, start, end) with the SM counter's values."""
+    base = ev.warp_clk_base[ev.row]
+    start, end = ev.start_cycles + base, ev.end_cycles + base
+    return sorted(zip(ev.row.tolist(), ev.scope.tolist(), start.tolist(), end.tolist()))
 
 
 CASES = {

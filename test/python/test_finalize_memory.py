@@ -88,9 +88,27 @@ def test_row_counts_in_slices():
     assert not perfetto_warps._row_counts(row, 128, at_once=64)[1]
 
 
-def test_cycles_gathered_by_row_blocks():
-    """The decoder's gather a block of rows at a time equals a whole gather."""
-    words = np.arange(10 * 12, dtype=np.uint64).reshape(10, 12)[:, :9]  # not contiguous, like the buffer
-    at = decode._EventIndex(np.array([0, 3, 8]), np.array([1, 4, 8]), np.zeros(3), num_rows=10)
+def test_cycles_computed_by_row_blocks():
+    """The decoder computes cycles a block of rows (or events) at a time,
+    as int32 from the base; that equals the whole computation, and a value
+    past int32 widens the result instead of wrapping."""
+    rng = np.random.default_rng(2)
+    rows, width = 10, 9
+    clk_end = np.full(rows, 5 << 40, dtype=np.int64) + rng.integers(0, 1000, rows)
+    clk_start = clk_end - 100_000
+    base = clk_start - 7
+    cycles = clk_end[:, None] - rng.integers(0, 100_000, size=(rows, width))
+    tags = np.uint64(3 << 48)
+    words = (np.zeros((rows, 12), np.uint64) | tags)[:, :width]  # not contiguous, like the buffer
+    words |= cycles.astype(np.uint64) & np.uint64((1 << 48) - 1)
     cols = np.array([0, 3, 8])
-    assert (at.take(words, cols, rows_at_once=3) == words[:, cols]).all()
+    want = (cycles - base[:, None])[:, cols]
+    uniform = decode._EventIndex(cols, cols, None, num_rows=rows)
+    for step in (3, 1 << 12):
+        got = decode._cycles(words, 64, uniform, cols, clk_end, clk_start, base, rows_at_once=step)
+        assert got.dtype == np.int32 and (got == want).all(), step
+    each = decode._EventIndex(np.tile(cols, rows), None, None, rows=np.repeat(np.arange(rows), 3), num_rows=rows)
+    got = decode._cycles(words, 64, each, each.start_col, clk_end, clk_start, base, rows_at_once=1)
+    assert (got == want.reshape(-1)).all()
+    far = decode._cycles(words, 64, uniform, cols, clk_end, clk_start, base - (1 << 33), rows_at_once=3)
+    assert far.dtype == np.int64 and (far == want + (1 << 33)).all()

@@ -47,7 +47,9 @@ class LaunchEvents:
     # per event
     row: np.ndarray  # index of the warp (CTA * segments + segment)
     scope: np.ndarray
-    start_cycles: np.ndarray  # the SM's cycle counter (after time_shift)
+    # SM clock cycles (after time_shift) counted from the CTA's first warp
+    # entry: int32, or int64 for a launch where a value does not fit
+    start_cycles: np.ndarray
     end_cycles: np.ndarray
     # per warp, flattened (ctas * segments)
     warp_ids: np.ndarray
@@ -55,7 +57,7 @@ class LaunchEvents:
     warp_begin_ns: np.ndarray  # global timer at entry and return, ns
     warp_end_ns: np.ndarray
     warp_cycles: np.ndarray  # cycles from kernel entry to return
-    warp_clk_end: np.ndarray  # cycle counter at return
+    warp_clk_end: np.ndarray  # cycles at return, counted like the events' (int64)
     warp_offset_ns: np.ndarray  # ns = offset + (cycles - clk_end) / clock
     dropped: np.ndarray  # records overwritten in a full ring
     unmatched: int = 0  # kept records without a partner
@@ -66,6 +68,9 @@ class LaunchEvents:
     #: names `event` or `mark` are not scopes and are not in the arrays above.
     scope_kinds: np.ndarray | None = None
     asynchronous: AsyncEvents = field(default_factory=AsyncEvents.empty)
+    #: Per warp, the SM counter value its events' cycles count from (its
+    #: CTA's first entry); None: they are the counter's values.
+    warp_clk_base: np.ndarray | None = None
 
     def row_name(self, warp_id: int) -> str:
         """A warp's track name: "warp 6", or "warp 6 (worker 0)" in a
@@ -172,22 +177,29 @@ def decode(
             (np.arange(width)[None, :] < kept[:, None]) & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
         )
         a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
-        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start)
+        # Counted back from each warp's exit: ns follow from its offset.
+        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start, clk_end).astype(np.int64)
         if record_cost_cycles > 0:
             a_cyc -= np.rint(((counts - kept)[a_rows] + a_cols) * record_cost_cycles).astype(np.int64)
         a_half = halves[a_rows, a_cols]
         unmatched -= int(a_rows.size)
 
-    # Cycles are rebuilt for the paired records only.
-    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start)
-    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start)
+    # Cycles are rebuilt for the paired records only, counted from the
+    # CTA's first warp entry (its warps share one SM's counter): 4 bytes per
+    # record where they fit, which bounds finalize's memory.
+    base = np.repeat(clk_start.reshape(ctas, segments).min(axis=1), segments) if rows else clk_start
+    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start, base)
+    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start, base)
+    if s_cyc.dtype != e_cyc.dtype:
+        s_cyc, e_cyc = s_cyc.astype(np.int64), e_cyc.astype(np.int64)
     lost = counts - kept
-    _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, segments, layout["clock_bits"], kernel)
+    _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, base, segments, layout["clock_bits"], kernel)
     if record_cost_cycles > 0:
         # Record n of a warp (counting overwritten ones) follows n records
         # whose cost landed inside the measured time.
-        s_cyc -= np.rint((at.per_row(lost) + at.start_col) * record_cost_cycles).astype(np.int64)
-        e_cyc -= np.rint((at.per_row(lost) + at.end_col) * record_cost_cycles).astype(np.int64)
+        for cyc, col in ((s_cyc, at.start_col), (e_cyc, at.end_col)):
+            shift = np.rint((at.per_row(lost) + col) * record_cost_cycles).astype(np.int64)
+            np.subtract(cyc, shift, out=cyc, casting="unsafe")
         np.maximum(e_cyc, s_cyc, out=e_cyc)  # the estimate may overshoot on empty scopes
 
     warnings = []
@@ -196,7 +208,7 @@ def decode(
     )
     asynchronous = AsyncEvents.empty()
     if not_scope is not None:
-        a_ns = offset[a_rows] + (a_cyc - clk_end[a_rows]) / clock_ghz
+        a_ns = offset[a_rows] + a_cyc / clock_ghz
         asynchronous = decode_async.split(
             (a_half & np.uint16(raw_buffer.SCOPE_ID_MASK)).astype(np.int64),
             a_rows,
@@ -228,7 +240,8 @@ def decode(
         warp_begin_ns=entry_ns,
         warp_end_ns=exit_ns,
         warp_cycles=clk_end - clk_start,
-        warp_clk_end=clk_end,
+        warp_clk_end=clk_end - base,
+        warp_clk_base=base,
         warp_offset_ns=offset,
         dropped=dropped,
         unmatched=unmatched,
@@ -330,18 +343,6 @@ class _EventIndex:
     def per_row(self, x):
         return x[:, None] if self.uniform else x[self.rows]
 
-    def take(self, records, cols, rows_at_once=1 << 12):
-        """Values at `cols` of a (rows, width) array, a new C-ordered array
-        (records[:, cols] would not be, and flattening it would copy).
-        np.take copies a non-contiguous input whole (the buffer is one: its
-        records sit between headers), so it takes a block of rows at a time."""
-        if not self.uniform:
-            return records[self.rows, cols]
-        out = np.empty((records.shape[0], cols.size), dtype=records.dtype)
-        for r in range(0, records.shape[0], rows_at_once):
-            np.take(records[r : r + rows_at_once], cols, axis=1, out=out[r : r + rows_at_once])
-        return out
-
     def flat(self, a):
         if self.uniform:
             return np.broadcast_to(a, (self.num_rows, self.start_col.size)).reshape(-1)
@@ -361,32 +362,56 @@ class _EventIndex:
         return int(self.rows[flat_index]), int(self.start_col[flat_index])
 
 
-def _cycles(words, clock_bits, at, cols, clk_end, clk_start):
-    """64-bit cycles of the records in `cols` of (rows, width) u64 records.
+def _cycles(words, clock_bits, at, cols, clk_end, clk_start, base, rows_at_once=1 << 12):
+    """Cycles of the records in `cols` of (rows, width) u64 records, counted
+    from each row's `base` cycle: int32, or int64 where a value does not fit.
     A record keeps the clock's low 48 bits (32 with clock32); they are
     counted back from the warp's 64-bit exit stamp, and warps that lived a
-    full wrap or longer are unwrapped record by record. Computed in place in
-    the gathered array: no other event-sized temporaries."""
-    wrap = np.int64(1) << np.int64(STORED_CLOCK_BITS[clock_bits])
-    cyc = at.take(words, cols)  # u64: tag and clock bits
-    end = at.per_row(clk_end.view(np.uint64))
-    # The distance back from the exit stamp modulo the wrap; the tag bits
-    # above the clock bits drop out with the mask.
-    np.subtract(end, cyc, out=cyc)
-    np.bitwise_and(cyc, np.uint64(wrap - 1), out=cyc)
-    np.subtract(end, cyc, out=cyc)
-    cyc = cyc.view(np.int64)
-    long_rows = np.flatnonzero(clk_end - clk_start >= wrap)
-    if long_rows.size:
-        unwrapped = _unwrap_rows(words[long_rows].astype(np.int64) & (wrap - 1), clk_end[long_rows], wrap)
+    full wrap or longer are unwrapped record by record. Computed a block of
+    rows (or events) at a time: no event-sized temporary."""
+    mask = np.uint64((1 << STORED_CLOCK_BITS[clock_bits]) - 1)
+    span = clk_end - base  # exit, counted from the base
+    exit_u = clk_end.view(np.uint64)
+    if at.uniform:
+        out, step = np.empty((at.num_rows, cols.size), dtype=np.int32), rows_at_once
+    else:
+        out, step = np.empty(at.rows.size, dtype=np.int32), rows_at_once * 64
+    for lo in range(0, out.shape[0], step):
+        hi = min(lo + step, out.shape[0])
         if at.uniform:
-            cyc[long_rows] = unwrapped[:, cols]
+            # np.take copies a non-contiguous input whole: a block of rows at a time.
+            back = np.take(words[lo:hi], cols, axis=1)
+            rows = slice(lo, hi)
+            np.subtract(exit_u[rows, None], back, out=back)
+            rel = span[rows, None] - (back & mask).view(np.int64)
+        else:
+            rows = at.rows[lo:hi]
+            back = exit_u[rows] - words[rows, cols[lo:hi]]
+            rel = span[rows] - (back & mask).view(np.int64)
+        out = _store(out, slice(lo, hi), rel)
+    long_rows = np.flatnonzero(clk_end - clk_start >= np.int64(mask) + 1)
+    if long_rows.size:
+        unwrapped = _unwrap_rows(words[long_rows].astype(np.int64) & np.int64(mask), clk_end[long_rows], int(mask) + 1)
+        unwrapped -= base[long_rows, None]
+        if at.uniform:
+            out = _store(out, long_rows, unwrapped[:, cols])
         else:
             where = np.full(clk_end.size, -1)
             where[long_rows] = np.arange(long_rows.size)
-            sel = where[at.rows] >= 0
-            cyc[sel] = unwrapped[where[at.rows[sel]], cols[sel]]
-    return cyc
+            sel = np.flatnonzero(where[at.rows] >= 0)
+            out = _store(out, sel, unwrapped[where[at.rows[sel]], cols[sel]])
+    return out
+
+
+def _store(out: np.ndarray, where, values: np.ndarray) -> np.ndarray:
+    """out[where] = values, widening int32 `out` to int64 first if a value
+    does not fit (warps that lived more than 2**31 cycles)."""
+    if out.dtype == np.int32 and values.size:
+        info = np.iinfo(np.int32)
+        if values.min() < info.min or values.max() > info.max:
+            out = out.astype(np.int64)
+    out[where] = values
+    return out
 
 
 def _unwrap_rows(lo, clk_end, wrap):
@@ -403,17 +428,18 @@ def _unwrap_rows(lo, clk_end, wrap):
     return clk_end[:, None] - behind
 
 
-def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bits, kernel):
+def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, base, segments, bits, kernel):
+    """Every scope lies within its warp's lifetime (cycles counted from `base`)."""
+    start = at.per_row(clk_start - base)
     if (clk_end >= 0).all():
         # Cycles counted back from a non-negative exit stamp are never after
         # it: only the order and the entry stamp need checking.
         ok = np.less_equal(s_cyc, e_cyc)
-        ok &= s_cyc >= at.per_row(clk_start)
+        ok &= s_cyc >= start
         if ok.all():
             return
-    end = at.per_row(clk_end)
-    ordered = (s_cyc <= e_cyc) & (e_cyc <= end)
-    ok = ordered & (s_cyc >= at.per_row(clk_start))
+    ordered = (s_cyc <= e_cyc) & (e_cyc <= at.per_row(clk_end - base))
+    ok = ordered & (s_cyc >= start)
     if bits == 32:
         # A clock32 ring that lost records may legitimately reach further back.
         ok |= ordered & at.per_row(lost_some)
@@ -422,9 +448,10 @@ def _check_clocks(s_cyc, e_cyc, at, lost_some, clk_start, clk_end, segments, bit
     i = int(np.argmin(np.asarray(ok).reshape(-1)))
     row, col = at.where(i)
     hint = " (or more than 2^32 cycles passed between two records: use 64-bit clocks)" if bits == 32 else ""
+    first, last = int(at.flat(s_cyc)[i]) + int(base[row]), int(at.flat(e_cyc)[i]) + int(base[row])
     raise BufferFormatError(
         f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
-        f"{row % segments} record {col} spans cycles [{at.flat(s_cyc)[i]}, {at.flat(e_cyc)[i]}], "
+        f"{row % segments} record {col} spans cycles [{first}, {last}], "
         f"outside the warp's lifetime [{clk_start[row]}, {clk_end[row]}]{hint}"
     )
 
