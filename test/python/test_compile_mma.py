@@ -157,9 +157,7 @@ def test_a_k_loop_longer_than_the_ring_keeps_the_newest_iterations():
     clk0 = 10**9
     clocks = np.broadcast_to(clk0 + 50 * np.arange(1, ids.size + 1, dtype=np.uint64), tags.shape)
     end = clk0 + 50 * (ids.size + 1)
-    buf = synthetic.build(
-        lay, tags, clocks, clk_start=clk0, clk_end=end, gt_start=10**12, gt_end=10**12 + (end - clk0)
-    )
+    buf = synthetic.build(lay, tags, clocks, clk_start=clk0, clk_end=end, gt_start=10**12, gt_end=10**12 + (end - clk0))
     events = decode.decode(buf, {**meta, "kernel_id": 0}, ctas)
     kept = lay["capacity"] // 4
     assert kept == 32

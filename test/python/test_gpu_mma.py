@@ -14,7 +14,6 @@ from collections import Counter
 import pytest
 
 torch = pytest.importorskip("torch")
-import triton  # noqa: E402
 
 import proton  # noqa: E402
 

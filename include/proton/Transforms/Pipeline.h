@@ -124,8 +124,8 @@ struct ProtonPipelineOptions
 };
 
 /// Adds the pipeline to `pm` (anchored on builtin.module): proton-lift-markers,
-/// optionally proton-mma-scopes, convert-proton-to-protongpu, optionally proton-schedule-stores,
-/// proton-add-sched-barriers (AMDGPU, on by default),
+/// optionally proton-mma-scopes, convert-proton-to-protongpu, optionally
+/// proton-schedule-stores, proton-add-sched-barriers (AMDGPU, on by default),
 /// convert-protongpu-to-llvm and optionally proton-strip-metadata.
 void buildProtonPipeline(OpPassManager &pm,
                          const ProtonPipelineOptions &options);

@@ -51,7 +51,8 @@ TRIPLE_TARGETS = {"nvptx": re.compile(r"^nvptx"), "amdgpu": re.compile(r"^(amdgc
 #: Text that may be an MMA instruction for proton-mma-scopes (which decides):
 #: without it, an MMA-mode kernel is not round-tripped, as without markers.
 MMA_INSTRUCTION = re.compile(
-    r"wgmma\.|tcgen05\.(mma|commit)|mma\.(sync|sp)|llvm\.nvvm\.mma\.|llvm\.amdgcn\.s?(mfma|wmma)")
+    r"wgmma\.|tcgen05\.(mma|commit)|mma\.(sync|sp)|llvm\.nvvm\.mma\.|llvm\.amdgcn\.s?(mfma|wmma)"
+)
 
 
 class InstrumentationError(RuntimeError):
