@@ -34,6 +34,7 @@ void mlir::proton::registerProtonPasses() {
   registerConvertProtonToProtonGPU();
   registerConvertProtonGPUToLLVM();
   registerProtonCheckScopes();
+  registerProtonMmaScopes();
   registerProtonScheduleStores();
   registerProtonAddSchedBarriers();
   registerProtonStripMetadata();

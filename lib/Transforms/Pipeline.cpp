@@ -64,6 +64,8 @@ void mlir::proton::buildProtonPipeline(OpPassManager &pm,
                                        const ProtonPipelineOptions &options) {
   bool amd = options.target == "amdgpu";
   pm.addPass(createProtonLiftMarkers());
+  if (options.mmaScopes)
+    pm.addPass(createProtonMmaScopes());
   pm.addPass(createConvertProtonToProtonGPU(bufferOptionsOf(options)));
   if (options.schedStores)
     pm.addPass(createProtonScheduleStores());

@@ -27,7 +27,7 @@ from .disable import profiling_disabled
 from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
-from .mode import MMA, Default, ModeError, PCSampling, parse_any
+from .mode import Default, ModeError, PCSampling, parse_any
 from .paths import check_output_directory
 
 #: The session name when start gets none, as in Triton's Proton.
@@ -121,8 +121,6 @@ def start(
             )
         if isinstance(parsed, PCSampling):
             raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
-        if isinstance(parsed, MMA):
-            raise ProfilerError("mode 'mma' of Triton's Proton is not supported by this Proton yet; use 'default'")
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
         session = _instrumentation().start_instrumentation(

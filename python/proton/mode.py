@@ -150,11 +150,17 @@ class OpMeasure(Default):
 
 @dataclass(frozen=True)
 class MMA(Default):
-    """Triton's Proton's MMA mode; not implemented here yet: starting a
-    session with it raises a ProfilerError (the object itself is accepted,
-    with every field of Default)."""
+    """Default plus scopes the compiler adds around the kernel's
+    matrix-multiply instructions, with no marker in the kernel: `mma.issue`
+    (Hopper wgmma and Blackwell tcgen05 issue runs), `mma.wait` (each wgmma
+    wait_group) and `mma` (runs of mma.sync or AMD MFMA/WMMA). The names
+    `mma` and `mma.*` are reserved for them. Upstream's name and fields;
+    what it records is this project's design (docs/mma_mode.md)."""
 
     name = "mma"
+
+    def pipeline_options(self) -> PipelineOptions:
+        return PipelineOptions(**{**super().pipeline_options().__dict__, "mma_scopes": True})
 
 
 @dataclass(frozen=True)

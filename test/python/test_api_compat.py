@@ -240,10 +240,18 @@ def test_strided_granularity_compiles_to_every_other_warp():
     assert json.loads(kernel.metadata.proton)["layout"]["warps"] == [0, 2]
 
 
-def test_mma_mode_is_refused_clearly_and_pcsampling_takes_cycles(tmp_path):
+@pytest.mark.parametrize("mode", [MMA(), "mma", "mma:granularity=warp"], ids=["object", "name", "string"])
+def test_mma_mode_starts_a_session_that_adds_mma_scopes(tmp_path, mode):
+    session = proton.start(str(tmp_path / "m"), backend="instrumentation", mode=mode, quiet=True)
+    assert session.hook.options.mma_scopes, f"mode {mode!r} should turn on the compiler's MMA scopes"
+    assert "mma-scopes=true" in session.hook.mode_key  # never shares Triton's cache with Default builds
+    proton.finalize()
+    assert not Default().pipeline_options().mma_scopes
+    assert "mma-scopes" not in Default().pipeline_options().to_pass_options()
+
+
+def test_pcsampling_takes_cycles():
     assert MMA(granularity="warp").name == "mma"
-    with pytest.raises(proton.ProfilerError, match="mode 'mma' of Triton's Proton is not supported"):
-        proton.start(str(tmp_path / "m"), backend="instrumentation", mode=MMA())
     assert PCSampling(interval=1000).exponent == 10  # a period in cycles, as Triton's Proton takes it
     assert PCSampling(interval=12).exponent == 12 and PCSampling().exponent == 0
     with pytest.raises(ModeError, match="period exponent in 5..31, a period in cycles"):

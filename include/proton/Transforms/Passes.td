@@ -17,6 +17,40 @@ def ProtonCheckScopes : Pass<"proton-check-scopes", "::mlir::ModuleOp"> {
   ];
 }
 
+def ProtonMmaScopes : Pass<"proton-mma-scopes", "::mlir::ModuleOp"> {
+  let summary = "Add scopes around the kernel's matrix-multiply instructions";
+  let description = [{
+    The MMA mode's pass: places `proton.record start/end` pairs around the
+    matrix-multiply instructions of every LLVM function, so that each warp
+    records when it issued MMAs and how long it waited for them without any
+    marker in the kernel. It runs after `proton-lift-markers` and before
+    scope ids are allocated.
+
+    A run is a maximal sequence of MMA instructions of one family in one
+    block; operations free of memory effects (`llvm.extractvalue`, constants,
+    arithmetic) may sit between them, any other operation (a load, a store,
+    a barrier, a call, a user's record) ends the run. Each run that holds a
+    multiply becomes one scope:
+
+    - `mma.issue`: Hopper `wgmma.fence` / `wgmma.mma_async` /
+      `wgmma.commit_group` runs (a fence just before the first
+      `mma_async` is inside, so that no record lies between a fence and the
+      multiplies it orders) and Blackwell `tcgen05.mma` / `tcgen05.commit`
+      runs.
+    - `mma.wait`: each `wgmma.wait_group`.
+    - `mma`: runs of synchronous multiplies: `mma.sync` / `mma.sp`
+      (Ampere, and small dots on Hopper), NVVM `mma` intrinsics, AMD
+      `mfma`, `smfmac`, `wmma` and `swmmac` intrinsics.
+
+    Instructions are recognised in inline assembly (by mnemonic), in calls
+    of intrinsics (also under the bridge's hidden-intrinsic prefix) and as
+    NVVM / ROCDL operations. The names `mma` and `mma.*` are reserved: a
+    user record with one of them is an error. A function without MMA
+    instructions is left as it is.
+  }];
+  let dependentDialects = ["::mlir::proton::ProtonDialect"];
+}
+
 def ProtonScheduleStores : Pass<"proton-schedule-stores", "::mlir::ModuleOp"> {
   let summary = "Move a scope's start store out of its measured window";
   let description = [{

@@ -37,6 +37,12 @@ struct ProtonPipelineOptions
       *this, "sched-barriers",
       llvm::cl::desc("run proton-add-sched-barriers (AMDGPU only)"),
       llvm::cl::init(true)};
+  Option<bool> mmaScopes{
+      *this, "mma-scopes",
+      llvm::cl::desc("run proton-mma-scopes (the MMA mode): scopes "
+                     "mma.issue, mma.wait and mma around the kernel's "
+                     "matrix-multiply instructions"),
+      llvm::cl::init(false)};
   Option<bool> stripMetadata{
       *this, "strip-metadata",
       llvm::cl::desc("run proton-strip-metadata: drop the layout and scope "
@@ -118,8 +124,8 @@ struct ProtonPipelineOptions
 };
 
 /// Adds the pipeline to `pm` (anchored on builtin.module): proton-lift-markers,
-/// convert-proton-to-protongpu, optionally proton-schedule-stores,
-/// proton-add-sched-barriers (AMDGPU, on by default),
+/// optionally proton-mma-scopes, convert-proton-to-protongpu, optionally
+/// proton-schedule-stores, proton-add-sched-barriers (AMDGPU, on by default),
 /// convert-protongpu-to-llvm and optionally proton-strip-metadata.
 void buildProtonPipeline(OpPassManager &pm,
                          const ProtonPipelineOptions &options);

@@ -48,6 +48,13 @@ TARGETS = ("nvptx", "amdgpu")
 TRIPLE_TARGETS = {"nvptx": re.compile(r"^nvptx"), "amdgpu": re.compile(r"^(amdgcn|amdgpu)")}
 
 
+#: Text that may be an MMA instruction for proton-mma-scopes (which decides):
+#: without it, an MMA-mode kernel is not round-tripped, as without markers.
+MMA_INSTRUCTION = re.compile(
+    r"wgmma\.|tcgen05\.(mma|commit)|mma\.(sync|sp)|llvm\.nvvm\.mma\.|llvm\.amdgcn\.s?(mfma|wmma)"
+)
+
+
 class InstrumentationError(RuntimeError):
     """The pipeline rejected a kernel; the message holds its diagnostics with
     source locations (file:line:col)."""
@@ -72,6 +79,8 @@ class PipelineOptions:
     sched_stores: bool = False
     sched_barriers: bool = True
     kernel_id: int = 0
+    #: The MMA mode: scopes around matrix-multiply instructions (proton-mma-scopes).
+    mma_scopes: bool = False
     #: Granularities warp_N / warp_group_N of Triton's Proton: one unit (warp
     #: or warp group) of every `unit_stride` records. Resolved per kernel,
     #: once its warp count is known (`for_warps`); not a pass option.
@@ -135,6 +144,8 @@ class PipelineOptions:
             parts.append(f"kernel-id={self.kernel_id}")
         if self.sampling_options:
             parts.append("sampling-options=" + ",".join(str(w) for w in self.sampling_options))
+        if self.mma_scopes:
+            parts.append("mma-scopes=true")
         if self.shared_limit is not None:
             parts.append(f"shared-limit={self.shared_limit}")
         if self.threads_per_warp is not None:
@@ -168,9 +179,9 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     the compiler's diagnostics; never aborts the process on bad input."""
     from .format import MARKER_PREFIX
 
-    if MARKER_PREFIX not in llvm_ir:
-        return InstrumentedKernel(llvm_ir, {"instrumented": False})
     options = options or PipelineOptions()
+    if MARKER_PREFIX not in llvm_ir and not (options.mma_scopes and MMA_INSTRUCTION.search(llvm_ir)):
+        return InstrumentedKernel(llvm_ir, {"instrumented": False})
     triple = re.search(r'^target triple = "([^"]*)"', llvm_ir, re.M)
     if triple and not TRIPLE_TARGETS[options.target].search(triple.group(1)):
         raise InstrumentationError(

@@ -6,6 +6,7 @@
 // RUN: proton-opt %s --proton-pipeline --dump-pass-pipeline -o %t 2>> %t.passes
 // RUN: FileCheck %s --check-prefix=DEFAULTS --input-file=%t.passes
 // RUN: proton-opt %s --proton-pipeline="target=amdgpu arch=gfx942 sched-stores=true strip-metadata=true" --dump-pass-pipeline -o %t 2>&1 | FileCheck %s --check-prefix=GFX942
+// RUN: proton-opt %s --proton-pipeline="mma-scopes=true" --dump-pass-pipeline -o %t 2>&1 | FileCheck %s --check-prefix=MMA
 
 // HELP:      --convert-proton-to-protongpu
 // HELP-NEXT:   --buffer-size=<uint> - [[BUFFER_SIZE:.+]]{{$}}
@@ -40,6 +41,7 @@
 // HELP-NEXT:   =warp_group - [[WARP_GROUP]]{{$}}
 // HELP-NEXT:   =cta - [[CTA]]{{$}}
 // HELP-NEXT:   --kernel-id=<uint>
+// HELP-NEXT:   --mma-scopes
 // HELP-NEXT:   --num-warps=<uint> - [[NUM_WARPS]]{{$}}
 // HELP-NEXT:   --sampling-options=<int> - [[SAMPLING_OPTIONS]]{{$}}
 // HELP-NEXT:   --sampling-strategy=<string> - [[SAMPLING_STRATEGY]]{{$}}
@@ -60,6 +62,13 @@
 // DEFAULTS-NEXT:   convert-proton-to-protongpu{[[OPTIONS]]},
 // DEFAULTS-NEXT:   convert-protongpu-to-llvm{arch= kernel-id=0 target=nvptx}
 // DEFAULTS-NEXT: )
+
+// The MMA mode adds its scopes after the markers are lifted, before the
+// conversion allocates scope ids.
+// MMA:      builtin.module(
+// MMA-NEXT:   proton-lift-markers,
+// MMA-NEXT:   proton-mma-scopes,
+// MMA-NEXT:   convert-proton-to-protongpu{
 
 // For gfx942, 64-lane wavefronts, its LDS size and scheduling barriers.
 // GFX942:      builtin.module(
