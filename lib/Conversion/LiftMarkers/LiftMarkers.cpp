@@ -48,8 +48,8 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
     carrier.emitError("malformed proton marker '")
         << carrier.getAsmString()
         << "': expected '// @proton <kind> <name>' with <kind> one of "
-           "start, end, event_start, event_end, mark, optionally followed "
-           "by ' ;loc=<file>:<line>:<col>'";
+           "start, end, event_start, event_end, mark, value, optionally "
+           "followed by ' ;loc=<file>:<line>:<col>'";
     return failure();
   }
   if (!carrier.getHasSideEffects()) {
@@ -57,6 +57,12 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
         << carrier.getAsmString()
         << "' is not side-effecting: the compiler may have moved or "
            "dropped it";
+    return failure();
+  }
+  // A value marker carries its value as the carrier's first operand.
+  if (*kind == RecordKind::value && carrier.getNumOperands() == 0) {
+    carrier.emitError("proton value marker '")
+        << carrier.getAsmString() << "' has no operand: the value is lost";
     return failure();
   }
   return std::optional<Marker>(Marker{*kind, name, loc});
@@ -90,8 +96,11 @@ struct LiftMarkersPass
         }
         ++numLifted;
         Marker m = **marker;
+        Value value = m.kind == RecordKind::value ? carrier.getOperand(0)
+                                                  : Value();
         bool duplicate = previous && previous.getKind() == m.kind &&
-                         previous.getName() == m.name;
+                         previous.getName() == m.name &&
+                         previous.getValue() == value;
         bool closes =
             m.kind == RecordKind::end || m.kind == RecordKind::event_end;
         if (duplicate && !closes) {
@@ -104,7 +113,7 @@ struct LiftMarkersPass
         auto record =
             RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
                              RecordKindAttr::get(&getContext(), m.kind),
-                             builder.getStringAttr(m.name));
+                             builder.getStringAttr(m.name), value);
         if (::mlir::failed(record.verify()))
           failed = true;
         if (duplicate) {

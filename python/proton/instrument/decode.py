@@ -204,6 +204,9 @@ def decode(
             a_ns,
             kinds,
             segments,
+            cols=a_cols,
+            low_words=words[a_rows, a_cols] & np.uint64(0xFFFFFFFF),
+            is_float=decode_async.float_values(metadata),
         )
         if asynchronous.unpaired:
             warnings.append(
@@ -211,6 +214,11 @@ def decode(
                 "(an end with no open start, or a start never ended); they are not drawn"
             )
 
+    if asynchronous.unpaired_values:
+        warnings.append(
+            f"{kernel}: {asynchronous.unpaired_values} value records lost their time or value half "
+            "(a full ring overwrote it); they are not drawn"
+        )
     return LaunchEvents(
         kernel=kernel,
         launch=launch,

@@ -140,7 +140,8 @@ def write(
 def _async_packets(launches, origin_ns: int, next_uuid: int) -> bytes:
     """Asynchronous events and marks (writers/async_events) on their own
     packet sequence, after the warps' packets."""
-    if not any(ev.asynchronous.num_events or ev.asynchronous.num_marks for ev, _, _ in launches):
+    a = [ev.asynchronous for ev, _, _ in launches]
+    if not any(x.num_events or x.num_marks or x.num_values for x in a):
         return b""
     builder = _builder()
     first = builder.add_packet()

@@ -1,0 +1,63 @@
+"""Kernels recording values (proton.language.record_value) compile on the
+CPU for sm_90 (through ptxas) and gfx942; the scope table names each value
+with its type; bad values are refused at the call."""
+
+import json
+import re
+
+import pytest
+from triton.backends.compiler import GPUTarget
+
+import proton.language as pl
+from proton.instrument.compiler import PipelineOptions
+from proton.instrument.stage_hook import InstrumentationHook
+
+from kernels import compile_kernel
+from values_kernels import SUM_WITH_VALUES_SIGNATURE, sum_with_values
+
+
+@pytest.mark.parametrize("target", [GPUTarget("cuda", 90, 32), GPUTarget("hip", "gfx942", 64)], ids=["sm_90", "gfx942"])
+def test_values_compile(target):
+    with InstrumentationHook(PipelineOptions(), f"values-{target.arch}"):
+        kernel = compile_kernel(sum_with_values, SUM_WITH_VALUES_SIGNATURE, target, BLOCK=128)
+    meta = json.loads(kernel.metadata.proton)
+    table = [(s["name"], s["kind"], s.get("dtype")) for s in meta["scopes"]]
+    assert table == [("iter", "value", "i32"), ("acc0", "value", "f32")], table
+    if target.backend == "cuda":
+        assert kernel.asm["cubin"]
+        ptx = kernel.asm["ptx"]
+        assert "@proton" not in ptx, "a marker survived into the PTX"
+        clocks = [line for line in ptx.splitlines() if re.search(r"%clock", line)]
+        assert len(clocks) >= 2, clocks
+    else:
+        assert kernel.asm["hsaco"]
+        assert "@proton" not in kernel.asm["amdgcn"]
+
+
+def _compile(fn):
+    with InstrumentationHook(PipelineOptions(), "values-bad"):
+        return compile_kernel(fn, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))
+
+
+def test_a_64_bit_value_is_refused():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def bad(x):
+        pl.record_value("v", tl.program_id(0).to(tl.int64))
+
+    with pytest.raises(Exception, match=r"record_value\('v', \.\.\.\) records 32-bit values .* got int64"):
+        _compile(bad)
+
+
+def test_a_block_value_is_refused():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def bad(x):
+        pl.record_value("v", tl.arange(0, 16))
+
+    with pytest.raises(Exception, match=r"record_value\('v', \.\.\.\) takes a scalar"):
+        _compile(bad)
