@@ -53,9 +53,8 @@ def float_values(metadata: dict) -> np.ndarray:
             continue
         dtype = s.get("dtype", "i32")
         if dtype not in VALUE_DTYPES:
-            raise ValueError(
-                f"scope table entry {s['id']} ({s['name']!r}) has value type {dtype!r}; known: {', '.join(VALUE_DTYPES)}"
-            )
+            known = ", ".join(VALUE_DTYPES)
+            raise ValueError(f"scope table entry {s['id']} ({s['name']!r}) has value type {dtype!r}; known: {known}")
         out[s["id"]] = dtype == "f32"
     return out
 
