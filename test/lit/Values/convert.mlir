@@ -26,8 +26,8 @@
 // LLVM:         llvm.mlir.constant(-2147352576 : i32) : i32
 llvm.func ptx_kernelcc @values(%arg0: !llvm.ptr<1>, %arg1: i32, %arg2: f32, %arg3: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   proton.record start "loop" loc("k.py":1:1)
-  proton.record value "iter" %arg1 : i32 loc("k.py":2:1)
+  proton.record value "iter"(%arg1 : i32) loc("k.py":2:1)
   proton.record end "loop"
-  proton.record value "loss" %arg2 : f32 loc("k.py":3:1)
+  proton.record value "loss"(%arg2 : f32) loc("k.py":3:1)
   llvm.return
 }

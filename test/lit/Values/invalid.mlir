@@ -10,7 +10,7 @@ llvm.func @value_without_operand() {
 
 llvm.func @operand_on_a_mark(%v: i32) {
   // expected-error @+1 {{'proton.record' op only a 'value' record takes a value operand, not 'mark'}}
-  proton.record mark "x" %v : i32
+  proton.record mark "x"(%v : i32)
   llvm.return
 }
 
@@ -18,7 +18,7 @@ llvm.func @operand_on_a_mark(%v: i32) {
 
 llvm.func @value_end_is_internal(%v: i32) {
   // expected-error @+1 {{'proton.record' op kind 'value_end' is internal to proton_gpu; record a value with kind 'value'}}
-  proton.record value_end "x" %v : i32
+  proton.record value_end "x"(%v : i32)
   llvm.return
 }
 
@@ -27,6 +27,6 @@ llvm.func @value_end_is_internal(%v: i32) {
 // A record holds 32 bits of value: 64-bit values are refused.
 llvm.func @i64_value(%v: i64) {
   // expected-error @+1 {{'proton.record' op operand #0 must be 32-bit signless integer or 32-bit float, but got 'i64'}}
-  proton.record value "x" %v : i64
+  proton.record value "x"(%v : i64)
   llvm.return
 }

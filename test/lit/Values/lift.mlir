@@ -7,8 +7,8 @@
 // CHECK-NOT:     llvm.inline_asm
 // CHECK:         %[[I:.+]] = llvm.load %arg0 : !llvm.ptr<1> -> i32
 // CHECK-NEXT:    %[[F:.+]] = llvm.bitcast %[[I]] : i32 to f32
-// CHECK-NEXT:    proton.record value "iter" %[[I]] : i32
-// CHECK-NEXT:    proton.record value "iter" %[[F]] : f32
+// CHECK-NEXT:    proton.record value "iter"(%[[I]] : i32)
+// CHECK-NEXT:    proton.record value "iter"(%[[F]] : f32)
 // CHECK-NEXT:    llvm.return
 llvm.func ptx_kernelcc @values(%arg0: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   %i = llvm.load %arg0 : !llvm.ptr<1> -> i32

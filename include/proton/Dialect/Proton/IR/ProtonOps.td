@@ -27,12 +27,15 @@ def Proton_RecordOp : Op<Proton_Dialect, "record",
     proton.record event_start "tma"
     proton.record event_end "tma"
     proton.record mark "tile_done"
-    proton.record value "iteration" %i : i32
+    proton.record value "iteration"(%i : i32)
     ```
   }];
   let arguments = (ins Proton_RecordKind:$kind, StrAttr:$name,
                        Optional<AnyTypeOf<[I32, F32]>>:$value);
-  let assemblyFormat = "$kind $name ($value^ `:` type($value))? attr-dict";
+  // The value in parentheses: a bare operand would take the next line's
+  // result name (`%x = ...`) for one.
+  let assemblyFormat =
+      "$kind $name (`(` $value^ `:` type($value) `)`)? attr-dict";
   let builders = [
     OpBuilder<(ins "RecordKindAttr":$kind, "StringAttr":$name), [{
       build($_builder, $_state, kind, name, Value());
