@@ -217,11 +217,10 @@ def mark(name, _semantic=None):
     _emit("mark", name, _semantic)
 
 
-#: Value types a record holds: 32 bits in the record (docs/buffer-format.md).
-_VALUE_TYPES = ("int32", "float32")
-
-
 def _scalar_value(name: str, value, semantic):
+    """`value` as an i32 or f32 scalar: a record has 32 bits for it
+    (docs/buffer-format.md). Narrower types widen exactly; others are
+    refused rather than silently truncated."""
     value = tl.core._unwrap_if_constexpr(value)
     if isinstance(value, (bool, int, float)):
         value = semantic.to_tensor(value)
@@ -230,16 +229,15 @@ def _scalar_value(name: str, value, semantic):
             f"proton.language.record_value({name!r}, ...) takes a scalar (one value per program), got {value!r}"
         )
     dtype = value.dtype
-    if dtype.is_int() and dtype.primitive_bitwidth < 32 or dtype.is_int1():
-        value = value.to(tl.int32, _semantic=semantic)  # widened exactly
+    if dtype.is_int1() or (dtype.is_int() and dtype.primitive_bitwidth < 32):
+        value = value.to(tl.int32, _semantic=semantic)
     elif dtype in (tl.float16, tl.bfloat16):
         value = value.to(tl.float32, _semantic=semantic)
-    elif dtype == tl.uint32:
-        value = value.to(tl.int32, bitcast=True, _semantic=semantic)
-    if value.dtype.name not in _VALUE_TYPES:
+    if value.dtype not in (tl.int32, tl.float32):
         raise TypeError(
-            f"proton.language.record_value({name!r}, ...) records 32-bit values (i32 or f32, smaller types "
-            f"are widened); got {dtype}: cast it, e.g. value.to(tl.int32), knowing what is lost"
+            f"proton.language.record_value({name!r}, ...) records int32 or float32 values (narrower ones are "
+            f"widened); got {dtype}: a record has 32 bits for it. Cast it, e.g. value.to(tl.int32), knowing "
+            "what is lost"
         )
     return value
 

@@ -39,16 +39,22 @@ def _compile(fn):
         return compile_kernel(fn, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))
 
 
-def test_a_64_bit_value_is_refused():
+@pytest.mark.parametrize("cast", ["int64", "float64", "uint32"])
+def test_a_value_wider_than_a_record_is_refused(cast):
     import triton
     import triton.language as tl
 
     @triton.jit
-    def bad(x):
-        pl.record_value("v", tl.program_id(0).to(tl.int64))
+    def bad(x, CAST: tl.constexpr):
+        pl.record_value("v", tl.program_id(0).to(CAST))
 
-    with pytest.raises(Exception, match=r"record_value\('v', \.\.\.\) records 32-bit values .* got int64"):
-        _compile(bad)
+    dtype = getattr(tl, cast)
+    with pytest.raises(
+        Exception, match=r"(?s)def bad.*record_value\('v', \.\.\.\) records int32 or float32 values"
+    ) as err:
+        with InstrumentationHook(PipelineOptions(), "values-bad"):
+            compile_kernel(bad, {"x": "*fp32", "CAST": "constexpr"}, GPUTarget("cuda", 90, 32), CAST=dtype)
+    assert f"got {dtype}" in str(err.value), str(err.value)
 
 
 def test_a_block_value_is_refused():

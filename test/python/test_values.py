@@ -166,3 +166,34 @@ def test_tree_sums_a_value_on_its_node():
     loss = next(c for c in kernel["children"] if c["frame"]["name"] == "loss")
     assert loss["metrics"]["loss"] == pytest.approx(4 * -1.5)
     assert "iter" in root["metrics"] and "loss" in root["metrics"], "declared on the root for hatchet"
+
+
+def test_value_bits_do_not_disturb_a_long_clock32_warp():
+    # One clock32 warp living 9e9 cycles (two counter wraps): a warp that
+    # long is unwrapped record by record, and a value half holds no clock.
+    # 2e9 lies off the arc from the time half's clock bits to the next
+    # record's, so read as a clock it would add a whole wrap.
+    lay = synthetic.layout(num_warps=1, clock_bits=32)
+    clk0 = 1 << 40
+    records = [
+        (0, S, clk0 + 10),
+        (1, S, clk0 + 3_000_000_000),
+        (1, E, 2_000_000_000),
+        (1, S, clk0 + 6_000_000_000),
+        (1, E, i32_bits(-7)),
+        (0, E, clk0 + 9_000_000_000),
+    ]
+    tags = synthetic.tag([[[r[0] for r in records]]], [[[r[1] for r in records]]])
+    clocks = np.array([[[r[2] for r in records]]], dtype=np.uint64)
+    clk_end = clk0 + 9_000_000_100
+    buf = synthetic.build(
+        lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk_end]], gt_start=[[0]], gt_end=[[4_500_000_050]]
+    )
+    meta = synthetic.metadata([("loop", -1), ("iter", 0)], lay, kinds=["scope", "value"])
+    meta["scopes"][1]["dtype"] = "i32"
+    ev = decode.decode(buf, meta, 1)
+    assert ev.duration_cycles.tolist() == [8_999_999_990], "the scope spans the warp's life"
+    a = ev.asynchronous
+    assert a.value.tolist() == [2_000_000_000, -7]
+    gaps = np.diff(np.concatenate([a.value_ns, [ev.end_ns[0]]]))
+    assert gaps == pytest.approx([1.5e9, 1.5e9], rel=1e-6), f"value times {a.value_ns} (scope end {ev.end_ns[0]})"

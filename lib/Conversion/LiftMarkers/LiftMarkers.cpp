@@ -65,6 +65,19 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
         << carrier.getAsmString() << "' has no operand: the value is lost";
     return failure();
   }
+  if (*kind == RecordKind::value) {
+    // A record has 32 bits for the value: wider types are refused here,
+    // naming the kernel and the value, rather than silently truncated.
+    Type type = carrier.getOperand(0).getType();
+    if (!type.isInteger(32) && !type.isF32()) {
+      auto kernel = carrier->getParentOfType<LLVM::LLVMFuncOp>();
+      carrier.emitError("proton value '")
+          << name << "' in kernel '" << (kernel ? kernel.getName() : "?")
+          << "' has type " << type
+          << ": a value record holds 32 bits (i32 or f32); cast the value";
+      return failure();
+    }
+  }
   return std::optional<Marker>(Marker{*kind, name, loc});
 }
 
@@ -96,8 +109,8 @@ struct LiftMarkersPass
         }
         ++numLifted;
         Marker m = **marker;
-        Value value = m.kind == RecordKind::value ? carrier.getOperand(0)
-                                                  : Value();
+        Value value =
+            m.kind == RecordKind::value ? carrier.getOperand(0) : Value();
         bool duplicate = previous && previous.getKind() == m.kind &&
                          previous.getName() == m.name &&
                          previous.getValue() == value;

@@ -343,13 +343,13 @@ struct ProtonToProtonGPUPass
         Location loc = record.getLoc();
         Value bits = value;
         if (!bits.getType().isInteger(32))
-          bits = LLVM::BitcastOp::create(builder, loc, builder.getI32Type(),
-                                         bits);
+          bits =
+              LLVM::BitcastOp::create(builder, loc, builder.getI32Type(), bits);
         if (clockBits != 32)
           bits = LLVM::ZExtOp::create(builder, loc, counterType, bits);
-        CircularStoreOp::create(
-            builder, loc, segment, bits,
-            RecordKindAttr::get(ctx, RecordKind::value_end), id);
+        CircularStoreOp::create(builder, loc, segment, bits,
+                                RecordKindAttr::get(ctx, RecordKind::value_end),
+                                id);
       }
       record.erase();
     }

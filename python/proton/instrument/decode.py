@@ -144,6 +144,11 @@ def decode(
     if (kinds != 0).any():
         not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
         not_scope[: kinds.size] = kinds != 0
+    # Value ids, whose second record holds a value, not a clock.
+    value_ids = None
+    if (kinds == decode_async.KIND_CODES["value"]).any():
+        value_ids = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
+        value_ids[: kinds.size] = kinds == decode_async.KIND_CODES["value"]
     ctas, segments = raw.counts.shape
     rows = ctas * segments
     counts, kept, words = _records_in_order(raw, layout, kernel)
@@ -172,15 +177,15 @@ def decode(
             (np.arange(width)[None, :] < kept[:, None]) & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
         )
         a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
-        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start)
+        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start, value_ids)
         if record_cost_cycles > 0:
             a_cyc -= np.rint(((counts - kept)[a_rows] + a_cols) * record_cost_cycles).astype(np.int64)
         a_half = halves[a_rows, a_cols]
         unmatched -= int(a_rows.size)
 
     # Cycles are rebuilt for the paired records only.
-    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start)
-    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start)
+    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start, value_ids)
+    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start, value_ids)
     lost = counts - kept
     _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, segments, layout["clock_bits"], kernel)
     if record_cost_cycles > 0:
@@ -369,12 +374,13 @@ class _EventIndex:
         return int(self.rows[flat_index]), int(self.start_col[flat_index])
 
 
-def _cycles(words, clock_bits, at, cols, clk_end, clk_start):
+def _cycles(words, clock_bits, at, cols, clk_end, clk_start, value_ids=None):
     """64-bit cycles of the records in `cols` of (rows, width) u64 records.
     A record keeps the clock's low 48 bits (32 with clock32); they are
     counted back from the warp's 64-bit exit stamp, and warps that lived a
-    full wrap or longer are unwrapped record by record. Computed in place in
-    the gathered array: no other event-sized temporaries."""
+    full wrap or longer are unwrapped record by record (skipping the value
+    halves of the ids `value_ids` marks). Computed in place in the gathered
+    array: no other event-sized temporaries."""
     wrap = np.int64(1) << np.int64(STORED_CLOCK_BITS[clock_bits])
     cyc = at.take(words, cols)  # u64: tag and clock bits
     end = at.per_row(clk_end.view(np.uint64))
@@ -386,7 +392,10 @@ def _cycles(words, clock_bits, at, cols, clk_end, clk_start):
     cyc = cyc.view(np.int64)
     long_rows = np.flatnonzero(clk_end - clk_start >= wrap)
     if long_rows.size:
-        unwrapped = _unwrap_rows(words[long_rows].astype(np.int64) & (wrap - 1), clk_end[long_rows], wrap)
+        lo = words[long_rows].astype(np.int64) & (wrap - 1)
+        if value_ids is not None:
+            _clock_over_values(lo, raw_buffer.tag_halves(words[long_rows]), value_ids)
+        unwrapped = _unwrap_rows(lo, clk_end[long_rows], wrap)
         if at.uniform:
             cyc[long_rows] = unwrapped[:, cols]
         else:
@@ -395,6 +404,18 @@ def _cycles(words, clock_bits, at, cols, clk_end, clk_start):
             sel = where[at.rows] >= 0
             cyc[sel] = unwrapped[where[at.rows[sel]], cols[sel]]
     return cyc
+
+
+def _clock_over_values(lo, halves, value_ids):
+    """Gives each value half (a value id's end record: 32 bits of value,
+    no clock) the clock of the record before it, its time half, so that
+    unwrapping steps over it; a value half in column 0 (its time half
+    overwritten) takes the next record's."""
+    rows, cols = np.nonzero(
+        ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
+    )
+    if rows.size:
+        lo[rows, cols] = lo[rows, np.where(cols > 0, cols - 1, min(1, lo.shape[1] - 1))]
 
 
 def _unwrap_rows(lo, clk_end, wrap):
