@@ -197,3 +197,41 @@ def test_value_bits_do_not_disturb_a_long_clock32_warp():
     assert a.value.tolist() == [2_000_000_000, -7]
     gaps = np.diff(np.concatenate([a.value_ns, [ev.end_ns[0]]]))
     assert gaps == pytest.approx([1.5e9, 1.5e9], rel=1e-6), f"value times {a.value_ns} (scope end {ev.end_ns[0]})"
+
+
+def test_sites_sharing_a_name_share_a_warps_counter_track(tmp_path):
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
+
+    # ids 1 and 3 are two sites of "iter"; the tracks are per name and warp.
+    table = [("loop", -1), ("iter", 0), ("loss", -1), ("iter", -1)]
+    lay = synthetic.layout(num_warps=1, segment_bytes=1024, clock_bits=64)
+    records = [(0, S, None), (1, S, None), (1, E, 5), (0, E, None), (3, S, None), (3, E, 6)]
+    tags = synthetic.tag([[[r[0] for r in records]]], [[[r[1] for r in records]]])
+    clocks = np.array([[[CLK0 + STEP * (k + 1) if r[2] is None else r[2] for k, r in enumerate(records)]]])
+    start = np.full((1, 1), CLK0, dtype=np.uint64)
+    buf = synthetic.build(
+        lay,
+        tags,
+        clocks.astype(np.uint64),
+        clk_start=start,
+        clk_end=start + np.uint64(STEP * 8),
+        gt_start=[[0]],
+        gt_end=[[STEP * 4]],
+        sm=np.zeros((1, 1)),
+    )
+    meta = synthetic.metadata(table, lay, kinds=["scope", "value", "value", "value"])
+    for entry in meta["scopes"][1:]:
+        entry["dtype"] = "i32"
+    ev = decode.decode(buf, meta, 1)
+    path = tmp_path / "t.pftrace"
+    perfetto_trace.write(str(path), [ev])
+    trace = Trace.FromString(path.read_bytes())
+    counters = [p.track_descriptor for p in trace.packet if p.track_descriptor.HasField("counter")]
+    assert [d.name for d in counters] == ["iter"], "one track for both sites of 'iter'"
+    points = [
+        (p.timestamp, p.track_event.double_counter_value)
+        for p in trace.packet
+        if p.track_event.type == TrackEvent.TYPE_COUNTER and p.track_event.track_uuid == counters[0].uuid
+    ]
+    # Records 2 and 5 (1-based) at k * STEP cycles, 2 GHz, from the warp's entry.
+    assert points == [(STEP, 5.0), (STEP * 5 // 2, 6.0)], points

@@ -7,12 +7,6 @@ each drawn whole), and as an arrow (a flow) from an instant "<name> start"
 on the warp that started it to an instant "<name> end" on the warp that
 ended it. A mark is an instant on its warp. Events are few (one per
 start/end pair, not per scope), so the packets are built one by one.
-
-A value (proton.language.record_value) is a point on a counter track per
-warp and value name, "<name>", under the warp that recorded it (per warp,
-not per CTA: warps of a CTA may record different values at the same time,
-e.g. a producer's and a consumer's iteration). In the Chrome trace, whose
-counters belong to a process (the CTA), the series is "<name> [warp <id>]".
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ from ..instrument.decode import LaunchEvents
 #: The Perfetto packet sequence of these packets: absolute timestamps on the
 #: trace clock, apart from the warp slices' incremental sequence.
 SEQUENCE_ID = 2
-TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER = 1, 2, 3, 4
+TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT = 1, 2, 3
 #: Chrome thread ids of event lanes, above any warp id.
 LANE_TID_BASE = 1 << 20
 
@@ -57,7 +51,7 @@ def chrome_rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
     marks: X slices on lane threads, zero-length X slices on the warps with
     flow events (ph s/f) between them, and instant (ph i) marks."""
     a = ev.asynchronous
-    if a.num_events == 0 and a.num_marks == 0 and a.num_values == 0:
+    if a.num_events == 0 and a.num_marks == 0:
         return b""
     shift = ev.origin_ns - t0_ns
     us = lambda ns: f"{max(ns + shift, 0) / 1000:.3f}"  # noqa: E731
@@ -96,23 +90,7 @@ def chrome_rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
             f'"pid":{row // ev.num_segments + pid_base},"tid":{int(ev.warp_ids[row])},'
             f'"ts":{us(float(a.mark_ns[i]))}}}'
         )
-    for i in np.argsort(a.value_ns, kind="stable"):
-        row = int(a.value_row[i])
-        warp = int(ev.warp_ids[row])
-        series = json.dumps(f"{ev.scope_names[a.value_id[i]]} [warp {warp}]")
-        lines.append(
-            f'{{"ph":"C","name":{series},"pid":{row // ev.num_segments + pid_base},"tid":{warp},'
-            f'"ts":{us(float(a.value_ns[i]))},"args":{{"value":{_number(a.value[i])}}}}}'
-        )
     return ("".join(line + ",\n" for line in lines)).encode()
-
-
-def _number(value: float) -> str:
-    """A value as JSON: integers without a fraction, NaN and infinities
-    (an f32 may hold them; JSON may not) as null."""
-    if not np.isfinite(value):
-        return "null"
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def perfetto_packets(
@@ -128,7 +106,7 @@ def perfetto_packets(
     `builder` (a perfetto TraceProtoBuilder); returns the next free track
     uuid and flow id."""
     a = ev.asynchronous
-    if a.num_events == 0 and a.num_marks == 0 and a.num_values == 0:
+    if a.num_events == 0 and a.num_marks == 0:
         return next_uuid, next_flow
     lane = _lane_keys(ev)
     track_of: dict[tuple[int, int, int], int] = {}
@@ -162,15 +140,4 @@ def perfetto_packets(
         next_flow += 1
     for i in range(a.num_marks):
         event(warp_uuid[a.mark_row[i]], a.mark_ns[i], TYPE_INSTANT, ev.scope_names[a.mark_id[i]])
-    counter_of: dict[tuple[int, int], int] = {}
-    for i in np.argsort(a.value_ns, kind="stable"):
-        row, vid = int(a.value_row[i]), int(a.value_id[i])
-        if (row, vid) not in counter_of:
-            counter_of[(row, vid)] = next_uuid
-            desc = builder.add_packet().track_descriptor
-            desc.uuid, desc.parent_uuid = next_uuid, int(warp_uuid[row])
-            desc.name = ev.scope_names[vid]
-            desc.counter.SetInParent()  # a counter track
-            next_uuid += 1
-        event(counter_of[(row, vid)], a.value_ns[i], TYPE_COUNTER).double_counter_value = float(a.value[i])
     return next_uuid, next_flow
