@@ -248,7 +248,7 @@ def test_proton_view_shows_a_value_sum(tmp_path, capsys):
     hatchet_tree.write(str(path), [ev])
     assert viewer.main(["-m", "iter,count", "--no-color", str(path)]) == 0
     out = capsys.readouterr().out
-    rows = {line.split()[-1]: line.split()[:-1] for line in out.splitlines()[1:] if line.strip()}
+    rows = {line.split()[-1]: line.split()[:2] for line in out.splitlines()[1:] if line.strip()}
     # 2 CTAs x (0+1+2+3 + 10+11+12+13) over 16 records; viewers show
     # inclusive metrics, so the scope around it holds the sum too.
     assert rows["iter"] == ["104.000", "16"], out
