@@ -34,6 +34,27 @@ def test_values_compile(target):
         assert "@proton" not in kernel.asm["amdgcn"]
 
 
+@pytest.mark.parametrize("buffer_type", ["registers", "shared", "global"])
+@pytest.mark.parametrize("clock_bits", [32, 64])
+def test_values_compile_with_every_buffer(buffer_type, clock_bits):
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def straight(x):
+        # No loop: registers can hold every record (a value site takes two).
+        pl.record_value("pid", tl.program_id(0))
+        pl.record_value("x0", tl.load(x))
+
+    options = PipelineOptions(buffer_type=buffer_type, clock_bits=clock_bits)
+    with InstrumentationHook(options, f"values-{buffer_type}-{clock_bits}"):
+        kernel = compile_kernel(straight, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))
+    meta = json.loads(kernel.metadata.proton)
+    assert meta["layout"]["buffer_type"] == buffer_type, meta["layout"]
+    assert [(s["name"], s.get("dtype")) for s in meta["scopes"]] == [("pid", "i32"), ("x0", "f32")]
+    assert kernel.asm["cubin"] and "@proton" not in kernel.asm["ptx"]
+
+
 def _compile(fn):
     with InstrumentationHook(PipelineOptions(), "values-bad"):
         return compile_kernel(fn, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))
