@@ -23,13 +23,15 @@ another:
 The decoder pairs an event's starts and ends in time order
 (docs/buffer-format.md, "Events and marks").
 
-A value record keeps a scalar of the kernel with its time:
+A value record keeps a scalar of the kernel with its time (int32 or
+float32; narrower types widen exactly, wider ones are a compile error): a
+counter track per warp in the traces, summed on its node in the tree.
 
         for i in range(n):
-            pl.record_value("iteration", i)   # i32 or f32 scalar
+            pl.record_value("iteration", i)
 
-Upstream Triton's spelling of this could not be found; `record_value` is
-this project's.
+Upstream Triton's spelling of this could not be found (its Proton after 3.9
+was not at hand); `record_value` is this project's.
 
 A marker becomes a side-effecting inline-assembly carrier whose text is
 `// @proton <kind> <name>` (kind `start`, `end`, `event_start`,
