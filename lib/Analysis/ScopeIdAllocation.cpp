@@ -31,6 +31,8 @@ StringRef mlir::proton::stringifyIdKind(IdKind kind) {
     return "event";
   case IdKind::mark:
     return "mark";
+  case IdKind::value:
+    return "value";
   }
   llvm_unreachable("unknown id kind");
 }
@@ -66,11 +68,15 @@ void ScopeIdAllocation::numberEventsAndMarks(Region &body) {
     for (auto record : block.getOps<RecordOp>()) {
       if (record.isScope())
         continue;
-      if (record.getKind() == RecordKind::mark) {
+      bool isValue = record.getKind() == RecordKind::value;
+      if (record.getKind() == RecordKind::mark || isValue) {
         // The parent is set while pairing, from the scopes open there.
         int id = (int)scopes.size();
-        scopes.push_back(
-            {id, record.getName().str(), -1, record.getLoc(), IdKind::mark});
+        scopes.push_back({id, record.getName().str(), -1, record.getLoc(),
+                          isValue ? IdKind::value : IdKind::mark});
+        if (isValue)
+          scopes.back().dtype =
+              isa<FloatType>(record.getValue().getType()) ? "f32" : "i32";
         idOf[record] = id;
         continue;
       }
@@ -115,9 +121,10 @@ LogicalResult ScopeIdAllocation::pairAlongPaths(Region &body) {
 LogicalResult ScopeIdAllocation::pairInBlock(Block &block, OpenScopes &open) {
   bool ok = true;
   for (auto record : block.getOps<RecordOp>()) {
-    // Events are paired when decoded, whatever the paths; a mark belongs to
-    // the innermost scope open where it is.
-    if (record.getKind() == RecordKind::mark) {
+    // Events are paired when decoded, whatever the paths; a mark or a value
+    // belongs to the innermost scope open where it is.
+    if (record.getKind() == RecordKind::mark ||
+        record.getKind() == RecordKind::value) {
       scopes[idOf.lookup(record)].parent = open.empty() ? -1 : open.back();
       continue;
     }

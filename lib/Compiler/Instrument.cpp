@@ -100,14 +100,18 @@ llvm::json::Object collectMetadata(ModuleOp module,
     llvm::json::Array table;
     for (auto [id, entry] : llvm::enumerate(scopes)) {
       auto pair = cast<ArrayAttr>(entry);
-      table.push_back(llvm::json::Object{
+      llvm::json::Object row{
           {"id", (int64_t)id},
           {"name", cast<StringAttr>(pair[0]).getValue()},
           {"parent", cast<IntegerAttr>(pair[1]).getInt()},
           {"loc", pair.size() > 2 ? cast<StringAttr>(pair[2]).getValue()
                                   : StringRef()},
           {"kind", pair.size() > 3 ? cast<StringAttr>(pair[3]).getValue()
-                                   : StringRef("scope")}});
+                                   : StringRef("scope")}};
+      // A value's type ("i32" or "f32"), for decoding its 32 bits.
+      if (pair.size() > 4 && !cast<StringAttr>(pair[4]).getValue().empty())
+        row["dtype"] = cast<StringAttr>(pair[4]).getValue();
+      table.push_back(std::move(row));
     }
     if (meta["instrumented"] == llvm::json::Value(true))
       others.push_back(kernel.getName().str());

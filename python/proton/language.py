@@ -23,9 +23,19 @@ another:
 The decoder pairs an event's starts and ends in time order
 (docs/buffer-format.md, "Events and marks").
 
+A value record keeps a scalar of the kernel with its time (int32 or
+float32; narrower types widen exactly, wider ones are a compile error): a
+counter track per warp in the traces, summed on its node in the tree.
+
+        for i in range(n):
+            pl.record_value("iteration", i)
+
+Upstream Triton's spelling of this could not be found (its Proton after 3.9
+was not at hand); `record_value` is this project's.
+
 A marker becomes a side-effecting inline-assembly carrier whose text is
 `// @proton <kind> <name>` (kind `start`, `end`, `event_start`,
-`event_end`; proton.instrument.format); Proton's compiler lifts it from the LLVM
+`event_end`, `mark`, `value`; proton.instrument.format); Proton's compiler lifts it from the LLVM
 IR into `proton.record` and lowers it to a clock read and a store. When no
 instrumentation session is active nothing at all is emitted, so plain builds
 are untouched.
@@ -82,7 +92,7 @@ def _check_semantic(semantic_name: str) -> str:
     return semantic_name
 
 
-def _emit(kind: str, name, semantic) -> None:
+def _emit(kind: str, name, semantic, value=None) -> None:
     name = _scope_name(name)
     if not state.instrumentation_active():
         return
@@ -92,12 +102,14 @@ def _emit(kind: str, name, semantic) -> None:
             f"proton markers are disabled for {language} kernels (proton.language.disable_semantic); "
             f"call proton.language.enable_semantic({language!r})"
         )
-    # A scalar argument yields exactly one carrier per thread.
-    carrier_arg = semantic.to_tensor(0)
+    # A scalar argument yields exactly one carrier per thread; a value
+    # marker's argument is the value, lifted into the record's operand.
+    carrier_arg = semantic.to_tensor(0) if value is None else value
+    constraint = "=r,f" if value is not None and value.dtype == tl.float32 else "=r,r"
     from .instrument.format import marker_text  # loads the compiler: a session is active
 
     tl.core.inline_asm_elementwise(
-        marker_text(kind, name), "=r,r", [carrier_arg], dtype=tl.int32, is_pure=False, pack=1, _semantic=semantic
+        marker_text(kind, name), constraint, [carrier_arg], dtype=tl.int32, is_pure=False, pack=1, _semantic=semantic
     )
 
 
@@ -205,3 +217,40 @@ def mark(name, _semantic=None):
     """Records one instant named `name` (a constant string) in every warp
     that runs it: an instant event in the traces."""
     _emit("mark", name, _semantic)
+
+
+def _scalar_value(name: str, value, semantic):
+    """`value` as an i32 or f32 scalar: a record has 32 bits for it
+    (docs/buffer-format.md). Narrower types widen exactly; others are
+    refused rather than silently truncated."""
+    value = tl.core._unwrap_if_constexpr(value)
+    if isinstance(value, (bool, int, float)):
+        value = semantic.to_tensor(value)
+    if not isinstance(value, tl.core.tensor) or value.type.is_block():
+        raise TypeError(
+            f"proton.language.record_value({name!r}, ...) takes a scalar (one value per program), got {value!r}"
+        )
+    dtype = value.dtype
+    if dtype.is_int1() or (dtype.is_int() and dtype.primitive_bitwidth < 32):
+        value = value.to(tl.int32, _semantic=semantic)
+    elif dtype in (tl.float16, tl.bfloat16):
+        value = value.to(tl.float32, _semantic=semantic)
+    if value.dtype not in (tl.int32, tl.float32):
+        raise TypeError(
+            f"proton.language.record_value({name!r}, ...) records int32 or float32 values (narrower ones are "
+            f"widened); got {dtype}: a record has 32 bits for it. Cast it, e.g. value.to(tl.int32), knowing "
+            "what is lost"
+        )
+    return value
+
+
+@tl.core.builtin
+def record_value(name, value, _semantic=None):
+    """Records `value`, a scalar of the kernel (i32 or f32; narrower ints
+    and floats are widened, 64-bit types refused), with the time, under
+    `name` (a constant string) in every warp that runs it: a counter in the
+    traces, summed in the tree's column `name`."""
+    name = _scope_name(name)
+    if not state.instrumentation_active():
+        return
+    _emit("value", name, _semantic, _scalar_value(name, value, _semantic))

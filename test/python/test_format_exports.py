@@ -174,9 +174,18 @@ def test_buffer_type_and_granularity_codes():
 
 
 def test_record_kind_matches_the_end_bit():
-    # The end bit is set for end and event_end records (the lowering's rule);
-    # the kinds the marker text and the decoder's docs name are these.
-    assert _C.ENUMS["RecordKind"] == {"start": 0, "end": 1, "event_start": 2, "event_end": 3, "mark": 4}
+    # The end bit is set for end, event_end and value_end records (the
+    # lowering's rule); the kinds the marker text and the decoder's docs name
+    # are these (value_end only below proton.record: a value's second record).
+    assert _C.ENUMS["RecordKind"] == {
+        "start": 0,
+        "end": 1,
+        "event_start": 2,
+        "event_end": 3,
+        "mark": 4,
+        "value": 5,
+        "value_end": 6,
+    }
 
 
 def test_marker_text_is_what_the_compiler_lifts():

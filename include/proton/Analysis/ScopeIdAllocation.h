@@ -11,19 +11,20 @@
 namespace mlir::proton {
 
 /// What an id of the scope table stands for.
-enum class IdKind { scope, event, mark };
+enum class IdKind { scope, event, mark, value };
 StringRef stringifyIdKind(IdKind kind);
 
 /// One entry of the scope table. A scope: a start record and the end record
 /// that closes it (a name used again after its scope closed makes a new scope
 /// with a new id). An event: every event_start and event_end record of one
-/// name. A mark: one mark record (site).
+/// name. A mark: one mark record (site). A value: one value record (site).
 struct ScopeInfo {
   int id;
   std::string name;
   int parent; // -1 at the top level (always for events)
   Location loc;
   IdKind kind = IdKind::scope;
+  std::string dtype; // a value's type, "i32" or "f32"; empty otherwise
 };
 
 /// Pairs the start and end records of one function's body (a CFG region) and

@@ -48,8 +48,8 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
     carrier.emitError("malformed proton marker '")
         << carrier.getAsmString()
         << "': expected '// @proton <kind> <name>' with <kind> one of "
-           "start, end, event_start, event_end, mark, optionally followed "
-           "by ' ;loc=<file>:<line>:<col>'";
+           "start, end, event_start, event_end, mark, value, optionally "
+           "followed by ' ;loc=<file>:<line>:<col>'";
     return failure();
   }
   if (!carrier.getHasSideEffects()) {
@@ -58,6 +58,25 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
         << "' is not side-effecting: the compiler may have moved or "
            "dropped it";
     return failure();
+  }
+  // A value marker carries its value as the carrier's first operand.
+  if (*kind == RecordKind::value && carrier.getNumOperands() == 0) {
+    carrier.emitError("proton value marker '")
+        << carrier.getAsmString() << "' has no operand: the value is lost";
+    return failure();
+  }
+  if (*kind == RecordKind::value) {
+    // A record has 32 bits for the value: wider types are refused here,
+    // naming the kernel and the value, rather than silently truncated.
+    Type type = carrier.getOperand(0).getType();
+    if (!type.isInteger(32) && !type.isF32()) {
+      auto kernel = carrier->getParentOfType<LLVM::LLVMFuncOp>();
+      carrier.emitError("proton value '")
+          << name << "' in kernel '" << (kernel ? kernel.getName() : "?")
+          << "' has type " << type
+          << ": a value record holds 32 bits (i32 or f32); cast the value";
+      return failure();
+    }
   }
   return std::optional<Marker>(Marker{*kind, name, loc});
 }
@@ -90,8 +109,11 @@ struct LiftMarkersPass
         }
         ++numLifted;
         Marker m = **marker;
+        Value value =
+            m.kind == RecordKind::value ? carrier.getOperand(0) : Value();
         bool duplicate = previous && previous.getKind() == m.kind &&
-                         previous.getName() == m.name;
+                         previous.getName() == m.name &&
+                         previous.getValue() == value;
         bool closes =
             m.kind == RecordKind::end || m.kind == RecordKind::event_end;
         if (duplicate && !closes) {
@@ -104,7 +126,7 @@ struct LiftMarkersPass
         auto record =
             RecordOp::create(builder, m.loc.value_or(carrier.getLoc()),
                              RecordKindAttr::get(&getContext(), m.kind),
-                             builder.getStringAttr(m.name));
+                             builder.getStringAttr(m.name), value);
         if (::mlir::failed(record.verify()))
           failed = true;
         if (duplicate) {

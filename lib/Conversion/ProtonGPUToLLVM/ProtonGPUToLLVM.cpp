@@ -319,7 +319,8 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
             ? Value()
             : l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
     bool isEnd = op.getKind() == RecordKind::end ||
-                 op.getKind() == RecordKind::event_end;
+                 op.getKind() == RecordKind::event_end ||
+                 op.getKind() == RecordKind::value_end;
     uint32_t tag = (uint32_t)op.getScopeId() | (isEnd ? fmt::kEndTagBit : 0u);
     Value tagBits = l.i32((int32_t)(tag << fmt::kTagShift));
     SmallVector<Value> words;

@@ -40,8 +40,10 @@ unsigned largestSegmentFitting(unsigned bytes) {
 std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
   unsigned records = 0;
   for (Block &block : kernel.getBody()) {
-    auto ops = block.getOps<RecordOp>();
-    unsigned here = std::distance(ops.begin(), ops.end());
+    // A value site writes two records: its time and its value.
+    unsigned here = 0;
+    for (RecordOp record : block.getOps<RecordOp>())
+      here += record.getKind() == RecordKind::value ? 2 : 1;
     if (here == 0)
       continue;
     records += here;
@@ -332,10 +334,23 @@ struct ProtonToProtonGPUPass
       builder.setInsertionPoint(record);
       Value counter =
           ReadCounterOp::create(builder, record.getLoc(), counterType);
-      CircularStoreOp::create(
-          builder, record.getLoc(), segment, counter,
-          RecordKindAttr::get(ctx, record.getKind()),
-          builder.getI32IntegerAttr(scopes->getScopeId(record)));
+      IntegerAttr id = builder.getI32IntegerAttr(scopes->getScopeId(record));
+      CircularStoreOp::create(builder, record.getLoc(), segment, counter,
+                              RecordKindAttr::get(ctx, record.getKind()), id);
+      if (Value value = record.getValue()) {
+        // The record right after the time holds the value's 32 bits in
+        // the counter's low word, with the end bit (value_end).
+        Location loc = record.getLoc();
+        Value bits = value;
+        if (!bits.getType().isInteger(32))
+          bits =
+              LLVM::BitcastOp::create(builder, loc, builder.getI32Type(), bits);
+        if (clockBits != 32)
+          bits = LLVM::ZExtOp::create(builder, loc, counterType, bits);
+        CircularStoreOp::create(builder, loc, segment, bits,
+                                RecordKindAttr::get(ctx, RecordKind::value_end),
+                                id);
+      }
       record.erase();
     }
     kernel.walk([&](LLVM::ReturnOp ret) {
@@ -344,14 +359,18 @@ struct ProtonToProtonGPUPass
     });
 
     // The scope table, for the host side: [[name, parent, loc, kind], ...]
-    // by id.
+    // by id; a value's entry adds its type ("i32" or "f32").
     SmallVector<Attribute> table;
-    for (const ScopeInfo &scope : scopes->getScopes())
-      table.push_back(builder.getArrayAttr(
-          {builder.getStringAttr(scope.name),
-           builder.getI32IntegerAttr(scope.parent),
-           builder.getStringAttr(describeLocation(scope.loc)),
-           builder.getStringAttr(stringifyIdKind(scope.kind))}));
+    for (const ScopeInfo &scope : scopes->getScopes()) {
+      SmallVector<Attribute> row{
+          builder.getStringAttr(scope.name),
+          builder.getI32IntegerAttr(scope.parent),
+          builder.getStringAttr(describeLocation(scope.loc)),
+          builder.getStringAttr(stringifyIdKind(scope.kind))};
+      if (!scope.dtype.empty())
+        row.push_back(builder.getStringAttr(scope.dtype));
+      table.push_back(builder.getArrayAttr(row));
+    }
     kernel->setAttr("proton.scopes", builder.getArrayAttr(table));
     return success();
   }

@@ -149,6 +149,11 @@ def decode(
     if (kinds != 0).any():
         not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
         not_scope[: kinds.size] = kinds != 0
+    # Value ids, whose second record holds a value, not a clock.
+    value_ids = None
+    if (kinds == decode_async.KIND_CODES["value"]).any():
+        value_ids = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
+        value_ids[: kinds.size] = kinds == decode_async.KIND_CODES["value"]
     ctas, segments = raw.counts.shape
     rows = ctas * segments
     counts, kept, words = _records_in_order(raw, layout, kernel)
@@ -178,7 +183,9 @@ def decode(
         )
         a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
         # Counted back from each warp's exit: ns follow from its offset.
-        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start, clk_end).astype(np.int64)
+        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start, clk_end, value_ids).astype(
+            np.int64
+        )
         if record_cost_cycles > 0:
             a_cyc -= np.rint(((counts - kept)[a_rows] + a_cols) * record_cost_cycles).astype(np.int64)
         a_half = halves[a_rows, a_cols]
@@ -188,8 +195,8 @@ def decode(
     # CTA's first warp entry (its warps share one SM's counter): 4 bytes per
     # record where they fit, which bounds finalize's memory.
     base = np.repeat(clk_start.reshape(ctas, segments).min(axis=1), segments) if rows else clk_start
-    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start, base)
-    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start, base)
+    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start, base, value_ids)
+    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start, base, value_ids)
     if s_cyc.dtype != e_cyc.dtype:
         s_cyc, e_cyc = s_cyc.astype(np.int64), e_cyc.astype(np.int64)
     lost = counts - kept
@@ -216,6 +223,9 @@ def decode(
             a_ns,
             kinds,
             segments,
+            cols=a_cols,
+            low_words=words[a_rows, a_cols] & np.uint64(0xFFFFFFFF),
+            is_float=decode_async.float_values(metadata),
         )
         if asynchronous.unpaired:
             warnings.append(
@@ -223,6 +233,11 @@ def decode(
                 "(an end with no open start, or a start never ended); they are not drawn"
             )
 
+    if asynchronous.unpaired_values:
+        warnings.append(
+            f"{kernel}: {asynchronous.unpaired_values} value records lost their time or value half "
+            "(a full ring overwrote it); they are not drawn"
+        )
     return LaunchEvents(
         kernel=kernel,
         launch=launch,
@@ -362,13 +377,14 @@ class _EventIndex:
         return int(self.rows[flat_index]), int(self.start_col[flat_index])
 
 
-def _cycles(words, clock_bits, at, cols, clk_end, clk_start, base, rows_at_once=1 << 12):
+def _cycles(words, clock_bits, at, cols, clk_end, clk_start, base, value_ids=None, rows_at_once=1 << 12):
     """Cycles of the records in `cols` of (rows, width) u64 records, counted
     from each row's `base` cycle: int32, or int64 where a value does not fit.
     A record keeps the clock's low 48 bits (32 with clock32); they are
     counted back from the warp's 64-bit exit stamp, and warps that lived a
-    full wrap or longer are unwrapped record by record. Computed a block of
-    rows (or events) at a time: no event-sized temporary."""
+    full wrap or longer are unwrapped record by record (skipping the value
+    halves of the ids `value_ids` marks). Computed a block of rows (or
+    events) at a time: no event-sized temporary."""
     mask = np.uint64((1 << STORED_CLOCK_BITS[clock_bits]) - 1)
     span = clk_end - base  # exit, counted from the base
     exit_u = clk_end.view(np.uint64)
@@ -391,7 +407,10 @@ def _cycles(words, clock_bits, at, cols, clk_end, clk_start, base, rows_at_once=
         out = _store(out, slice(lo, hi), rel)
     long_rows = np.flatnonzero(clk_end - clk_start >= np.int64(mask) + 1)
     if long_rows.size:
-        unwrapped = _unwrap_rows(words[long_rows].astype(np.int64) & np.int64(mask), clk_end[long_rows], int(mask) + 1)
+        lo = words[long_rows].astype(np.int64) & np.int64(mask)
+        if value_ids is not None:
+            _clock_over_values(lo, raw_buffer.tag_halves(words[long_rows]), value_ids)
+        unwrapped = _unwrap_rows(lo, clk_end[long_rows], int(mask) + 1)
         unwrapped -= base[long_rows, None]
         if at.uniform:
             out = _store(out, long_rows, unwrapped[:, cols])
@@ -412,6 +431,18 @@ def _store(out: np.ndarray, where, values: np.ndarray) -> np.ndarray:
             out = out.astype(np.int64)
     out[where] = values
     return out
+
+
+def _clock_over_values(lo, halves, value_ids):
+    """Gives each value half (a value id's end record: 32 bits of value,
+    no clock) the clock of the record before it, its time half, so that
+    unwrapping steps over it; a value half in column 0 (its time half
+    overwritten) takes the next record's."""
+    rows, cols = np.nonzero(
+        ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
+    )
+    if rows.size:
+        lo[rows, cols] = lo[rows, np.where(cols > 0, cols - 1, min(1, lo.shape[1] - 1))]
 
 
 def _unwrap_rows(lo, clk_end, wrap):

@@ -1,6 +1,7 @@
-"""Asynchronous events and marks of one launch: the records whose ids the
-scope table names as `event` or `mark` (proton.language.allocate_event,
-start_event, end_event; docs/buffer-format.md, "Events and marks").
+"""Asynchronous events, marks and values of one launch: the records whose
+ids the scope table names as `event`, `mark` or `value`
+(proton.language.allocate_event, start_event, end_event, mark,
+record_value; docs/buffer-format.md, "Events and marks").
 
 Pairing rule, per CTA and event: if every warp of the CTA that recorded the
 event recorded as many ends as starts, each warp's records pair among
@@ -9,16 +10,23 @@ of the event pair together. Within such a group, records are taken in time
 order and each end closes the earliest start still open (first in, first
 out); an end with no open start and a start never closed are unpaired:
 counted, never drawn.
+
+A value is two records of one warp, one right after the other: the time
+(end bit clear), then the value's 32 bits in the low word (end bit set), an
+i32 or the bits of an f32 as the entry's `dtype` says. A half whose partner
+a full ring overwrote is dropped and counted as unpaired.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 #: Codes of the scope table's `kind` field.
-KIND_CODES = {"scope": 0, "event": 1, "mark": 2}
+KIND_CODES = {"scope": 0, "event": 1, "mark": 2, "value": 3}
+#: The 32-bit types a value record holds.
+VALUE_DTYPES = ("i32", "f32")
 
 
 def kind_codes(metadata: dict) -> np.ndarray:
@@ -36,6 +44,21 @@ def kind_codes(metadata: dict) -> np.ndarray:
     return np.array(codes, dtype=np.int8)
 
 
+def float_values(metadata: dict) -> np.ndarray:
+    """Per id of the scope table: does its value record hold an f32?"""
+    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
+    out = np.zeros(len(scopes), dtype=bool)
+    for s in scopes:
+        if s.get("kind") != "value":
+            continue
+        dtype = s.get("dtype", "i32")
+        if dtype not in VALUE_DTYPES:
+            known = ", ".join(VALUE_DTYPES)
+            raise ValueError(f"scope table entry {s['id']} ({s['name']!r}) has value type {dtype!r}; known: {known}")
+        out[s["id"]] = dtype == "f32"
+    return out
+
+
 @dataclass
 class AsyncEvents:
     """Paired asynchronous events (one row per start/end pair) and marks
@@ -51,6 +74,11 @@ class AsyncEvents:
     mark_row: np.ndarray
     mark_ns: np.ndarray
     unpaired: int = 0  # event records without a partner
+    unpaired_values: int = 0  # value halves without their other half
+    value_id: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    value_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    value_ns: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    value: np.ndarray = field(default_factory=lambda: np.zeros(0))  # i32 and f32 exactly, as float64
 
     @property
     def num_events(self) -> int:
@@ -60,6 +88,10 @@ class AsyncEvents:
     def num_marks(self) -> int:
         return int(self.mark_id.size)
 
+    @property
+    def num_values(self) -> int:
+        return int(self.value_id.size)
+
     @staticmethod
     def empty() -> "AsyncEvents":
         i, f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
@@ -67,21 +99,63 @@ class AsyncEvents:
 
 
 def split(
-    ids: np.ndarray, rows: np.ndarray, is_end: np.ndarray, ns: np.ndarray, kinds: np.ndarray, num_segments: int
+    ids: np.ndarray,
+    rows: np.ndarray,
+    is_end: np.ndarray,
+    ns: np.ndarray,
+    kinds: np.ndarray,
+    num_segments: int,
+    cols: np.ndarray | None = None,
+    low_words: np.ndarray | None = None,
+    is_float: np.ndarray | None = None,
 ) -> AsyncEvents:
-    """Events paired by the module's rule and marks, from the non-scope
-    records of a launch (one entry each: id, warp row, end flag, time)."""
+    """Events paired by the module's rule, marks and values, from the
+    non-scope records of a launch (one entry each: id, warp row, end flag,
+    time; for values also the column in the warp's records and the record's
+    low 32 bits), in row-major order."""
     kind = kinds[ids]
     m = kind == KIND_CODES["mark"]
     e = kind == KIND_CODES["event"]
     pairs = pair_events(ids[e], rows[e], is_end[e], ns[e], num_segments)
+    values = {}
+    unpaired_values = 0
+    v = np.flatnonzero(kind == KIND_CODES["value"])
+    if v.size:
+        if cols is None or low_words is None:
+            raise ValueError("value records need their columns and low words to be decoded")
+        t, w = pair_values(ids[v], rows[v], cols[v], is_end[v])
+        time_at, value_at = v[t], v[w]
+        bits = np.asarray(low_words, dtype=np.uint64)[value_at].astype(np.uint32)
+        floats = np.zeros(0, dtype=bool) if is_float is None else is_float
+        as_float = floats[ids[value_at]] if floats.size else np.zeros(value_at.size, dtype=bool)
+        value = np.where(as_float, bits.view(np.float32).astype(np.float64), bits.view(np.int32).astype(np.float64))
+        values = dict(
+            value_id=ids[time_at].astype(np.int64),
+            value_row=rows[time_at].astype(np.int64),
+            value_ns=ns[time_at].astype(np.float64),
+            value=value,
+        )
+        unpaired_values = int(v.size - 2 * t.size)
     return AsyncEvents(
         *pairs[:6],
         mark_id=ids[m].astype(np.int64),
         mark_row=rows[m].astype(np.int64),
         mark_ns=ns[m].astype(np.float64),
         unpaired=pairs[6],
+        unpaired_values=unpaired_values,
+        **values,
     )
+
+
+def pair_values(ids, rows, cols, is_end):
+    """(time index, value index) of each complete value: a time record
+    followed in the same warp, in the next column, by the value record of
+    the same id. Inputs are the value records in row-major order."""
+    ids, rows, cols = (np.asarray(a, dtype=np.int64) for a in (ids, rows, cols))
+    is_end = np.asarray(is_end, dtype=bool)
+    i = np.arange(ids.size - 1)
+    ok = ~is_end[:-1] & is_end[1:] & (rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1] + 1) & (ids[1:] == ids[:-1])
+    return i[ok], i[ok] + 1
 
 
 def pair_events(ids, rows, is_end, ns, num_segments):

@@ -1,7 +1,8 @@
 """Chrome trace JSON (chrome://tracing, ui.perfetto.dev): one process per
 launch and CTA (named after its kernel, launch and SM), one thread per warp,
 one complete ("X") event per scope instance with its cycles; asynchronous
-events (with flow events) and marks as writers/async_events draws them. Times are
+events (with flow events) and marks as writers/async_events draws them,
+values as counters (writers/chrome_counters). Times are
 microseconds (ns precision) from the session's first warp entry. Text is
 built with numpy (proton.writers.packed_text), a slice of the events at a
 time, and streamed to the file: no Python object per event, and memory
@@ -13,7 +14,7 @@ import json
 
 import numpy as np
 
-from . import async_events, packed_text as T
+from . import async_events, chrome_counters, packed_text as T
 from ..instrument.decode import LaunchEvents
 
 EVENTS_PER_SLICE = 1 << 18
@@ -28,6 +29,7 @@ def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
         for ev in launches:
             _slices(out, ev, pid_base, t0_ns)
             out.write(async_events.chrome_rows(ev, pid_base, t0_ns))
+            out.write(chrome_counters.rows(ev, pid_base, t0_ns))
             _names(out, ev, pid_base)
             written += ev.num_events
             pid_base += ev.num_ctas

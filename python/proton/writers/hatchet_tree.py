@@ -13,6 +13,9 @@ lifetimes (entry to return) less its top-level scopes:
   time (ns)          the same as cycles, in global-timer nanoseconds
   count              completed scope instances (launches, for a kernel)
   device_id, device_type   labels ("0", "CUDA" or "HIP")
+  <value name>       a value's node (proton.language.record_value): the sum
+                     of the values recorded there ("value <name>" where the
+                     name is one of the metrics above); count the records
 """
 
 from __future__ import annotations
@@ -56,7 +59,11 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
         # metric, outside the exclusive-time accounting.
         a = ev.asynchronous
         count = count + np.bincount(a.event_id, minlength=n) + np.bincount(a.mark_id, minlength=n)
+        count = count + np.bincount(a.value_id, minlength=n)
         event_ns = np.bincount(a.event_id, weights=a.end_ns - a.start_ns, minlength=n)
+        value_sum = np.bincount(a.value_id, weights=a.value, minlength=n)
+        is_value = np.zeros(n, dtype=bool)
+        is_value[a.value_id] = True
         # Scopes are keyed by their path of names, so that launches (and
         # compilations) agree on the same node.
         for sid in range(n):
@@ -66,6 +73,8 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
             node["ns"] += ns[sid]
             node["count"] += int(count[sid])
             node["event_ns"] += float(event_ns[sid])
+            if is_value[sid]:
+                node["value"] = node.get("value", 0.0) + float(value_sum[sid])
 
     root = {
         "frame": {"name": "ROOT", "type": "function"},
@@ -82,6 +91,8 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
             node = _node(path[-1], "region", s["cycles"], s["ns"], s["count"], device_type)
             if s["event_ns"]:
                 node["metrics"]["event time (ns)"] = s["event_ns"]
+            if "value" in s:
+                node["metrics"][_value_metric(path[-1])] = s["value"]
             parent["children"].append(node)
             by_path[path] = node
         _make_exclusive(kernel, warps)
@@ -102,6 +113,15 @@ def write(
 def inclusive(node: dict, metric: str) -> float:
     """A node's metric with its descendants': what the scope measured."""
     return node["metrics"].get(metric, 0) + sum(inclusive(child, metric) for child in node["children"])
+
+
+#: Metric names a value's column must not take.
+_RESERVED = {"cycles", "normalized_cycles", "time (ns)", "count", "device_id", "device_type", "event time (ns)"}
+
+
+def _value_metric(name: str) -> str:
+    """The column of a value's sum: its name, unless a built-in metric has it."""
+    return f"value {name}" if name in _RESERVED else name
 
 
 def _path(ev: LaunchEvents, sid: int) -> tuple[str, ...]:

@@ -4,7 +4,8 @@ Tracks: GPU > SM > CTA (one per launch and CTA) > warp, each level ordered
 numerically (explicit sibling ranks). Every scope instance is a slice on its
 warp's track, with its start and end in ns since the trace's origin.
 Asynchronous events and marks follow on a second sequence
-(writers/async_events: event tracks per CTA, flows between warps).
+(writers/async_events: event tracks per CTA, flows between warps), values
+on a third (writers/perfetto_counters: counter tracks per warp).
 
 Compact and fast (see perfetto_packets): one packet sequence, interned scope
 names, and per warp a header that makes the warp the default track and
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import async_events, byte_rows, perfetto_deflate, perfetto_warps
+from . import async_events, byte_rows, perfetto_counters, perfetto_deflate, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..instrument.decode import LaunchEvents
 
@@ -131,17 +132,19 @@ def write(
             warps.append(perfetto_warps.Warps(ev, ev.origin_ns - origin_ns, iid_of_scope, warp_uuid))
             lanes.append((ev, cta_uuid, warp_uuid))
         perfetto_warps.write(out, warps)
-        out.write(_async_packets(lanes, origin_ns, next_uuid))
+        data, next_uuid = _async_packets(lanes, origin_ns, next_uuid)
+        out.write(data)
+        out.write(perfetto_counters.packets(lanes, origin_ns, next_uuid)[0])
         if compress:
             out.close()
     return sum(ev.num_events for ev in launches)
 
 
-def _async_packets(launches, origin_ns: int, next_uuid: int) -> bytes:
+def _async_packets(launches, origin_ns: int, next_uuid: int) -> tuple[bytes, int]:
     """Asynchronous events and marks (writers/async_events) on their own
-    packet sequence, after the warps' packets."""
+    packet sequence, after the warps' packets; and the next free uuid."""
     if not any(ev.asynchronous.num_events or ev.asynchronous.num_marks for ev, _, _ in launches):
-        return b""
+        return b"", next_uuid
     builder = _builder()
     first = builder.add_packet()
     first.trusted_packet_sequence_id = async_events.SEQUENCE_ID
@@ -151,7 +154,7 @@ def _async_packets(launches, origin_ns: int, next_uuid: int) -> bytes:
         next_uuid, next_flow = async_events.perfetto_packets(
             builder, ev, ev.origin_ns - origin_ns, cta_uuid, warp_uuid, next_uuid, next_flow
         )
-    return builder.serialize()
+    return builder.serialize(), next_uuid
 
 
 def _uuids(first: int, ev: LaunchEvents):

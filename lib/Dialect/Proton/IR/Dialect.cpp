@@ -22,6 +22,15 @@ void ProtonDialect::initialize() {
 // Names travel through inline-asm strings and into trace files, so they are
 // kept to printable characters that need no escaping anywhere.
 LogicalResult RecordOp::verify() {
+  if (getKind() == RecordKind::value_end)
+    return emitOpError("kind 'value_end' is internal to proton_gpu; record a "
+                       "value with kind 'value'");
+  bool isValue = getKind() == RecordKind::value;
+  if (isValue && !getValue())
+    return emitOpError("a 'value' record needs a value operand");
+  if (!isValue && getValue())
+    return emitOpError("only a 'value' record takes a value operand, not '")
+           << stringifyRecordKind(getKind()) << "'";
   StringRef name = getName();
   if (name.empty())
     return emitOpError("scope name must not be empty");

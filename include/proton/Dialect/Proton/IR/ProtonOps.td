@@ -16,7 +16,10 @@ def Proton_RecordOp : Op<Proton_Dialect, "record",
     `event_start` and `event_end` records of one name belong to one
     asynchronous event: they need not nest or pair on a path (an event may
     start in one loop iteration or warp and end in another); the decoder
-    pairs them in time order. A `mark` records one instant.
+    pairs them in time order. A `mark` records one instant. A `value`
+    records one instant and a user value, a 32-bit integer or float (the
+    only kind with the `value` operand; 64-bit values are refused, as a
+    record has 32 bits for it).
 
     ```mlir
     proton.record start "load"
@@ -24,10 +27,20 @@ def Proton_RecordOp : Op<Proton_Dialect, "record",
     proton.record event_start "tma"
     proton.record event_end "tma"
     proton.record mark "tile_done"
+    proton.record value "iteration"(%i : i32)
     ```
   }];
-  let arguments = (ins Proton_RecordKind:$kind, StrAttr:$name);
-  let assemblyFormat = "$kind $name attr-dict";
+  let arguments = (ins Proton_RecordKind:$kind, StrAttr:$name,
+                       Optional<AnyTypeOf<[I32, F32]>>:$value);
+  // The value in parentheses: a bare operand would take the next line's
+  // result name (`%x = ...`) for one.
+  let assemblyFormat =
+      "$kind $name (`(` $value^ `:` type($value) `)`)? attr-dict";
+  let builders = [
+    OpBuilder<(ins "RecordKindAttr":$kind, "StringAttr":$name), [{
+      build($_builder, $_state, kind, name, Value());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     bool isStart() { return getKind() == RecordKind::start; }
