@@ -15,7 +15,7 @@ for flags in "" "--increase-accuracy" "--op-measure --warp-sampling --warp-ids 0
   (cd "$OUT" && python3 "$OLDPWD/examples/example_dsl.py" $flags) >> "$OUT/example_dsl.log" 2>&1
   echo "exit $?" >> "$OUT/example_dsl.log"
 done
-for example in mma_mode gluon_warp_specialized; do
+for example in mma_mode events_marks_values gluon_warp_specialized; do
   echo "== python3 examples/$example.py" >> "$OUT/example_dsl.log"
   (cd "$OUT" && timeout 120 python3 "$OLDPWD/examples/$example.py") >> "$OUT/example_dsl.log" 2>&1
   echo "exit $?" >> "$OUT/example_dsl.log"
