@@ -13,9 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import proton  # noqa: E402
-from proton.instrument import decode, session as runtime  # noqa: E402
-from proton.instrument import stage_hook as hook_mod  # noqa: E402
 
+from kept_launches import decode_kept  # noqa: E402
 from events_kernels import pipelined_sum  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -28,11 +27,7 @@ def test_event_across_iterations_and_marks(tmp_path):
     out = torch.empty(CTAS * BLOCK, device="cuda")
     proton.start(str(tmp_path / "events"), mode="default", quiet=True)
     pipelined_sum[(CTAS,)](x, out, TILES, BLOCK=BLOCK, num_warps=WARPS)
-    torch.cuda.synchronize()
-    (kept,) = runtime._session.kept
-    data = kept.buffer.cpu().numpy()
-    meta = hook_mod.metadata_for_buffer(data, kept.kernel)
-    ev = decode.decode(data, meta, CTAS, kernel=kept.kernel)
+    ((ev, meta),) = decode_kept()
     report = proton.finalize()
     assert report.errors == [], report.errors
     expected = x.view(TILES, BLOCK).sum(0)

@@ -20,12 +20,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import proton  # noqa: E402
-from proton.instrument import decode, stage_hook  # noqa: E402
-from proton.instrument import session as runtime  # noqa: E402
 from proton.instrument.warp_specialize import scope_warps, warp_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import gluon_warp_specialized as example  # noqa: E402
+from kept_launches import decode_kept  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -34,18 +33,6 @@ K = 1024
 K_STEPS = K // example.BLOCK_K  # 16
 CTAS = (M // example.BLOCK_M) * (N // example.BLOCK_N)  # 16
 PER_STEP = {"wait_empty", "tma_load", "wait_ready", "wgmma"}  # scopes inside the K loops
-
-
-def _decode_kept():
-    """The active session's kept launches, decoded without finalizing."""
-    session = runtime._session
-    torch.cuda.synchronize()
-    out = []
-    for kept in session.kept:
-        data = kept.buffer.cpu().numpy()
-        meta = stage_hook.metadata_for_buffer(data, kept.kernel)
-        out.append(decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"], kernel=kept.kernel))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +45,7 @@ def profiled(tmp_path_factory):
     plain, _, _ = example.run_ws_matmul(M, N, K, a=a, b=b)
     proton.start(str(tmp_path_factory.mktemp("ws") / "ws_matmul"), backend="instrumentation", quiet=True)
     c, kernel, grid = example.run_ws_matmul(M, N, K, a=a, b=b)
-    launches = _decode_kept()
+    launches = [ev for ev, _ in decode_kept()]
     report = proton.finalize()
     return {
         "a": a,

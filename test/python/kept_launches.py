@@ -1,0 +1,18 @@
+"""GPU tests' helper: the active instrumentation session's kept launches,
+decoded as finalize will decode them, before finalize drops the buffers."""
+
+from proton.instrument import decode, session as runtime, stage_hook
+
+
+def decode_kept():
+    """[(events, metadata)] of each kept launch, oldest first."""
+    import torch
+
+    torch.cuda.synchronize()
+    out = []
+    for kept in runtime._session.kept:
+        data = kept.buffer.cpu().numpy()
+        meta = stage_hook.metadata_for_buffer(data, kept.kernel)
+        ctas = data.nbytes // meta["layout"]["bytes_per_cta"]
+        out.append((decode.decode(data, meta, ctas, kernel=kept.kernel), meta))
+    return out
