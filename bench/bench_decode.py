@@ -8,8 +8,9 @@ events and the writer's own).
 
     python bench/bench_decode.py [--out bench/results] [--quick]
 
---quick leaves out the 64 M-event case (about 1.1 GB of buffer, 6 GB of
-Chrome trace on disk, several GB of memory per stage).
+--quick leaves out the 64 M- and 100 M-event cases (1.1 and 1.7 GB of
+buffer, 6 and 9.5 GB of Chrome trace on disk, several GB of memory per
+stage); --case TEXT runs the cases whose label contains TEXT.
 """
 
 import argparse
@@ -39,6 +40,7 @@ CASES = [
     ("8 M events: 8,192 CTAs x 8 warps, 64-bit clocks", 8192, 8, 40, 64, True),
     ("8 M events, clock32", 8192, 8, 40, 32, True),
     ("64 M events: 16,384 CTAs x 16 warps x 80", 16384, 16, 80, 64, False),
+    ("100 M events: 25,600 CTAs x 16 warps x 80", 25600, 16, 80, 64, False),
     ("small launch (vector add 1M shape)", 1024, 4, 1, 64, True),
 ]
 STAGES = ["decode", "chrome", "pftrace", "pftrace_deflate", "tree"]
@@ -161,7 +163,8 @@ def stage_in_child(stage, buffer_path, meta_path, ctas, out_dir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results")
-    parser.add_argument("--quick", action="store_true", help="leave out the 64 M-event case")
+    parser.add_argument("--quick", action="store_true", help="leave out the 64 M- and 100 M-event cases")
+    parser.add_argument("--case", help="run only the cases whose label contains this text")
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
     parser.add_argument("--buffer", help=argparse.SUPPRESS)
     parser.add_argument("--meta", help=argparse.SUPPRESS)
@@ -171,7 +174,7 @@ def main():
         return run_stage(args.stage, args.buffer, args.meta, args.ctas, args.out)
     rows = []
     for label, ctas, warps, reps, bits, quick in CASES:
-        if args.quick and not quick:
+        if (args.quick and not quick) or (args.case and args.case not in label):
             continue
         with tempfile.TemporaryDirectory() as d:
             data, meta = buffer(ctas, warps, reps, bits)
