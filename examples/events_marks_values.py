@@ -69,12 +69,19 @@ def run_on_gpu():
     for warp in range(WARPS):  # CTA 0's warps: its process comes first
         series = [t for t in trace if t["ph"] == "C" and t["name"] == f"iter [warp {warp}]"]
         first_cta = [t for t in series if t["pid"] == series[0]["pid"]]
-        print(f"  warp {warp}: iter {[int(t['args']['iter']) for t in sorted(first_cta, key=lambda t: t['ts'])]}")
+        print(f"  warp {warp}: iter {[int(t['args']['value']) for t in sorted(first_cta, key=lambda t: t['ts'])]}")
     root, _ = json.load(open(report.files["tree"]))
-    for node in root["children"][0]["children"]:
+
+    def show(node, depth):
         metrics = {k: v for k, v in node["metrics"].items() if k in ("count", "iter", "acc0")}
-        print(f"  tree node {node['frame']['name']!r}: {metrics}")
-    print(f"acc0 as the kernel wrote it, CTA 0: {out[0, 0].item():.6f}")
+        print(f"  {'  ' * depth}{node['frame']['name']!r}: {metrics}")
+        for child in node["children"]:
+            show(child, depth + 1)
+
+    for node in root["children"][0]["children"]:
+        show(node, 0)
+    # Every warp records acc0: the tree's sum is WARPS times the CTAs' first elements.
+    print(f"acc0 as the kernels wrote it, summed over warps: {WARPS * out[:, 0].sum().item():.6f}")
     print(f"wrote {report.files['chrome_trace']}, {report.files['pftrace']}, {report.files['tree']}")
 
 
