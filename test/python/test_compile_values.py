@@ -22,7 +22,9 @@ def test_values_compile(target):
         kernel = compile_kernel(sum_with_values, SUM_WITH_VALUES_SIGNATURE, target, BLOCK=128)
     meta = json.loads(kernel.metadata.proton)
     table = [(s["name"], s["kind"], s.get("dtype")) for s in meta["scopes"]]
-    assert table == [("iter", "value", "i32"), ("acc0", "value", "f32")], table
+    # A backend may unroll the loop (Triton 3.8's AMD one does): each copy
+    # of the "iter" site is a site of its own, under the same name.
+    assert table[-1] == ("acc0", "value", "f32") and set(table[:-1]) == {("iter", "value", "i32")}, table
     if target.backend == "cuda":
         assert kernel.asm["cubin"]
         ptx = kernel.asm["ptx"]
