@@ -166,3 +166,22 @@ def test_a_k_loop_longer_than_the_ring_keeps_the_newest_iterations():
         assert (per_warp == kept).all(), f"scope {scope}: {per_warp}"
     assert (events.dropped == ids.size - lay["capacity"]).all()
     assert (events.duration_cycles == 50).all()
+
+
+def test_warp_specialized_gluon_kernel_gets_mma_scopes_in_its_consumer():
+    """MMA mode on examples/gluon_warp_specialized.py: the consumer
+    partition's WGMMA gets its issue and wait scopes, inside the user's
+    `wgmma` scope, and the kernel still assembles."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    import gluon_warp_specialized as example
+
+    mode = MMA()
+    with InstrumentationHook(mode.pipeline_options(), str(mode)):
+        kernel = example.compile_for_sm90()
+    scopes = {s["name"]: s for s in proton_meta(kernel)["scopes"]}
+    assert {"mma.issue", "mma.wait", "wgmma", "producer", "tma_load"} <= set(scopes), sorted(scopes)
+    assert scopes["mma.issue"]["parent"] == scopes["wgmma"]["id"] == scopes["mma.wait"]["parent"], scopes
+    assert kernel.asm["cubin"]
