@@ -389,3 +389,85 @@ def test_packet_order_is_the_rule_on_every_key():
         cycle = np.concatenate((start, end))
         want = _order_by_rule(start, end, np.concatenate((group, group)), cycle, np.arange(2 * n))
         assert np.array_equal(packet_order(start, end, group), want), trial
+
+
+def packet_sequence(path):
+    """Per track, its (kind, name iid, timestamp) packets in file order."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
+    trace = Trace.FromString(perfetto_deflate.inflate(open(path, "rb").read()))
+    tracks, default, clock = {}, None, 0
+    for p in trace.packet:
+        if p.HasField("trace_packet_defaults"):
+            default = p.trace_packet_defaults.track_event_defaults.track_uuid
+        if p.HasField("clock_snapshot"):
+            clock = next((c.timestamp for c in p.clock_snapshot.clocks if c.is_incremental), clock)
+            continue
+        if p.HasField("track_event") and p.trusted_packet_sequence_id == 1:
+            clock += p.timestamp
+            tracks.setdefault(default, []).append((p.track_event.type, p.track_event.name_iid, clock))
+    return tracks
+
+
+def test_zero_length_and_touching_scopes_keep_the_template_and_the_rule(tmp_path, monkeypatch):
+    """Warps whose scopes touch (one ends at the cycle the next begins) or
+    are empty (time_shift makes empty scopes zero-length) share a template
+    when its order is the rule's for them too; a warp where the rule orders
+    a tie otherwise goes the packet-by-packet way. Packets come out in the
+    same order either way."""
+    segments = 4
+    events = []
+    for row in range(8 * segments):
+        t = 1000 * row
+        events.append((row, 0, t, t + 100))  # outer
+        events.append((row, 1, t + 10, t + 10))  # zero-length
+        events.append((row, 1, t + 20, t + 30))
+        events.append((row, 2, t + 30, t + 40 + row % 3))  # begins as the one before ends
+    events.append((3, 2, 2090, 2100))  # row 3 gets a scope ending with its outer one
+    ev = synthetic_events(events, segments=segments)
+    ev.warp_ids = np.tile(np.arange(segments, dtype=np.int32), 8)
+    ev.warp_sm = np.zeros(8 * segments, np.int32)
+    for name in ("warp_begin_ns", "warp_end_ns"):
+        setattr(ev, name, np.zeros(8 * segments))
+    ev.warp_cycles = ev.warp_clk_end = ev.dropped = np.zeros(8 * segments, np.int64)
+    ev.warp_offset_ns = np.full(8 * segments, 100.0)
+    general_rows = []
+    original = perfetto_warps._encode_general
+    monkeypatch.setattr(
+        perfetto_warps,
+        "_encode_general",
+        lambda w, rows, *a: (general_rows.append(rows.tolist()), original(w, rows, *a)),
+    )
+    fast = tmp_path / "fast.pftrace"
+    perfetto_trace.write(str(fast), [ev])
+    assert general_rows == [[3]], general_rows  # only the warp with another scope sequence
+    monkeypatch.setattr(perfetto_warps, "MAX_PATTERNS", 0)
+    general = tmp_path / "general.pftrace"
+    perfetto_trace.write(str(general), [ev])
+    assert packet_sequence(fast) == packet_sequence(general)
+    assert by_warp(*read(fast)) == expected([ev])
+
+
+def test_a_tie_the_rule_orders_otherwise_leaves_the_template(tmp_path, monkeypatch):
+    """Same scope sequence (outer > inner), but in warp 4 the inner scope
+    is empty at the outer one's end: the rule puts the outer end first
+    there, unlike the template, so that warp goes packet by packet."""
+    segments = 4
+    events = [(row, 0, 0, 100) for row in range(8)] + [(row, 1, 50, 60) for row in range(8) if row != 4]
+    events.append((4, 1, 100, 100))
+    ev = synthetic_events(events, segments=segments)
+    general_rows = []
+    original = perfetto_warps._encode_general
+    monkeypatch.setattr(
+        perfetto_warps,
+        "_encode_general",
+        lambda w, rows, *a: (general_rows.append(rows.tolist()), original(w, rows, *a)),
+    )
+    fast = tmp_path / "fast.pftrace"
+    perfetto_trace.write(str(fast), [ev])
+    assert general_rows == [[4]], general_rows
+    monkeypatch.setattr(perfetto_warps, "MAX_PATTERNS", 0)
+    general = tmp_path / "general.pftrace"
+    perfetto_trace.write(str(general), [ev])
+    assert packet_sequence(fast) == packet_sequence(general)
+    assert by_warp(*read(fast)) == expected([ev])

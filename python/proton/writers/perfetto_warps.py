@@ -203,9 +203,13 @@ def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarr
     stamps[:, :m] = w.take_ns(ev.start_cycles, rows, m)
     stamps[:, m:] = w.take_ns(ev.end_cycles, rows, m)
     stamps = np.take(stamps, order, axis=1)
-    # Nanoseconds rise strictly with a warp's cycles, so this checks the
-    # order on the cycles; ties (equal cycles) go to the general path.
-    left = ~(stamps[:, 1:] > stamps[:, :-1]).all(axis=1)
+    # Nanoseconds rise with a warp's cycles, so this checks the order on the
+    # cycles; where two packets share a cycle (zero-length scopes, one
+    # ending as the next begins) the rule's tie-breaks decide.
+    left = ~(stamps[:, 1:] >= stamps[:, :-1]).all(axis=1)
+    tied = np.flatnonzero(~left & (stamps[:, 1:] == stamps[:, :-1]).any(axis=1))
+    if tied.size:
+        left[tied] = ~_ties_follow_the_rule(w, rows[tied], m, order, stamps[tied])
     if left.all():
         return left
     keep = ~left
@@ -232,6 +236,29 @@ def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarr
     count, size = block.shape
     parts.add(block.reshape(-1), position, np.arange(count) * size, np.full(count, size))
     return left
+
+
+def _ties_follow_the_rule(w: Warps, rows, m: int, order, stamps) -> np.ndarray:
+    """Per row (each with m events and a tie somewhere in `order`): whether
+    every two packets of one cycle are in packet_order's order (ends of
+    slices that began earlier, then begins longest first, a zero-length
+    slice's end right after its begin; then by event and kind)."""
+    ev = w.ev
+    start, end = w.take(ev.start_cycles, rows, m).astype(np.int64), w.take(ev.end_cycles, rows, m).astype(np.int64)
+    src, is_end = order % m, order >= m
+    duration = (end - start)[:, src]
+    zero = duration == 0
+    after_begins = np.where(is_end, zero, True)
+    within = np.where(is_end, np.where(zero, 0, -start[:, src]), -duration)
+    a, b = slice(None, -1), slice(1, None)
+    ahead = (after_begins[:, a] < after_begins[:, b]) | (
+        (after_begins[:, a] == after_begins[:, b])
+        & (
+            (within[:, a] < within[:, b])
+            | ((within[:, a] == within[:, b]) & ((src[a] < src[b]) | ((src[a] == src[b]) & (is_end[a] < is_end[b]))))
+        )
+    )
+    return np.where(stamps[:, 1:] == stamps[:, :-1], ahead, True).all(axis=1)
 
 
 def _fill(kind, iid, width, head, delta) -> np.ndarray:
