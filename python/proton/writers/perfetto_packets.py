@@ -6,7 +6,8 @@ warp's track the sequence's default track (TrackEventDefaults.track_uuid),
 so slice packets carry no track, and (b) resets the sequence's incremental
 clock (CLOCK_ID, ClockSnapshot.Clock.is_incremental) to the warp's first
 timestamp, so every slice packet's timestamp is the small delta from the
-packet before it. A slice packet is then 10 to 12 bytes:
+packet before it. A slice packet is then 10 to 13 bytes (deltas of up to
+two varint bytes, name ids below 128):
 
     begin: 0a L | 50 seq | 40 delta | 5a n 48 01 50 name_iid
     end:   0a L | 50 seq | 40 delta | 5a n 48 02

@@ -9,12 +9,14 @@ on a third (writers/perfetto_counters: counter tracks per warp).
 
 Compact and fast (see perfetto_packets): one packet sequence, interned scope
 names, and per warp a header that makes the warp the default track and
-resets an incremental clock, so a slice costs two packets of 10-12 bytes.
+resets an incremental clock, so a slice costs two packets of 10-13 bytes
+(compress=True deflates them: perfetto_deflate).
 Warps are written in the order of their first timestamp (the clock's resets
 must not go back in time), a chunk of warps at a time, so memory stays
 around the size of one chunk's packets. Warps that wrote the same scope
-sequence (the usual case) share one packet layout: their bytes are a
-template plus the timestamp deltas, without per-packet work.
+sequence (the usual case) share one packet layout, padded to their widest
+deltas: their bytes are a template plus the timestamp deltas, without
+per-packet work.
 
 The GPU track's description notes the global-timer value the timestamps
 are relative to ("global timer origin ns = N") and, when measured, the
