@@ -17,7 +17,7 @@ import numpy as np
 from . import async_events, chrome_counters, packed_text as T
 from ..instrument.decode import LaunchEvents
 
-EVENTS_PER_SLICE = 1 << 18
+EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
