@@ -471,3 +471,16 @@ def test_a_tie_the_rule_orders_otherwise_leaves_the_template(tmp_path, monkeypat
     perfetto_trace.write(str(general), [ev])
     assert packet_sequence(fast) == packet_sequence(general)
     assert by_warp(*read(fast)) == expected([ev])
+
+
+def test_a_failing_write_stops_the_compression_threads(tmp_path):
+    """An error while writing a compressed trace reaches the caller, and
+    the worker threads are stopped, not left waiting."""
+    path = tmp_path / "t.pftrace"
+    with open(path, "wb") as file:
+        with pytest.raises(RuntimeError, match="disk full"):
+            with perfetto_deflate.sink(file, True) as out:
+                out.write(b"\x0a\x02\x50\x01" * 100_000)  # whole packets
+                sinks = [out]
+                raise RuntimeError("disk full")
+    assert sinks[0].pool is None and not sinks[0].in_flight

@@ -180,13 +180,10 @@ def merge(
     sequences: dict[tuple[int, int], int] = {}
     # Inputs in time order: clock snapshots of the trace's clock must not go back.
     order = sorted(range(len(traces)), key=lambda r: shifts[r])
-    with open(output, "wb") as file:
-        out = perfetto_deflate.DeflateOut(file) if compress else file
+    with open(output, "wb") as file, perfetto_deflate.sink(file, compress) as out:
         for rank in order:
             label = labels[rank] if labels else f"rank {rank}"
             _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
-        if compress:
-            out.close()
     return {t.path: s for t, s in zip(traces, shifts)}
 
 

@@ -14,6 +14,7 @@ and written in order, a bounded number in flight.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -98,8 +99,29 @@ class DeflateOut:
         self._submit()
         while self.in_flight:
             self._emit(self.in_flight.popleft().result())
+        self.stop()
+
+    def stop(self) -> None:
+        """Stops the worker threads, dropping chunks not yet compressed."""
         if self.pool is not None:
-            self.pool.shutdown()
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        self.in_flight.clear()
+
+
+@contextlib.contextmanager
+def sink(file, compress: bool):
+    """`file` itself, or a DeflateOut over it, closed (its last chunks
+    written) when the block ends normally and stopped either way."""
+    if not compress:
+        yield file
+        return
+    out = DeflateOut(file)
+    try:
+        yield out
+        out.close()
+    finally:
+        out.stop()
 
 
 def _read_varint(data, at: int) -> tuple[int, int]:

@@ -123,8 +123,7 @@ def write(
         track(sm_uuid[sm], f"SM {sm}", gpu_uuid, rank=sm)
     next_uuid = 2 + len(sms)
     warps, lanes = [], []
-    with open(path, "wb") as file:
-        out = perfetto_deflate.DeflateOut(file) if compress else file
+    with open(path, "wb") as file, perfetto_deflate.sink(file, compress) as out:
         out.write(builder.serialize())
         for order, ev in enumerate(launches):
             cta_uuid, warp_uuid = _uuids(next_uuid, ev)
@@ -137,8 +136,6 @@ def write(
         data, next_uuid = _async_packets(lanes, origin_ns, next_uuid)
         out.write(data)
         out.write(perfetto_counters.packets(lanes, origin_ns, next_uuid)[0])
-        if compress:
-            out.close()
     return sum(ev.num_events for ev in launches)
 
 
