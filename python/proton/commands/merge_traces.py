@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import ProfilerError
 from ..writers import perfetto_deflate
+from ..writers.perfetto_packets import trace_packet
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
 _HOST = re.compile(r"host realtime offset ns = (-?\d+) \+- (\d+)")
@@ -216,7 +217,7 @@ def _copy(out, t: _Input, rank: int, shift: int, label: str, how: str, sequences
         _edit(packet, shift, offset, sequence, clock_of, rank, label, t.path, how)
         body = packet.SerializeToString()
         out.write(data[copied : int(t.head[i])].tobytes())
-        out.write(b"\x0a" + _varint(len(body)) + body)
+        out.write(trace_packet(body))
         copied = s + n
     out.write(data[copied:].tobytes())
 
@@ -251,15 +252,6 @@ def _edit(packet, shift, offset, sequence, clock_of, rank, label, path, how) -> 
             desc.process.pid = rank + 1
             desc.process.process_name = f"{label}: {desc.name}"
             desc.description += f"; merged from {path}, shifted by {shift} ns, {how}"
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

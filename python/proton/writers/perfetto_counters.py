@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import byte_rows
-from .perfetto_packets import SEQ_INCREMENTAL_STATE_CLEARED
+from .perfetto_packets import SEQ_INCREMENTAL_STATE_CLEARED, trace_packet, varint_bytes
 from ..instrument.decode import LaunchEvents
 
 SEQUENCE_ID = 3  # 1: warp slices, 2: asynchronous events (async_events)
@@ -42,7 +42,7 @@ def packets(launches, origin_ns: int, next_uuid: int) -> tuple[bytes, int]:
     `next_uuid`. Returns the bytes and the next free uuid."""
     if not has_values(launches):
         return b"", next_uuid
-    out = [_packet(bytes([0x50, SEQUENCE_ID, 0x68, SEQ_INCREMENTAL_STATE_CLEARED]))]
+    out = [trace_packet(bytes([0x50, SEQUENCE_ID, 0x68, SEQ_INCREMENTAL_STATE_CLEARED]))]
     for ev, _, warp_uuid in launches:
         data, next_uuid = _launch(ev, ev.origin_ns - origin_ns, warp_uuid, next_uuid)
         out.append(data)
@@ -95,27 +95,14 @@ def _descriptor(uuid: int, parent: int, name: str, rank: int) -> bytes:
     name_bytes = name.encode()
     desc = (
         b"\x08"
-        + _varint(uuid)
+        + varint_bytes(uuid)
         + b"\x12"
-        + _varint(len(name_bytes))
+        + varint_bytes(len(name_bytes))
         + name_bytes
         + b"\x28"
-        + _varint(parent)
+        + varint_bytes(parent)
         + b"\x42\x00"
         + b"\x60"
-        + _varint(rank)
+        + varint_bytes(rank)
     )
-    return _packet(b"\xe2\x03" + _varint(len(desc)) + desc)  # track_descriptor = 60
-
-
-def _packet(body: bytes) -> bytes:
-    return b"\x0a" + _varint(len(body)) + body
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
+    return trace_packet(b"\xe2\x03" + varint_bytes(len(desc)) + desc)  # track_descriptor = 60

@@ -19,29 +19,18 @@ import os
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
+from .perfetto_packets import trace_packet, varint_bytes
+
 CHUNK_BYTES = 1 << 20
 LEVEL = 1
 COMPRESSED_PACKETS_TAG = b"\x92\x03"  # TracePacket field 50, length-delimited
 TRACE_PACKET_TAG = 0x0A  # Trace field 1, length-delimited
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _packet(chunk: bytes) -> bytes:
     """The Trace.packet that carries one compressed chunk."""
     body = zlib.compress(chunk, LEVEL)
-    inner = COMPRESSED_PACKETS_TAG + _varint(len(body))
-    return bytes([TRACE_PACKET_TAG]) + _varint(len(inner) + len(body)) + inner + body
+    return trace_packet(COMPRESSED_PACKETS_TAG + varint_bytes(len(body)) + body)
 
 
 def _usable_cores() -> int:

@@ -32,6 +32,22 @@ SEQ_INCREMENTAL_STATE_CLEARED = 1
 HEADER_FIELDS = bytes([0x50, SEQUENCE_ID])  # trusted_packet_sequence_id
 
 
+def varint_bytes(value: int) -> bytes:
+    """The protobuf varint of one non-negative integer (for the few packets
+    built one at a time)."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def trace_packet(body: bytes) -> bytes:
+    """A TracePacket's bytes framed as a Trace.packet (field 1)."""
+    return b"\x0a" + varint_bytes(len(body)) + body
+
+
 def varint_width(values: np.ndarray) -> np.ndarray:
     """Bytes of the protobuf varint of each value (non-negative integers)."""
     width = np.ones(values.shape, dtype=np.uint8)
