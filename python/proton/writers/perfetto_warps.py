@@ -269,8 +269,8 @@ def _fill(kind, iid, width, head, delta) -> np.ndarray:
     width = width.astype(np.int64)
     block = np.empty((head.shape[0], template.size), dtype=np.uint8)
     block[:] = template
-    _put_varints(block, start[:2], width[:2], head)
-    _put_deltas(block, start[2:], width[2:], delta)
+    _put_varints(block, start[:2], width[:2], head)  # u64: the first timestamp needs all its bits
+    _put_varints(block, start[2:], width[2:], delta)
     return block
 
 
@@ -291,12 +291,13 @@ def _template(kind: bytes, iid: bytes, width: bytes):
     return template, start
 
 
-def _put_deltas(block, start, width, delta) -> None:
-    """Writes the deltas (rows x k, whole floats) as varints of the given
-    widths at columns `start`: a byte position at a time over all rows, in
-    32-bit integers where they fit (most deltas take one or two bytes)."""
-    top = float(delta.max()) if delta.size else 0.0
-    values = delta.astype(np.uint32 if top < 2**32 else np.uint64)
+def _put_varints(block, start, width, values) -> None:
+    """Writes values (rows x k of whole numbers: u64, or float deltas) as
+    varints of the given widths at columns `start`: a byte position at a
+    time over all rows, in 32-bit integers where they fit (most deltas take
+    one or two bytes)."""
+    top = float(values.max()) if values.size else 0.0
+    values = values.astype(np.uint32 if top < 2**32 else np.uint64)
     for size in np.unique(width).tolist():
         at = np.flatnonzero(width == size)
         part = values if at.size == width.size else values[:, at]
@@ -305,15 +306,6 @@ def _put_deltas(block, start, width, delta) -> None:
             if k < size - 1:
                 byte = (byte & 0x7F) | 0x80
             block[:, start[at] + k] = byte
-
-
-def _put_varints(block, start, width, values) -> None:
-    """Writes values (rows x k) as varints of the given widths at columns `start`."""
-    column = np.repeat(np.arange(width.size), width)
-    byte = np.arange(column.size) - np.repeat(np.cumsum(width) - width, width)
-    bits = (values[:, column] >> (7 * byte).astype(np.uint64)) & np.uint64(0x7F)
-    bits |= np.where(byte < width[column] - 1, np.uint64(0x80), np.uint64(0))
-    block[:, start[column] + byte] = bits
 
 
 def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
