@@ -142,11 +142,12 @@ def test_the_whole_file_is_small(tmp_path):
     assert by_warp(tracks, slices) == expected([ev])
 
 
-def synthetic_events(rows_events, segments=2, kernel="k"):
+def synthetic_events(rows_events, segments=2, kernel="k", ctas=2):
     """LaunchEvents from explicit (row, scope, start cycle, end cycle)
-    lists, 1 cycle per ns, every warp anchored at cycle 0 = 100 ns."""
+    lists, 1 cycle per ns, every warp anchored at cycle 0 = 100 ns; CTA c
+    on SM c."""
     row, scope, start, end = (np.array(c) for c in zip(*rows_events)) if rows_events else (np.zeros(0, np.int64),) * 4
-    warps = 2 * segments
+    warps = ctas * segments
     return LaunchEvents(
         kernel=kernel,
         launch=0,
@@ -159,8 +160,8 @@ def synthetic_events(rows_events, segments=2, kernel="k"):
         scope=scope.astype(np.int32),
         start_cycles=start.astype(np.int64),
         end_cycles=end.astype(np.int64),
-        warp_ids=np.tile(np.arange(segments, dtype=np.int32), 2),
-        warp_sm=np.repeat(np.arange(2, dtype=np.int32), segments),
+        warp_ids=np.tile(np.arange(segments, dtype=np.int32), ctas),
+        warp_sm=np.repeat(np.arange(ctas, dtype=np.int32), segments),
         warp_begin_ns=np.zeros(warps),
         warp_end_ns=np.zeros(warps),
         warp_cycles=np.zeros(warps, np.int64),
@@ -168,6 +169,17 @@ def synthetic_events(rows_events, segments=2, kernel="k"):
         warp_offset_ns=np.full(warps, 100.0),
         dropped=np.zeros(warps, np.int64),
     )
+
+
+@pytest.fixture
+def packet_by_packet(monkeypatch):
+    """The rows each call of the packet-by-packet path encoded, in order."""
+    calls = []
+    original = perfetto_warps._encode_general
+    monkeypatch.setattr(
+        perfetto_warps, "_encode_general", lambda w, rows, *a: (calls.append(rows.tolist()), original(w, rows, *a))
+    )
+    return calls
 
 
 def test_ties_zero_length_slices_and_unsorted_rows(tmp_path):
@@ -238,25 +250,20 @@ def jittered_events(ctas=24, segments=4, reps=12, seed=0):
     return rows
 
 
-def test_warps_with_different_timings_share_a_template(tmp_path, monkeypatch):
+def test_warps_with_different_timings_share_a_template(tmp_path, packet_by_packet):
     """Real warps of one kernel write the same scopes at different times:
     one template per scope sequence still holds all of them (padded
     varints), and every timestamp reads back exactly."""
     segments = 4
     events = jittered_events(ctas=None, segments=segments)
     ev = synthetic_events(events, segments=segments)
-    general_rows = []
-    original = perfetto_warps._encode_general
-    monkeypatch.setattr(
-        perfetto_warps, "_encode_general", lambda w, rows, *a: (general_rows.append(rows.size), original(w, rows, *a))
-    )
     path = tmp_path / "jitter.pftrace"
     assert perfetto_trace.write(str(path), [ev]) == len(events)
-    assert not general_rows, "warps of one scope sequence went to the packet-by-packet path"
+    assert not packet_by_packet, "warps of one scope sequence went to the packet-by-packet path"
     assert by_warp(*read(path)) == expected([ev])
 
 
-def test_many_event_counts_still_share_templates(tmp_path, monkeypatch):
+def test_many_event_counts_still_share_templates(tmp_path, packet_by_packet):
     """Causal attention's CTAs loop a different number of times: each event
     count with enough warps gets its own template (more than MAX_PATTERNS
     counts in one chunk included); a count with too few warps goes the
@@ -267,23 +274,10 @@ def test_many_event_counts_still_share_templates(tmp_path, monkeypatch):
         for row, scope, begin, end in jittered_events(ctas=1, segments=segments, reps=reps, seed=group):
             events.append((group * segments + row, scope, begin, end))
     events += [(44, 0, 0, 10)]  # one warp alone with its count
-    ev = synthetic_events(events, segments=segments)
-    ev.warp_ids = np.tile(np.arange(segments, dtype=np.int32), 12)
-    ev.warp_sm = np.zeros(12 * segments, np.int32)
-    for name in ("warp_begin_ns", "warp_end_ns"):
-        setattr(ev, name, np.zeros(12 * segments))
-    ev.warp_cycles = ev.warp_clk_end = ev.dropped = np.zeros(12 * segments, np.int64)
-    ev.warp_offset_ns = np.full(12 * segments, 100.0)
-    general_rows = []
-    original = perfetto_warps._encode_general
-    monkeypatch.setattr(
-        perfetto_warps,
-        "_encode_general",
-        lambda w, rows, *a: (general_rows.append(rows.tolist()), original(w, rows, *a)),
-    )
+    ev = synthetic_events(events, segments=segments, ctas=12)
     path = tmp_path / "counts.pftrace"
     assert perfetto_trace.write(str(path), [ev]) == len(events)
-    assert general_rows == [[44]]
+    assert packet_by_packet == [[44]]
     assert by_warp(*read(path)) == expected([ev])
 
 
@@ -409,7 +403,7 @@ def packet_sequence(path):
     return tracks
 
 
-def test_zero_length_and_touching_scopes_keep_the_template_and_the_rule(tmp_path, monkeypatch):
+def test_zero_length_and_touching_scopes_keep_the_template_and_the_rule(tmp_path, monkeypatch, packet_by_packet):
     """Warps whose scopes touch (one ends at the cycle the next begins) or
     are empty (time_shift makes empty scopes zero-length) share a template
     when its order is the rule's for them too; a warp where the rule orders
@@ -424,23 +418,10 @@ def test_zero_length_and_touching_scopes_keep_the_template_and_the_rule(tmp_path
         events.append((row, 1, t + 20, t + 30))
         events.append((row, 2, t + 30, t + 40 + row % 3))  # begins as the one before ends
     events.append((3, 2, 2090, 2100))  # row 3 gets a scope ending with its outer one
-    ev = synthetic_events(events, segments=segments)
-    ev.warp_ids = np.tile(np.arange(segments, dtype=np.int32), 8)
-    ev.warp_sm = np.zeros(8 * segments, np.int32)
-    for name in ("warp_begin_ns", "warp_end_ns"):
-        setattr(ev, name, np.zeros(8 * segments))
-    ev.warp_cycles = ev.warp_clk_end = ev.dropped = np.zeros(8 * segments, np.int64)
-    ev.warp_offset_ns = np.full(8 * segments, 100.0)
-    general_rows = []
-    original = perfetto_warps._encode_general
-    monkeypatch.setattr(
-        perfetto_warps,
-        "_encode_general",
-        lambda w, rows, *a: (general_rows.append(rows.tolist()), original(w, rows, *a)),
-    )
+    ev = synthetic_events(events, segments=segments, ctas=8)
     fast = tmp_path / "fast.pftrace"
     perfetto_trace.write(str(fast), [ev])
-    assert general_rows == [[3]], general_rows  # only the warp with another scope sequence
+    assert packet_by_packet == [[3]], packet_by_packet  # only the warp with another scope sequence
     monkeypatch.setattr(perfetto_warps, "MAX_PATTERNS", 0)
     general = tmp_path / "general.pftrace"
     perfetto_trace.write(str(general), [ev])
@@ -448,7 +429,7 @@ def test_zero_length_and_touching_scopes_keep_the_template_and_the_rule(tmp_path
     assert by_warp(*read(fast)) == expected([ev])
 
 
-def test_a_tie_the_rule_orders_otherwise_leaves_the_template(tmp_path, monkeypatch):
+def test_a_tie_the_rule_orders_otherwise_leaves_the_template(tmp_path, monkeypatch, packet_by_packet):
     """Same scope sequence (outer > inner), but in warp 4 the inner scope
     is empty at the outer one's end: the rule puts the outer end first
     there, unlike the template, so that warp goes packet by packet."""
@@ -456,16 +437,9 @@ def test_a_tie_the_rule_orders_otherwise_leaves_the_template(tmp_path, monkeypat
     events = [(row, 0, 0, 100) for row in range(8)] + [(row, 1, 50, 60) for row in range(8) if row != 4]
     events.append((4, 1, 100, 100))
     ev = synthetic_events(events, segments=segments)
-    general_rows = []
-    original = perfetto_warps._encode_general
-    monkeypatch.setattr(
-        perfetto_warps,
-        "_encode_general",
-        lambda w, rows, *a: (general_rows.append(rows.tolist()), original(w, rows, *a)),
-    )
     fast = tmp_path / "fast.pftrace"
     perfetto_trace.write(str(fast), [ev])
-    assert general_rows == [[4]], general_rows
+    assert packet_by_packet == [[4]], packet_by_packet
     monkeypatch.setattr(perfetto_warps, "MAX_PATTERNS", 0)
     general = tmp_path / "general.pftrace"
     perfetto_trace.write(str(general), [ev])
