@@ -78,30 +78,14 @@ def fixed_decimal(values, width: int):
     return out, np.full(values.size, width, dtype=np.int64)
 
 
-def total_length(pieces, masks=None):
-    """Per-row length of the concatenation of `pieces`."""
-    total = 0
-    for k, (_, lengths) in enumerate(pieces):
-        if masks is not None and masks[k] is not None:
-            lengths = np.where(masks[k], lengths, 0)
-        total = total + lengths
-    return total
-
-
-def concat(pieces, masks=None, flat=False):
-    """Row-wise concatenation. `masks[k]` (optional, bool per row) leaves
-    piece k out of rows where it is False. Returns rows, or with flat=True
-    the bytes of all rows one after the other."""
+def concat(pieces):
+    """Row-wise concatenation of rows."""
     mats, keep = [], []
-    for k, (matrix, lengths) in enumerate(pieces):
-        if masks is not None and masks[k] is not None:
-            lengths = np.where(masks[k], lengths, 0)
+    for matrix, lengths in pieces:
         mats.append(matrix)
         keep.append(np.arange(matrix.shape[1])[None, :] < lengths[:, None])
     data = np.hstack(mats)[np.hstack(keep)]
-    if flat:
-        return data.tobytes()
-    return unflatten(data, total_length(pieces, masks))
+    return unflatten(data, sum(lengths for _, lengths in pieces))
 
 
 def join(rows) -> bytes:
