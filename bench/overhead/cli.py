@@ -40,8 +40,9 @@ def parse_args(argv=None):
     p.add_argument(
         "--max-launches",
         type=int,
-        default=1,
-        help="proton max_launches_per_kernel (default 1, proton's default: the last launch of each kernel)",
+        default=None,
+        help="proton max_launches_per_kernel (default: proton's default, every launch within max_buffer_bytes, "
+        "the last of each kernel inside do_bench; 1: the last launch of each kernel everywhere)",
     )
     p.add_argument(
         "--reference-device-data",

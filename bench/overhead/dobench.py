@@ -177,7 +177,7 @@ def trace_size_comparison(variants):
     out["reference_bytes_per_launch"] = per_r
     out["ratio_per_launch"] = ratio(per_r, per_p)
     out["note"] = (
-        "proton keeps at most max_launches_per_kernel launches while the reference records every "
-        "launch; ratio_per_launch compares bytes per recorded launch"
+        "proton keeps the launches its retention policy keeps (launches_kept) while the reference "
+        "records every launch; ratio_per_launch compares bytes per recorded launch"
     )
     return out

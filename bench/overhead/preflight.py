@@ -44,9 +44,9 @@ def run_preflight(bench):
                 variant,
                 "--_preflight-kernels",
                 ",".join(remaining),
-                "--max-launches",
-                str(bench.args.max_launches),
             ]
+            if bench.args.max_launches is not None:
+                cmd += ["--max-launches", str(bench.args.max_launches)]
             if bench.args.proton_mode is not None:
                 cmd += ["--proton-mode", bench.args.proton_mode]
             if bench.args.reference_mode is not None:

@@ -80,7 +80,7 @@ def start(
     backend: str | None = None,
     mode=None,
     hook: str | None = None,
-    max_launches_per_kernel: int = 1,
+    max_launches_per_kernel: int | None = None,
     max_buffer_bytes: int = 2 << 30,
     outputs=None,
     quiet: bool = False,
@@ -97,7 +97,11 @@ def start(
     "periodic_flushing" of its host backends): proton.data.advance_phase
     writes each phase as <name>.part_<phase>.* and frees its buffers.
     compress_pftrace=True (instrumentation) deflates the .pftrace's packets:
-    about a third of the bytes, slower to write (see the README)."""
+    about a third of the bytes, slower to write (see the README).
+    Instrumentation keeps every launch within max_buffer_bytes of profile
+    buffers (do_bench repetitions: the last of each kernel);
+    max_launches_per_kernel=N keeps the last N of each kernel instead. The
+    report counts every launch not kept, per kernel and reason."""
     if profiling_disabled() or _command_line_session is not None:
         return None
     name = DEFAULT_PROFILE_NAME if name is None else name
@@ -135,7 +139,7 @@ def start(
         )
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
-        if outputs is not None or max_launches_per_kernel != 1:
+        if outputs is not None or max_launches_per_kernel is not None:
             raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
         if compress_pftrace:
             raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")

@@ -112,7 +112,7 @@ def test_a_flush_releases_the_buffers(tmp_path, buffer):
         launch(session, buffer, "k")
     assert session.kept_bytes == 3 * buffer.size and len(session.kept) == 3
     proton.data.advance_phase(session)
-    assert session.kept_bytes == 0 and session.kept == [] and session.skipped == {}
+    assert session.kept_bytes == 0 and session.kept == [] and session.retention.not_kept == {}
     proton.finalize()
 
 

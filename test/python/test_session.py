@@ -162,7 +162,8 @@ def test_finalize_decodes_kept_launches_and_writes_outputs(tmp_path, capsys):
     assert all(os.path.getsize(p) > 0 for p in report.files.values())
     assert report.files["pftrace"] == os.path.abspath(name + ".pftrace")
     err = capsys.readouterr().err
-    assert "108 scope events from 3 launches (the last of each kernel; 2 earlier launches not kept" in err
+    assert "108 scope events from 3 launches (2 launches not kept: see below)" in err
+    assert "vector_add: 3 launches kept, 108 events; not kept: 2 older than the last max_launches_per_kernel" in err
     assert launch_hooks_empty()
 
 

@@ -31,7 +31,8 @@ indented like the ops of its block):
 
   default (no --wrap-op/--scope/--for-body):
     * "kernel": starts as the first op of every public tt.func body and ends
-      right before its top-level tt.return.
+      right before each of its top-level tt.return (an early `return` in the
+      kernel is a tt.return in a block of its own: the scope ends there too).
     * every tt.load (in the function body or in scf.for/scf.if/scf.while bodies)
       gets its own scope named load_<SSA result>:
           %a_5 = tt.load %a_4, %m_3 : ...   ->   load_a_5
@@ -74,7 +75,9 @@ to the original text. A file whose non-record lines differ from its .bak
 (edited after instrumenting, or a stale .bak) is refused: move the .bak away.
 Unreadable, binary or non-UTF-8 inputs, broken links and directories named
 *.ttgir stop the run with a one-line error (exit status 2) before anything is
-written; refused or unverifiable rewrites exit with status 1.
+written. A file whose rewrite is refused or does not verify is skipped with
+its reason on stderr and the other files are instrumented (exit status 0);
+when every file is skipped, nothing is written and the exit status is 1.
 
 checks: records are never put after a terminator
 or into regions other than tt.func/scf.for/scf.if/scf.while/scf.execute_region
@@ -188,28 +191,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: more --name than --wrap-op", file=sys.stderr)
         return 2
     results = []
+    skipped = []  # (file, reason): one kernel that cannot be instrumented does not stop the others
     try:
         files = find_inputs(args.inputs)
         if not files:
             print(f"{prog}: no .ttgir files in {', '.join(args.inputs) or DEFAULT_DUMP_DIR}", file=sys.stderr)
             return 1
         for f in files:
-            text, base, name, bak_text = _plan(f, args.force)
-            res = rewrite_text(
-                base,
-                path=name,
-                wrap_ops=args.wrap_op,
-                names=args.name,
-                scopes=args.scope,
-                for_body=args.for_body,
-                force=args.force,
-            )
+            try:
+                text, base, name, bak_text = _plan(f, args.force)
+                res = rewrite_text(
+                    base,
+                    path=name,
+                    wrap_ops=args.wrap_op,
+                    names=args.name,
+                    scopes=args.scope,
+                    for_body=args.for_body,
+                    force=args.force,
+                )
+            except RewriteError as e:
+                skipped.append((f, str(e)))
+                continue
             results.append((f, text, base, bak_text, res))
     except InputError as e:
         print(f"{prog}: error: {e}; nothing written", file=sys.stderr)
         return 2
-    except RewriteError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+    for f, reason in skipped:
+        print(f"{prog}: skipped {f}: {reason}", file=sys.stderr)
+    if skipped and not results:
         print(f"{prog}: nothing written", file=sys.stderr)
         return 1
     written = 0
@@ -245,6 +254,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{f}: {verb} {len(res.scopes)} scope(s)" + (f" ({'; '.join(notes)})" if notes else ""))
         for s in sorted(res.scopes, key=lambda s: s.out_start):
             print(f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}")
+    if skipped:
+        print(
+            f"{prog}: {len(results)} file(s) instrumented, {len(skipped)} skipped (listed above; they run "
+            "without records)",
+            file=sys.stderr,
+        )
     return 0
 
 

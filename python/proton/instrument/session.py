@@ -3,11 +3,14 @@ launch its profile_scratch buffer, keeps the raw buffers on the device (no
 synchronization, copy or decoding per launch), and at finalize copies them
 back, decodes them and writes the outputs.
 
-The last `max_launches_per_kernel` launches of each kernel are kept (the
-most recent ones: warm caches and clocks, as in a do_bench loop), within
-`max_buffer_bytes` of buffers in all. Every launch runs instrumented; the
-buffers of launches not kept go back to PyTorch's caching allocator, and the
-report counts those launches.
+Every launch is kept, in order, within `max_buffer_bytes` of buffers in
+all; do_bench repetitions keep the last launch of each kernel variant, and
+`max_launches_per_kernel=N` the last N everywhere (launches.py says the
+policy). Every launch runs instrumented; the buffers of launches not kept go
+back to PyTorch's caching allocator, and the report counts those launches
+per kernel and reason. Launches captured in CUDA graphs record their last
+replay (cuda_graphs.py). Compiled variants of one kernel (other constexprs,
+num_warps, ...) are reported as distinct kernels.
 
 Long runs (periodic_flushing=True, Triton's Proton's mode of that name):
 proton.data.advance_phase(session) ends a phase; its kept launches are
@@ -23,7 +26,6 @@ time.
 
 from __future__ import annotations
 
-import collections
 import sys
 from dataclasses import dataclass, field
 
@@ -31,7 +33,8 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, clock_sync, decode, stage_hook
+from . import calibration, clock_sync, cuda_graphs, decode, launches as retention, stage_hook
+from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
 from ..errors import ProfilerError
@@ -39,13 +42,6 @@ from ..mode import Default, OpMeasure, parse
 from ..paths import distributed_rank, output_path, write_or_fall_back
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
-
-
-@dataclass
-class KeptLaunch:
-    kernel: str
-    index: int  # this kernel's launch number in the session
-    buffer: object  # device tensor (uint8), grid x bytes_per_cta
 
 
 @dataclass
@@ -65,25 +61,30 @@ class SessionReport:
     warnings: list = field(default_factory=list)
     parts: list = field(default_factory=list)  # periodic flushing: one dict per part written
     clock: dict = field(default_factory=dict)  # GPU -> host-clock offsets measured, drift
+    graphs: list = field(default_factory=list)  # what each CUDA-graph-captured launch recorded
+    unrecorded: dict = field(default_factory=dict)  # kernel launched without records -> launches, reason
 
     def summary(self) -> str:
-        lines = [
-            f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"
-            + (
-                f" (the last of each kernel; {self.launches_skipped} earlier launches not kept: raise "
-                "max_launches_per_kernel to keep more)"
-                if self.launches_skipped
-                else ""
-            )
-        ]
+        lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"]
+        if self.launches_skipped:
+            lines[0] += f" ({self.launches_skipped} launches not kept: see below)"
         for kernel, info in self.per_kernel.items():
-            line = f"  {kernel}: {info['kept']} launches kept, {info['skipped']} skipped, {info['events']} events"
+            line = f"  {kernel}: {info['kept']} launches kept, {info['events']} events"
+            reasons = info.get("not_kept") or {}
+            if reasons:
+                line += "; not kept: " + ", ".join(
+                    f"{count} {retention.NOT_KEPT_REASONS.get(reason, reason)}" for reason, count in reasons.items()
+                )
             if info["dropped"]:
                 line += (
                     f", {info['dropped']} records lost to full buffers in {info['lossy_warps']} warps "
                     "(raise buffer_size)"
                 )
             lines.append(line)
+        lines += [f"  CUDA graph: {g}" for g in self.graphs]
+        for kernel, info in self.unrecorded.items():
+            count = info["launches"]
+            lines.append(f"  no records: {kernel} ({count} launch{'es' if count != 1 else ''}): {info['reason']}")
         for device, info in self.clock.items():
             last = info["offsets"][-1]
             line = (
@@ -113,9 +114,14 @@ class SessionReport:
             setattr(self, key, getattr(self, key) + getattr(part, key))
         self.record_cost_cycles = part.record_cost_cycles or self.record_cost_cycles
         for kernel, info in part.per_kernel.items():
-            total = self.per_kernel.setdefault(kernel, dict.fromkeys(info, 0))
+            total = self.per_kernel.setdefault(kernel, _kernel_counts())
             for key, value in info.items():
-                total[key] += value
+                if key == "not_kept":
+                    for reason, count in value.items():
+                        total[key][reason] = total[key].get(reason, 0) + count
+                else:
+                    total[key] += value
+        self.graphs += part.graphs
         self.errors += part.errors
         self.warnings += [w for w in part.warnings if w not in self.warnings]
         if part.files:
@@ -127,7 +133,7 @@ class Session:
         self,
         name: str,
         mode: Default,
-        max_launches_per_kernel: int = 1,
+        max_launches_per_kernel: int | None = None,
         max_buffer_bytes: int = 2 << 30,
         outputs=None,
         quiet: bool = False,
@@ -139,8 +145,15 @@ class Session:
         if not isinstance(compress_pftrace, bool):
             raise ProfilerError(f"compress_pftrace is True or False, got {compress_pftrace!r}")
         self.compress_pftrace = compress_pftrace
-        if not isinstance(max_launches_per_kernel, int) or max_launches_per_kernel < 0:
-            raise ProfilerError(f"max_launches_per_kernel must be an integer >= 0, got {max_launches_per_kernel!r}")
+        if max_launches_per_kernel is not None and (
+            not isinstance(max_launches_per_kernel, int)
+            or isinstance(max_launches_per_kernel, bool)
+            or max_launches_per_kernel < 0
+        ):
+            raise ProfilerError(
+                f"max_launches_per_kernel must be None (keep every launch) or an integer >= 0, got "
+                f"{max_launches_per_kernel!r}"
+            )
         if not isinstance(max_buffer_bytes, int) or max_buffer_bytes < 0:
             raise ProfilerError(f"max_buffer_bytes must be a number of bytes >= 0, got {max_buffer_bytes!r}")
         self.name = name
@@ -164,10 +177,13 @@ class Session:
         self._rank_read = False
         self._record_cost: float | None = None
         self.hook = stage_hook.InstrumentationHook(mode.pipeline_options(), label=str(mode))
-        self.kept_per_kernel: dict[str, collections.deque] = {}
-        self.launch_counts: dict[str, int] = {}
-        self.skipped: dict[str, int] = {}
-        self.kept_bytes = 0
+        self.retention = retention.Retention(max_launches_per_kernel, max_buffer_bytes)
+        self.graphs = cuda_graphs.GraphTracker()
+        self.captured: list[KeptLaunch] = []  # launches captured in CUDA graphs
+        self.launch_counts: dict[tuple, int] = {}  # (kernel, variant) -> launches so far
+        self._launches = 0  # all launches of instrumented kernels so far
+        self._variants: dict = {}  # CUfunction handle -> (kernel, variant description)
+        self._unrecorded: dict[str, int] = {}  # kernel -> launches without a profile buffer
         self.active = False
         self._pending = None
         self._previous_allocator = None
@@ -180,6 +196,9 @@ class Session:
         self._previous_allocator = _allocation._profile_allocator.get()
         _allocation.set_profile_allocator(self._allocate)
         triton.knobs.runtime.launch_enter_hook.add(self._on_launch)
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            self.graphs.install(torch)
         self.activate()
 
     def activate(self) -> None:
@@ -198,7 +217,9 @@ class Session:
         self.deactivate()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
         _allocation.set_profile_allocator(self._previous_allocator)
+        self.graphs.uninstall()
         self._flush(final=True)
+        self._final_notes()
         report = self.report
         for device, offsets in self.clock_offsets.items():
             report.clock[device] = {
@@ -232,37 +253,54 @@ class Session:
     # -- per launch (hot path) -----------------------------------------------
     def _allocate(self, size, alignment, stream):
         torch = self._torch or self._load_torch()
+        if not self.graphs._patched:
+            self.graphs.install(torch)  # torch was imported after the session started
         buffer = torch.empty(size, dtype=torch.uint8, device="cuda")
-        self._pending = buffer
+        capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
+        graph = self.graphs.adopt(buffer) if capturing is not None and capturing() else False
+        self._pending = (buffer, graph)
         return buffer
 
     def _on_launch(self, launch_metadata) -> None:
-        buffer, self._pending = self._pending, None
-        if buffer is None:
-            return  # a kernel without profile_scratch
-        name = launch_metadata.data["name"] if launch_metadata is not None else "kernel"
-        index = self.launch_counts.get(name, 0)
-        self.launch_counts[name] = index + 1
-        size = buffer.numel()
-        kept = self.kept_per_kernel.get(name)
-        if kept is None:
-            kept = self.kept_per_kernel[name] = collections.deque()
-        if self.active and self.max_launches and self.kept_bytes + size <= self.max_buffer_bytes:
-            kept.append(KeptLaunch(name, index, buffer))
-            self.kept_bytes += size
-            if len(kept) > self.max_launches:
-                # Its kernel ran before this one on the stream: the memory
-                # is safe to reuse.
-                self.kept_bytes -= kept.popleft().buffer.numel()
-                self.skipped[name] = self.skipped.get(name, 0) + 1
-        else:
-            self.skipped[name] = self.skipped.get(name, 0) + 1
+        pending, self._pending = self._pending, None
+        data = getattr(launch_metadata, "data", None) or {}
+        name = data.get("name", "kernel")
+        if pending is None:  # a kernel without profile_scratch: it records nothing
+            if self.active:
+                self._unrecorded[name] = self._unrecorded.get(name, 0) + 1
+            return
+        buffer, graph = pending
+        handle = data.get("function")
+        key = self._variants.get(handle)
+        if key is None:
+            kernel = retention.launching_kernel()
+            key = (name, retention.describe_variant(kernel) if kernel is not None else "")
+            if handle is not None:
+                self._variants[handle] = key
+        index = self.launch_counts.get(key, 0)
+        self.launch_counts[key] = index + 1
+        launch = KeptLaunch(name, index, buffer, self._launches, variant=key[1])
+        self._launches += 1
+        if graph is not False:
+            # Captured: the buffer belongs to the graph (cuda_graphs.py).
+            launch.graph = graph
+            self.captured.append(launch)
+            return
+        benchmark = self.retention.max_launches is None and retention.in_benchmark_loop()
+        self.retention.offer(key, launch, buffer.numel(), self.active, benchmark)
 
-    # -- finalize ------------------------------------------------------------
+    @property
+    def kept_bytes(self) -> int:
+        return self.retention.kept_bytes
+
     @property
     def kept(self) -> list[KeptLaunch]:
-        return [launch for kept in self.kept_per_kernel.values() for launch in kept]
+        """The kept launches of the current phase, in launch order (captured
+        ones that were replayed included)."""
+        replayed = [k for k in self.captured if k.graph and k.graph.replays > 0]
+        return sorted(self.retention.kept() + replayed, key=lambda k: k.sequence)
 
+    # -- finalize ------------------------------------------------------------
     def _flush(self, final: bool) -> None:
         """Decodes the kept launches and writes them (as part <phase> with
         periodic flushing), then releases their buffers. A phase that kept
@@ -312,40 +350,50 @@ class Session:
                         f"{part.launches_kept} launches, wrote " + ", ".join(part.files.values()),
                         file=sys.stderr,
                     )
-        self.kept_per_kernel.clear()
-        self.skipped.clear()
-        self.kept_bytes = 0
+        self.retention.clear()
+        for graph in {id(k.graph): k.graph for k in self.captured if k.graph}.values():
+            graph.replays = 0  # recorded: later replays are the next phase's
         self.report.add(part)
 
     def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> list[decode.LaunchEvents]:
         """Decodes the launches, counting into `report`."""
+        names = self._kernel_names()
         report.launches_kept = len(kept_launches)
-        report.launches_skipped = sum(self.skipped.values())
+        report.launches_skipped = self.retention.not_kept_count()
         if self.mode.time_shift and kept_launches and self._record_cost is None:
             self._record_cost = calibration.record_cost_cycles(self.mode)
         cost = report.record_cost_cycles = self._record_cost or 0.0
+        for key, reasons in self.retention.not_kept.items():
+            info = report.per_kernel.setdefault(names[key], _kernel_counts())
+            info["skipped"] += sum(reasons.values())
+            for reason, count in reasons.items():
+                info["not_kept"][reason] = info["not_kept"].get(reason, 0) + count
         launches: list[decode.LaunchEvents] = []
         for kept in kept_launches:
-            info = report.per_kernel.setdefault(
-                kept.kernel,
-                {"kept": 0, "skipped": self.skipped.get(kept.kernel, 0), "events": 0, "dropped": 0, "lossy_warps": 0},
-            )
+            kernel = names[(kept.kernel, kept.variant)]
+            info = report.per_kernel.setdefault(kernel, _kernel_counts())
             info["kept"] += 1
+            if kept.graph:
+                report.graphs.append(
+                    f"{kernel} launch {kept.index}, captured in graph {kept.graph.number}: "
+                    f"{kept.graph.replays} replay{'s' if kept.graph.replays != 1 else ''}; the last is recorded"
+                    + (" (each replay overwrites the one before)" if kept.graph.replays > 1 else "")
+                )
             try:
                 data = kept.buffer.cpu().numpy()
-                meta = stage_hook.metadata_for_buffer(data, kept.kernel)
+                meta = stage_hook.metadata_for_buffer(data, kernel)
                 if info["kept"] == 1:
                     report.warnings += meta.get("warnings", [])
                 events = decode.decode(
                     data,
                     meta,
                     data.nbytes // meta["layout"]["bytes_per_cta"],
-                    kernel=kept.kernel,
+                    kernel=kernel,
                     launch=kept.index,
                     record_cost_cycles=cost,
                 )
             except (BufferFormatError, ProfilerError) as error:
-                report.errors.append(f"{kept.kernel} launch {kept.index}: {error}")
+                report.errors.append(f"{kernel} launch {kept.index}: {error}")
                 continue
             launches.append(events)
             info["events"] += events.num_events
@@ -353,10 +401,6 @@ class Session:
             info["lossy_warps"] += int((events.dropped > 0).sum())
             report.unmatched_records += events.unmatched
             report.warnings += events.warnings
-        for kernel, count in self.skipped.items():
-            report.per_kernel.setdefault(
-                kernel, {"kept": 0, "skipped": count, "events": 0, "dropped": 0, "lossy_warps": 0}
-            )
         report.events = sum(ev.num_events for ev in launches)
         report.dropped_events = sum(info["dropped"] for info in report.per_kernel.values())
         if report.unmatched_records:
@@ -365,6 +409,48 @@ class Session:
                 "buffer, or a warp that returned inside a scope)"
             )
         return launches
+
+    def _kernel_names(self) -> dict[tuple, str]:
+        """(kernel, variant) -> the name the outputs use (launches.variant_names)."""
+        variants: dict[str, set] = {}
+        for kernel, variant in list(self.launch_counts) + list(self._variants.values()):
+            variants.setdefault(kernel, set()).add(variant)
+        return retention.variant_names(variants)
+
+    def _final_notes(self) -> None:
+        """What finalize says of launches that recorded nothing: captured
+        launches never replayed, and kernels launched without records."""
+        names = self._kernel_names()
+        for kept in self.captured:
+            kernel = names[(kept.kernel, kept.variant)]
+            if kept.graph is None:
+                self.report.graphs.append(
+                    f"{kernel} launch {kept.index}: captured in a CUDA graph outside torch.cuda.CUDAGraph; its "
+                    "replays cannot be counted, so nothing was decoded"
+                )
+            elif kept.graph.total_replays == 0:
+                self.report.graphs.append(
+                    f"{kernel} launch {kept.index}, captured in graph {kept.graph.number}: never replayed while "
+                    "the session was open, no records"
+                )
+        compiled_plain = self.hook.compiled_without_records
+        for kernel, count in self._unrecorded.items():
+            reason = (
+                "compiled by this session with nothing to record (no Proton markers, nothing the mode instruments)"
+                if kernel in compiled_plain
+                else "not compiled through this session: compiled before it started (Triton's caches) or in "
+                "another process (such as Inductor's compile workers), or with nothing to record"
+            )
+            self.report.unrecorded[kernel] = {"launches": count, "reason": reason}
+        if self.report.events == 0:
+            self.report.warnings.append(
+                "this session recorded no scope events"
+                + (
+                    f": {len(self._unrecorded)} kernels were launched without records (listed above)"
+                    if self._unrecorded
+                    else ": no instrumented kernel ran while it was active"
+                )
+            )
 
     # -- output names and host clock -----------------------------------------
     def _output_rank(self) -> int | None:
@@ -410,6 +496,11 @@ class Session:
         origins = [ev.origin_ns for ev in launches]
         offset = clock_sync.interpolate(self.clock_offsets.get(device, []), (min(origins) + max(origins)) // 2)
         return None if offset is None else offset.host_clock()
+
+
+def _kernel_counts() -> dict:
+    """A kernel's counts in the report."""
+    return {"kept": 0, "skipped": 0, "not_kept": {}, "events": 0, "dropped": 0, "lossy_warps": 0}
 
 
 def write_outputs(
@@ -504,7 +595,7 @@ def start_instrumentation(
     name: str,
     *,
     mode=None,
-    max_launches_per_kernel: int = 1,
+    max_launches_per_kernel: int | None = None,
     max_buffer_bytes: int = 2 << 30,
     outputs=None,
     quiet: bool = False,

@@ -153,6 +153,9 @@ class InstrumentationHook:
         self._previous_mode = None
         self._installed = False
         self.overrides = OverrideTranslation()
+        #: Kernels this hook compiled that have nothing to record (no
+        #: markers, nothing the mode instruments): the session report's reason.
+        self.compiled_without_records: set[str] = set()
 
     def install(self) -> None:
         if self._installed:
@@ -240,6 +243,9 @@ class InstrumentationHook:
                     raise
                 raise explained from error
             if not kernel.instrumented:
+                defined = _KERNEL_DEFINITION.search(llvm_ir)
+                if defined:
+                    self.compiled_without_records.add(defined.group(1).strip('"'))
                 return llvm_ir
             meta = kernel.metadata
             meta["kernel_id"] = pipeline.kernel_id
@@ -257,6 +263,10 @@ class InstrumentationHook:
             return kernel.llvm_ir
 
         stages["llir"] = instrumented_llir
+
+
+#: The first function a module defines: Triton's kernel.
+_KERNEL_DEFINITION = re.compile(r"^define\b[^@\n]*@(\"[^\"]+\"|[\w.$]+)\(", re.M)
 
 
 def _warn_about_pipelining(ttgir: str, kernel: str) -> list[str]:

@@ -4,7 +4,9 @@ into TTGIR text dumped by Triton, for use with `TRITON_KERNEL_OVERRIDE`.
 
 This is a line-oriented text tool: it does not parse MLIR. It tracks the
 brace nesting of every line (outside string literals) to know which region
-("block") each line belongs to, and reads the op name of each line
+("region") each line belongs to, the blocks of each region (`^bb1:` labels:
+Triton lowers an early `return` to `cf.cond_br` between blocks of the
+function body), and reads the op name of each line
 (`%r = tt.load ...`, `tt.store ...`, `%r = "tt.reduce"(...)`). Scopes are only
 inserted into the bodies of `tt.func`, `scf.for`, `scf.if` (both branches),
 `scf.while` (both regions) and `scf.execute_region`; never into the combiner
@@ -25,7 +27,10 @@ DEFAULT_DUMP_DIR = "./ttgir_dump"
 
 # Ops whose regions may hold proton.record ops.
 _ALLOWED_OWNERS = {"tt.func", "scf.for", "scf.if", "scf.while", "scf.execute_region"}
-_TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"}
+_BRANCHES = {"cf.br", "cf.cond_br", "cf.switch"}
+_TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"} | _BRANCHES
+_LABEL_RE = re.compile(r"^\s*\^(?P<label>[\w.$-]+)\s*(?:\([^)]*\))?\s*:")
+_SUCCESSOR_RE = re.compile(r"\^([\w.$-]+)")
 _OP_RE = re.compile(
     r'^\s*(?:(?P<results>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?'
     r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))'
@@ -83,6 +88,8 @@ class Line:
     op: str | None  # op name, or None
     result: str | None  # first SSA result name without '%', or None
     indent: str
+    start_block: int = 0  # block the line begins in (a label line: the block before it)
+    block: int = 0  # block of the op on this line
 
 
 @dataclass
@@ -101,6 +108,7 @@ class Scope:
     start_gap: int  # insert before original line index start_gap (0-based)
     end_gap: int  # insert before original line index end_gap
     origin: str  # what asked for it, for error messages
+    more_end_gaps: list = field(default_factory=list)  # other ends, on other paths out (early returns)
     seq: int = 0
     out_start: int = 0  # 1-based line numbers in the rewritten text
     out_end: int = 0
@@ -120,11 +128,21 @@ class _Module:
         self.raw = text.splitlines(keepends=True)
         self.regions: dict[int, Region] = {0: Region(0, None, None, None)}
         self.lines: list[Line] = []
+        self.labels: dict[tuple[int, str], int] = {}  # (region, label) -> block
+        self.block_region: dict[int, int] = {0: 0}  # block -> its region
         stack = [0]
+        blocks = [0]  # the current block of each open region
         last_popped = None
         for i, raw in enumerate(self.raw):
             body = raw.rstrip("\n")
             start_region = stack[-1]
+            start_block = blocks[-1]
+            label = _LABEL_RE.match(body)
+            if label:
+                blocks[-1] = len(self.block_region)
+                self.block_region[blocks[-1]] = stack[-1]
+                self.labels[(stack[-1], label["label"])] = blocks[-1]
+            op_block = None
             stripped = body.lstrip()
             indent = body[: len(body) - len(stripped)]
             op_region = None
@@ -135,6 +153,8 @@ class _Module:
                 if m.group("results"):
                     result = m.group("results").split(",")[0].strip()[1:].split(":")[0]
             for _, ch in code_chars(body):
+                if op_region is None and not ch.isspace() and ch != "}":
+                    op_block = blocks[-1]
                 if ch == '"':
                     if op_region is None:
                         op_region = stack[-1]
@@ -150,16 +170,21 @@ class _Module:
                         owner = None
                     self.regions[rid] = Region(rid, stack[-1], owner, i)
                     stack.append(rid)
+                    blocks.append(len(self.block_region))
+                    self.block_region[blocks[-1]] = rid
                 elif ch == "}":
                     if len(stack) == 1:
                         raise RewriteError(f"{path}:{i + 1}: unbalanced '}}'")
                     last_popped = stack.pop()
+                    blocks.pop()
                     self.regions[last_popped].close_line = i
                 elif not ch.isspace() and op_region is None:
                     op_region = stack[-1]
             if op_region is None:
                 op_region = stack[-1]
-            line = Line(raw, start_region, op_region, stack[-1], op, result, indent)
+            if op_block is None:
+                op_block = blocks[-1]
+            line = Line(raw, start_region, op_region, stack[-1], op, result, indent, start_block, op_block)
             self.lines.append(line)
             if op is not None or record_line().match(body):
                 self.regions[op_region].lines.append(i)
@@ -184,6 +209,19 @@ class _Module:
         if gap < len(self.lines):
             return self.lines[gap].start_region
         return self.lines[-1].end_region if self.lines else 0
+
+    def gap_block(self, gap: int) -> int:
+        """Block into which a line inserted before original line `gap` goes."""
+        if gap < len(self.lines):
+            return self.lines[gap].start_block
+        return 0
+
+    def successors(self, i: int) -> list[int]:
+        """The blocks the branch on line i goes to (unknown labels left out)."""
+        line = self.lines[i]
+        text = line.text.split(" loc(", 1)[0]
+        found = (self.labels.get((line.region, name)) for name in _SUCCESSOR_RE.findall(text))
+        return [b for b in found if b is not None]
 
     def functions(self):
         """(func line index, body region id, is_public) for every tt.func."""
@@ -216,7 +254,8 @@ def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None
             f"{path}:{lineno}: {what}: cannot insert a record in a region of {owner} "
             f"(only bodies of {', '.join(sorted(_ALLOWED_OWNERS))})"
         )
-    prev = [i for i in mod.regions[rid].lines if i < gap]
+    block = mod.gap_block(gap)
+    prev = [i for i in mod.regions[rid].lines if i < gap and mod.lines[i].block == block]
     if prev and mod.lines[prev[-1]].op in _TERMINATORS:
         raise RewriteError(
             f"{path}:{lineno}: {what}: would insert a record after the terminator "
@@ -226,7 +265,7 @@ def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None
 
 def _make_scope(mod: _Module, name: str, start_gap: int, end_gap: int, origin: str) -> Scope:
     rs, re_ = mod.gap_region(start_gap), mod.gap_region(end_gap)
-    if rs != re_:
+    if rs != re_ or mod.gap_block(start_gap) != mod.gap_block(end_gap):
         raise RewriteError(
             f"{mod.path}:{start_gap + 1}: {origin}: start (before line {start_gap + 1}) and end "
             f"(after line {end_gap}) are not in the same block"
@@ -247,14 +286,9 @@ def _default_scopes(mod: _Module) -> list[Scope]:
         if not public:
             continue
         region = mod.regions[body]
-        returns = [i for i in region.lines if mod.lines[i].op == "tt.return"]
-        if len(returns) > 1:
-            raise RewriteError(
-                f"{mod.path}:{returns[1] + 1}: default strategy: several top-level tt.return "
-                "(unstructured control flow) are not supported; use --scope"
-            )
-        end = returns[0] if returns else region.close_line
-        scopes.append(_make_scope(mod, "kernel", fline + 1, end, "kernel scope"))
+        # Every way out of the body: an early return is a tt.return in a block of its own.
+        returns = [i for i in region.lines if mod.lines[i].op == "tt.return"] or [region.close_line]
+        scopes.append(_kernel_scope(mod, fline + 1, returns))
         # loads anywhere in allowed regions of this function
         loads_by_region: dict[int, list[int]] = {}
         for i in range(fline + 1, region.close_line):
@@ -265,10 +299,26 @@ def _default_scopes(mod: _Module) -> list[Scope]:
                 loads_by_region.setdefault(line.region, []).append(i)
         for rid, loads in loads_by_region.items():
             after = mod.op_last_line(loads[-1]) + 1
-            stores = [i for i in mod.regions[rid].lines if i >= after and mod.lines[i].op == "tt.store"]
+            block = mod.lines[loads[-1]].block
+            stores = [
+                i
+                for i in mod.regions[rid].lines
+                if i >= after and mod.lines[i].block == block and mod.lines[i].op == "tt.store"
+            ]
             if stores and stores[0] > after:
                 scopes.append(_make_scope(mod, "compute", after, stores[0], "compute scope"))
     return scopes
+
+
+def _kernel_scope(mod: _Module, start_gap: int, end_gaps: list[int]) -> Scope:
+    """The default "kernel" scope: from the body's first line to right
+    before each of its tt.return lines (one end per way out)."""
+    for gap in end_gaps:
+        if gap <= start_gap:
+            raise RewriteError(f"{mod.path}:{start_gap + 1}: kernel scope: empty function body")
+        _check_gap(mod, gap, mod.gap_region(gap), "kernel scope", gap)
+    _check_gap(mod, start_gap, mod.gap_region(start_gap), "kernel scope", start_gap + 1)
+    return Scope("kernel", start_gap, end_gaps[-1], "kernel scope", more_end_gaps=end_gaps[:-1])
 
 
 def _inside(mod: _Module, rid: int, ancestor: int) -> bool:
@@ -399,7 +449,8 @@ def _assemble(mod: _Module, scopes: list[Scope]) -> str:
         s.seq = k
     at: dict[int, list] = {}
     for s in scopes:
-        at.setdefault(s.end_gap, []).append(("end", s))
+        for gap in (*s.more_end_gaps, s.end_gap):
+            at.setdefault(gap, []).append(("end", s))
         at.setdefault(s.start_gap, []).append(("start", s))
     out: list[str] = []
 
@@ -426,39 +477,66 @@ def _assemble(mod: _Module, scopes: list[Scope]) -> str:
 
 def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]]:
     """Checks every `proton.record` in `text`: each start has an end with the
-    same name in the same block, and scopes nest without crossing. Returns
-    (name, start line, end line), 1-based; raises RewriteError naming the
-    file and line otherwise."""
+    same name in the same block, or on every path out of it through branches
+    to other blocks of its region (early returns), and scopes nest without
+    crossing. Returns (name, start line, end line) for each end, 1-based;
+    raises RewriteError naming the file and line otherwise."""
     mod = _Module(text, path)
-    open_: dict[int, list[tuple[str, int]]] = {}
-    found = []
+    ops_of: dict[int, list[int]] = {}  # block -> its op and record lines
     for i, line in enumerate(mod.lines):
-        m = record_line().match(line.text)
-        if not m:
-            continue
-        kind, name = m["kind"], m["name"]
-        stack = open_.setdefault(line.region, [])
-        if kind == "start":
-            stack.append((name, i + 1))
-            continue
-        if not stack:
-            raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
-        top, top_line = stack[-1]
-        if top != name:
-            opened = [n for n, _ in stack]
-            if name in opened:
+        if line.op is not None or record_line().match(line.text):
+            ops_of.setdefault(line.block, []).append(i)
+    entry: dict[int, tuple] = {}  # block -> scopes open when it is entered
+    found: list[tuple[str, int, int]] = []
+    unclosed: list[tuple[int, str]] = []
+    pending = sorted(ops_of)
+    while pending:
+        # A block whose entry is known goes first; a block no branch reaches starts with nothing open.
+        block = next((b for b in pending if b in entry), pending[0])
+        pending.remove(block)
+        stack = list(entry.get(block, ()))
+        last = None
+        for i in ops_of[block]:
+            last = i
+            m = record_line().match(mod.lines[i].text)
+            if m:
+                _pair(path, i, m["kind"], m["name"], stack, found)
+        branches = mod.successors(last) if last is not None and mod.lines[last].op in _BRANCHES else []
+        for successor in branches:
+            if successor not in entry:
+                entry[successor] = tuple(stack)
+            elif entry[successor] != tuple(stack):
+                opened = {n for n, _ in entry[successor]} ^ {n for n, _ in stack}
                 raise RewriteError(
-                    f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line "
-                    f"{top_line}) is still open: scopes cross"
+                    f"{path}:{last + 1}: scope {sorted(opened)[0]!r} is open on one path into a block and "
+                    "closed on another"
                 )
-            raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
-        stack.pop()
-        found.append((name, top_line, i + 1))
-    for rid, stack in open_.items():
-        if stack:
+        if stack and not branches:
             name, line = stack[-1]
-            raise RewriteError(f"{path}:{line}: proton.record start {name!r} is never ended in its block")
-    return found
+            unclosed.append((line, name))
+    if unclosed:
+        line, name = min(unclosed)
+        raise RewriteError(f"{path}:{line}: proton.record start {name!r} is never ended in its block")
+    return sorted(found, key=lambda f: f[2])
+
+
+def _pair(path: str, i: int, kind: str, name: str, stack: list, found: list) -> None:
+    """One record on line i against the scopes open before it."""
+    if kind == "start":
+        stack.append((name, i + 1))
+        return
+    if not stack:
+        raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
+    top, top_line = stack[-1]
+    if top != name:
+        if name in [n for n, _ in stack]:
+            raise RewriteError(
+                f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line {top_line}) is still "
+                "open: scopes cross"
+            )
+        raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
+    stack.pop()
+    found.append((name, top_line, i + 1))
 
 
 def rewrite_text(

@@ -1,0 +1,117 @@
+"""Instrumented launches captured in CUDA graphs.
+
+A captured launch gets its profile buffer once, at capture, from the graph's
+memory pool; every replay of the graph runs the kernel on that same buffer,
+so the buffer holds the records of the latest replay. The session therefore
+records, for each captured launch, its last replay before finalize, and
+counts the replays (README: "CUDA graphs"):
+- replayed during the session: the last replay is decoded, and the report
+  says how many replays there were and that the earlier ones were
+  overwritten;
+- never replayed during the session: nothing is decoded (the buffer holds no
+  records) and the report says so.
+The buffer stays referenced by the graph object, so that replays after the
+session ended keep writing into memory that nothing else was given.
+
+While a session is open, torch.cuda.CUDAGraph's capture_begin, capture_end
+and replay are wrapped (restored at finalize) to know which graph a launch
+is captured into and how often each graph is replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: The attribute of a CUDAGraph object that holds its captured profile buffers.
+BUFFERS_ATTRIBUTE = "_proton_profile_buffers"
+
+#: Buffers captured in a graph the tracker did not see begin (a capture made
+#: outside torch.cuda.CUDAGraph): kept for the life of the process, since the
+#: graph may be replayed at any time.
+_ORPHAN_BUFFERS: list = []
+
+
+@dataclass
+class CapturedGraph:
+    number: int  # the graph's number among the session's graphs, from 0
+    replays: int = 0  # replays since the session last wrote its records
+    total_replays: int = 0  # replays while the session was open
+    graph: object = field(default=None, repr=False)
+
+
+class GraphTracker:
+    def __init__(self):
+        self.capturing: CapturedGraph | None = None
+        self.graphs: dict[int, CapturedGraph] = {}  # id(CUDAGraph) -> its record
+        self._patched: list = []
+
+    def install(self, torch) -> None:
+        cls = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
+        if cls is None or self._patched:
+            return
+        tracker = self
+
+        def wrap(name, before=None, after=None):
+            original = getattr(cls, name, None)
+            if original is None:
+                return
+
+            def wrapped(graph, *args, **kwargs):
+                if before is not None:
+                    before(graph)
+                result = original(graph, *args, **kwargs)
+                if after is not None:
+                    after(graph)
+                return result
+
+            wrapped.__wrapped__ = original
+            setattr(cls, name, wrapped)
+            self._patched.append((cls, name, original))
+
+        wrap("capture_begin", before=tracker._begin)
+        wrap("capture_end", after=tracker._end)
+        wrap("replay", after=tracker._replayed)
+
+    def uninstall(self) -> None:
+        for cls, name, original in reversed(self._patched):
+            setattr(cls, name, original)
+        self._patched.clear()
+        self.capturing = None
+
+    def _record(self, graph) -> CapturedGraph:
+        record = self.graphs.get(id(graph))
+        if record is None or record.graph is not graph:
+            record = self.graphs[id(graph)] = CapturedGraph(len(self.graphs), graph=graph)
+        return record
+
+    def _begin(self, graph) -> None:
+        self.capturing = self._record(graph)
+        self.capturing.replays = self.capturing.total_replays = 0  # a graph captured again starts anew
+
+    def _end(self, graph) -> None:
+        self.capturing = None
+
+    def _replayed(self, graph) -> None:
+        record = self.graphs.get(id(graph))
+        if record is not None and record.graph is graph:
+            record.replays += 1
+            record.total_replays += 1
+
+    def adopt(self, buffer) -> CapturedGraph | None:
+        """Ties a buffer allocated during capture to the graph being
+        captured (None: a capture this tracker did not see begin)."""
+        record = self.capturing
+        graph = record.graph if record is not None else None
+        try:
+            held = getattr(graph, BUFFERS_ATTRIBUTE, None) if graph is not None else None
+            if graph is not None and held is None:
+                held = []
+                setattr(graph, BUFFERS_ATTRIBUTE, held)
+            (held if held is not None else _ORPHAN_BUFFERS).append(buffer)
+        except (AttributeError, TypeError):
+            _ORPHAN_BUFFERS.append(buffer)
+        return record
+
+    def clear(self) -> None:
+        """Forgets the graphs (at finalize): their buffers stay with them."""
+        self.graphs.clear()

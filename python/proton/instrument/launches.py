@@ -1,0 +1,180 @@
+"""Which launches an instrumentation session keeps, how a compiled variant of
+a kernel is named, and what the session says of the launches it did not keep.
+
+Policy (the README's "What a session keeps"):
+- By default every launch is kept, in launch order, until the kept buffers
+  reach `max_buffer_bytes`; later launches are not kept and are counted per
+  kernel ("over max_buffer_bytes"). The bound is a hard one: GPU memory never
+  grows past it for profile buffers.
+- Launches made inside `triton.testing.do_bench` (or `do_bench_cudagraph`)
+  are benchmark repetitions: only the last of each kernel variant is kept,
+  warm, and the others are counted ("do_bench repetitions").
+- `max_launches_per_kernel=N` keeps the last N launches of each kernel
+  variant everywhere, as before (the do_bench behaviour for any loop).
+- Launches while the session is deactivated are counted, not kept.
+- Launches captured in a CUDA graph are handled by cuda_graphs.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from dataclasses import dataclass
+
+#: Why a launch was not kept, as the report says it.
+NOT_KEPT_REASONS = {
+    "budget": "over max_buffer_bytes",
+    "do_bench": "do_bench repetitions (the last is kept)",
+    "max_launches_per_kernel": "older than the last max_launches_per_kernel",
+    "inactive": "launched while the session was deactivated",
+}
+
+
+@dataclass
+class KeptLaunch:
+    kernel: str  # Triton's name of the kernel
+    index: int  # this kernel variant's launch number in the session
+    buffer: object  # device tensor (uint8), grid x bytes_per_cta
+    sequence: int = 0  # the launch's number among all launches of the session
+    variant: str = ""  # describe_variant's text of the compiled variant
+    graph: object = None  # cuda_graphs.CapturedGraph for a launch captured in a CUDA graph
+
+
+def _benchmark_codes() -> frozenset:
+    """The code objects of Triton's benchmark loops (empty if unavailable)."""
+    try:
+        import triton.testing as testing
+    except Exception:  # noqa: BLE001 - no benchmark detection without it
+        return frozenset()
+    functions = (getattr(testing, name, None) for name in ("do_bench", "do_bench_cudagraph"))
+    return frozenset(f.__code__ for f in functions if hasattr(f, "__code__"))
+
+
+_BENCHMARK_CODES: frozenset | None = None
+#: How far up the stack a launch looks for a benchmark loop (the launcher,
+#: an autotuner, a lambda and a few user frames lie between).
+BENCHMARK_DEPTH = 16
+
+
+def in_benchmark_loop() -> bool:
+    """Whether the current launch is made from inside triton.testing.do_bench."""
+    global _BENCHMARK_CODES
+    if _BENCHMARK_CODES is None:
+        _BENCHMARK_CODES = _benchmark_codes()
+    frame = sys._getframe(2)
+    for _ in range(BENCHMARK_DEPTH):
+        if frame is None:
+            return False
+        if frame.f_code in _BENCHMARK_CODES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def describe_variant(kernel) -> str:
+    """What tells a compiled variant of a Triton kernel apart, for a reader:
+    its constexpr and specialized-constant arguments, num_warps and
+    num_stages ("BLOCK=1024, num_warps=4, num_stages=3"); "" if the
+    compiled kernel does not say."""
+    parts = []
+    src = getattr(kernel, "src", None)
+    names = list(getattr(getattr(src, "fn", None), "arg_names", None) or [])
+    constants = getattr(src, "constants", None)
+    if isinstance(constants, dict):
+        for key, value in constants.items():
+            index = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+            name = names[index] if isinstance(index, int) and 0 <= index < len(names) else str(key)
+            text = str(getattr(value, "value", value))
+            parts.append(f"{name}={text if len(text) <= 32 else text[:29] + '...'}")
+    metadata = getattr(kernel, "metadata", None)
+    for option in ("num_warps", "num_stages"):
+        value = getattr(metadata, option, None)
+        if isinstance(value, int):
+            parts.append(f"{option}={value}")
+    return ", ".join(parts)
+
+
+def launching_kernel(max_depth: int = 6):
+    """The CompiledKernel being launched, found in the frame of Triton's
+    JITFunction.run above the launch hook (None if not found)."""
+    frame = sys._getframe(2)
+    for _ in range(max_depth):
+        if frame is None:
+            return None
+        kernel = frame.f_locals.get("kernel") if frame.f_code.co_name == "run" else None
+        if kernel is not None and hasattr(kernel, "metadata") and hasattr(kernel, "src"):
+            return kernel
+        frame = frame.f_back
+    return None
+
+
+def variant_names(variants: dict[str, set[str]]) -> dict[tuple[str, str], str]:
+    """(kernel, variant description) -> the name a report shows: the kernel's
+    own name where the session saw one variant of it, else the name with the
+    description ("matmul[BLOCK_M=128, num_warps=8]"); variants that describe
+    alike are told apart by a number."""
+    names = {}
+    for kernel, descriptions in variants.items():
+        if len(descriptions) == 1:
+            names[(kernel, next(iter(descriptions)))] = kernel
+            continue
+        for number, description in enumerate(sorted(descriptions), start=1):
+            names[(kernel, description)] = f"{kernel}[{description or f'variant {number}'}]"
+    return names
+
+
+class Retention:
+    """The kept launches of one phase and the counts of those not kept, per
+    (kernel name, variant description)."""
+
+    def __init__(self, max_launches: int | None, max_buffer_bytes: int):
+        self.max_launches = max_launches
+        self.max_buffer_bytes = max_buffer_bytes
+        self.in_order: list[KeptLaunch] = []  # kept because they fit the budget
+        self.last_only: dict[tuple, collections.deque] = {}  # capped per variant
+        self.not_kept: dict[tuple, collections.Counter] = {}
+        self.kept_bytes = 0
+
+    def _count(self, key, reason: str) -> None:
+        self.not_kept.setdefault(key, collections.Counter())[reason] += 1
+
+    def offer(self, key: tuple, launch: KeptLaunch, size: int, active: bool, benchmark: bool) -> None:
+        """Keeps `launch` (of `size` buffer bytes) or counts it."""
+        if not active:
+            self._count(key, "inactive")
+            return
+        if self.max_launches is not None or benchmark:
+            cap, reason = (
+                (self.max_launches, "max_launches_per_kernel") if self.max_launches is not None else (1, "do_bench")
+            )
+            kept = self.last_only.setdefault(key, collections.deque())
+            if cap == 0 or self.kept_bytes + size > self.max_buffer_bytes:
+                self._count(key, reason if cap == 0 else "budget")
+                return
+            kept.append(launch)
+            self.kept_bytes += size
+            if len(kept) > cap:
+                # Its kernel ran before this one on the launch's stream, where
+                # the buffer was allocated: the memory is safe to reuse.
+                self.kept_bytes -= kept.popleft().buffer.numel()
+                self._count(key, reason)
+            return
+        if self.kept_bytes + size > self.max_buffer_bytes:
+            self._count(key, "budget")
+            return
+        self.in_order.append(launch)
+        self.kept_bytes += size
+
+    def kept(self) -> list[KeptLaunch]:
+        """Every kept launch, in launch order."""
+        launches = self.in_order + [k for kept in self.last_only.values() for k in kept]
+        return sorted(launches, key=lambda k: k.sequence)
+
+    def not_kept_count(self) -> int:
+        return sum(sum(c.values()) for c in self.not_kept.values())
+
+    def clear(self) -> None:
+        self.in_order.clear()
+        self.last_only.clear()
+        self.not_kept.clear()
+        self.kept_bytes = 0
