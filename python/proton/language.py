@@ -46,6 +46,10 @@ from __future__ import annotations
 import triton.language as tl
 
 from .instrument import state
+from .instrument.inductor import teach_inductor_the_markers
+
+# Kernels with markers compiled by torch.compile (Inductor) need this module in their copy.
+teach_inductor_the_markers()
 
 _ALLOWED_PUNCTUATION = set("_-.:/[]()<>, +=#@")
 

@@ -255,3 +255,16 @@ def test_graph_replays_per_phase(tmp_path, buffer, graph_torch):
     assert [part["launches_kept"] for part in report.parts] == [1, 1]
     assert report.graphs[0].endswith("1 replay; the last is recorded")
     assert report.graphs[1].startswith("step launch 0, captured in graph 0: 2 replays")
+
+
+def test_cuda_graph_trees_launches_are_counted_and_released(tmp_path, buffer):
+    # A function whose code comes from Inductor's CUDA graph trees module.
+    namespace = {}
+    exec(compile("def warm_up(fn):\n    fn()\n", "/site/torch/_inductor/cudagraph_trees.py", "exec"), namespace)
+    session = start(tmp_path)
+    namespace["warm_up"](lambda: run(None, session, buffer, "triton_poi_fused_0"))
+    run(None, session, buffer, "triton_poi_fused_0")
+    assert [k.index for k in session.kept] == [1]
+    report = proton.finalize()
+    assert report.per_kernel["triton_poi_fused_0"]["not_kept"] == {"cuda_graph_trees": 1}
+    assert "1 run by torch.compile's CUDA graph trees" in report.summary()

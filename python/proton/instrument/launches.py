@@ -12,7 +12,10 @@ Policy (the README's "What a session keeps"):
 - `max_launches_per_kernel=N` keeps the last N launches of each kernel
   variant everywhere, as before (the do_bench behaviour for any loop).
 - Launches while the session is deactivated are counted, not kept.
-- Launches captured in a CUDA graph are handled by cuda_graphs.
+- Launches captured in a CUDA graph are handled by cuda_graphs, except those
+  of torch.compile's CUDA graph trees (warm-up runs and captures): its
+  memory checks allow no tensor of ours in the graph's pool, so their
+  buffers are released at once and the launches counted ("CUDA graph trees").
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ NOT_KEPT_REASONS = {
     "do_bench": "do_bench repetitions (the last is kept)",
     "max_launches_per_kernel": "older than the last max_launches_per_kernel",
     "inactive": "launched while the session was deactivated",
+    "cuda_graph_trees": "run by torch.compile's CUDA graph trees (warm-up and capture; replays are not recorded)",
 }
 
 
@@ -51,24 +55,31 @@ def _benchmark_codes() -> frozenset:
 
 
 _BENCHMARK_CODES: frozenset | None = None
-#: How far up the stack a launch looks for a benchmark loop (the launcher,
-#: an autotuner, a lambda and a few user frames lie between).
-BENCHMARK_DEPTH = 16
+#: How far up the stack a launch looks for a benchmark loop or Inductor's CUDA
+#: graph trees (the launcher, an autotuner, Inductor's wrappers lie between).
+ENCLOSING_DEPTH = 32
+#: The source file of torch.compile's CUDA graph trees (warm-up and capture).
+CUDAGRAPH_TREES_FILE = "cudagraph_trees.py"
 
 
-def in_benchmark_loop() -> bool:
-    """Whether the current launch is made from inside triton.testing.do_bench."""
+def enclosing_loop() -> str | None:
+    """What the current launch is made from: "do_bench" (inside
+    triton.testing.do_bench), "cuda_graph_trees" (a warm-up or capture of
+    torch.compile's CUDA graphs) or None."""
     global _BENCHMARK_CODES
     if _BENCHMARK_CODES is None:
         _BENCHMARK_CODES = _benchmark_codes()
     frame = sys._getframe(2)
-    for _ in range(BENCHMARK_DEPTH):
+    for _ in range(ENCLOSING_DEPTH):
         if frame is None:
-            return False
-        if frame.f_code in _BENCHMARK_CODES:
-            return True
+            return None
+        code = frame.f_code
+        if code in _BENCHMARK_CODES:
+            return "do_bench"
+        if code.co_filename.endswith(CUDAGRAPH_TREES_FILE) and "_inductor" in code.co_filename:
+            return "cuda_graph_trees"
         frame = frame.f_back
-    return False
+    return None
 
 
 def describe_variant(kernel) -> str:
@@ -135,13 +146,14 @@ class Retention:
         self.not_kept: dict[tuple, collections.Counter] = {}
         self.kept_bytes = 0
 
-    def _count(self, key, reason: str) -> None:
+    def count(self, key, reason: str) -> None:
+        """Counts a launch not kept."""
         self.not_kept.setdefault(key, collections.Counter())[reason] += 1
 
     def offer(self, key: tuple, launch: KeptLaunch, size: int, active: bool, benchmark: bool) -> None:
         """Keeps `launch` (of `size` buffer bytes) or counts it."""
         if not active:
-            self._count(key, "inactive")
+            self.count(key, "inactive")
             return
         if self.max_launches is not None or benchmark:
             cap, reason = (
@@ -149,7 +161,7 @@ class Retention:
             )
             kept = self.last_only.setdefault(key, collections.deque())
             if cap == 0 or self.kept_bytes + size > self.max_buffer_bytes:
-                self._count(key, reason if cap == 0 else "budget")
+                self.count(key, reason if cap == 0 else "budget")
                 return
             kept.append(launch)
             self.kept_bytes += size
@@ -157,10 +169,10 @@ class Retention:
                 # Its kernel ran before this one on the launch's stream, where
                 # the buffer was allocated: the memory is safe to reuse.
                 self.kept_bytes -= kept.popleft().buffer.numel()
-                self._count(key, reason)
+                self.count(key, reason)
             return
         if self.kept_bytes + size > self.max_buffer_bytes:
-            self._count(key, "budget")
+            self.count(key, "budget")
             return
         self.in_order.append(launch)
         self.kept_bytes += size

@@ -33,7 +33,7 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, clock_sync, cuda_graphs, decode, launches as retention, stage_hook
+from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention, stage_hook
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
@@ -179,6 +179,7 @@ class Session:
         self.hook = stage_hook.InstrumentationHook(mode.pipeline_options(), label=str(mode))
         self.retention = retention.Retention(max_launches_per_kernel, max_buffer_bytes)
         self.graphs = cuda_graphs.GraphTracker()
+        self.inductor = inductor.InductorSettings()
         self.captured: list[KeptLaunch] = []  # launches captured in CUDA graphs
         self.launch_counts: dict[tuple, int] = {}  # (kernel, variant) -> launches so far
         self._launches = 0  # all launches of instrumented kernels so far
@@ -204,6 +205,7 @@ class Session:
     def activate(self) -> None:
         if not self.active:
             self.hook.install()
+            self.inductor.apply()
             self.active = True
 
     def deactivate(self) -> None:
@@ -211,6 +213,7 @@ class Session:
         # are still handed out, but not kept.
         if self.active:
             self.hook.uninstall()
+            self.inductor.restore()
             self.active = False
 
     def finalize(self) -> SessionReport:
@@ -257,8 +260,7 @@ class Session:
             self.graphs.install(torch)  # torch was imported after the session started
         buffer = torch.empty(size, dtype=torch.uint8, device="cuda")
         capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
-        graph = self.graphs.adopt(buffer) if capturing is not None and capturing() else False
-        self._pending = (buffer, graph)
+        self._pending = (buffer, capturing is not None and bool(capturing()))
         return buffer
 
     def _on_launch(self, launch_metadata) -> None:
@@ -269,7 +271,7 @@ class Session:
             if self.active:
                 self._unrecorded[name] = self._unrecorded.get(name, 0) + 1
             return
-        buffer, graph = pending
+        buffer, captured = pending
         handle = data.get("function")
         key = self._variants.get(handle)
         if key is None:
@@ -281,12 +283,16 @@ class Session:
         self.launch_counts[key] = index + 1
         launch = KeptLaunch(name, index, buffer, self._launches, variant=key[1])
         self._launches += 1
-        if graph is not False:
-            # Captured: the buffer belongs to the graph (cuda_graphs.py).
-            launch.graph = graph
+        loop = retention.enclosing_loop()
+        if loop == "cuda_graph_trees":
+            self.retention.count(key, loop)  # the buffer goes back to the graph's pool now
+            return
+        if captured:
+            # The buffer belongs to the graph from now on (cuda_graphs.py).
+            launch.graph = self.graphs.adopt(buffer)
             self.captured.append(launch)
             return
-        benchmark = self.retention.max_launches is None and retention.in_benchmark_loop()
+        benchmark = self.retention.max_launches is None and loop == "do_bench"
         self.retention.offer(key, launch, buffer.numel(), self.active, benchmark)
 
     @property

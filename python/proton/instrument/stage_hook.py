@@ -94,6 +94,33 @@ def install_dump_keying_hook() -> bool:
     return True
 
 
+def _key_direct_compiles(on: bool) -> None:
+    """Triton 3.6: JITFunction.run passes the instrumentation_mode knob to
+    triton.compile, but callers of triton.compile with their own options
+    (Inductor, for torch.compile) do not, so their builds would share cache
+    entries with plain builds: a plain build would come back from the cache
+    uninstrumented while a session is active, and an instrumented one after
+    it. While on, each backend's parse_options fills in the knob where the
+    options leave the mode out."""
+    import triton.backends
+
+    for backend in triton.backends.backends.values():
+        compiler = backend.compiler
+        current = compiler.__dict__.get("parse_options")
+        original = getattr(current, "__wrapped__", None)
+        if on and current is not None and original is None:
+
+            def parse_options(self, opts, _original=current):
+                if not opts.get("instrumentation_mode"):
+                    opts = {**opts, "instrumentation_mode": triton.knobs.compilation.instrumentation_mode}
+                return _original(self, opts)
+
+            parse_options.__wrapped__ = current
+            compiler.parse_options = parse_options
+        elif not on and original is not None:
+            compiler.parse_options = original
+
+
 def kernel_id_of(llvm_ir: str, mode_key: str) -> int:
     """A stable 31-bit id for a kernel build: the same source and mode give
     the same id in every process, so kernels loaded from Triton's disk cache
@@ -168,6 +195,7 @@ class InstrumentationHook:
         triton.knobs.runtime.add_stages_inspection_hook = self
         if not HOOK_GIVES_CACHE_KEY:
             triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
+            _key_direct_compiles(True)
         triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)
         state._enter()
         self._installed = True
@@ -178,6 +206,7 @@ class InstrumentationHook:
         triton.knobs.runtime.add_stages_inspection_hook = self._previous_hook
         if not HOOK_GIVES_CACHE_KEY:
             triton.knobs.compilation.instrumentation_mode = self._previous_mode
+            _key_direct_compiles(False)
         triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
         self.overrides.uninstall()
         state._exit()
