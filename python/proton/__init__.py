@@ -15,6 +15,7 @@ profiler of kernel launches.
 import os as _os
 
 from . import gpu, hooks, mode, specs
+from . import profile as _profile_module  # noqa: F401 - loaded first: `proton.profile` stays the function below
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
 from .errors import PipeliningWarning, ProfilerError
 from . import context, data

@@ -60,6 +60,7 @@ import sys
 from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Callable
+from .hooks.launch import COMPUTE_METADATA_SCOPE_NAME
 
 from .specs import max_bps, max_flops
 
@@ -71,7 +72,7 @@ TIME_METRIC = "time (ns)"
 CPU_TIME_METRIC = "cpu_time (ns)"
 LABELS = {"device_id", "device_type"}  # per-kernel labels stored with the metrics, not metrics
 FLOP_WIDTHS = (8, 16, 32, 64)
-METADATA_FRAME = "__proton_launch_metadata"  # Triton's launch-metadata scope, never shown
+METADATA_FRAME = COMPUTE_METADATA_SCOPE_NAME  # Triton's launch-metadata scope, never shown
 
 _TIME = re.compile(r"(avg_)?(cpu_)?time/(s|ms|us|ns)")
 _FLOP = re.compile(r"([gt]?)flop(8|16|32|64)?/s")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 def _binary(name: str) -> Path:
-    path = Path(__file__).resolve().parent / "bin" / name
+    path = Path(__file__).resolve().parents[1] / "bin" / name  # proton/bin, beside proton/commands
     if not path.exists():
         sys.exit(f"{name} is not installed at {path}; reinstall the proton-profiler package")
     return path

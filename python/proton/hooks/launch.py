@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from .hook import Hook
 
+#: The scope Triton's Proton evaluates launch_metadata functions in (kernels
+#: they launch are attributed to it); viewers never show it.
+COMPUTE_METADATA_SCOPE_NAME = "__proton_launch_metadata"
+
 
 class LaunchHook(Hook):
     priority = 100
