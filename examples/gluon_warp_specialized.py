@@ -239,15 +239,14 @@ def run_on_gpu(M, N, K):
 
     # Events per warp track of the first CTA, as the Chrome trace names them.
     trace = json.load(open(report.files["chrome_trace"]))["traceEvents"]
-    names = {e["tid"]: e["args"]["name"] for e in trace if e.get("name") == "thread_name" and e["pid"] == 0}
-    counts: dict[int, dict[str, int]] = {}
+    counts: dict[str, dict[str, int]] = {}
     for e in trace:
-        if e["ph"] == "X" and e["pid"] == 0:
+        if e["ph"] == "X" and e["pid"].endswith(" CTA0"):  # "<kernel> #<launch> Core<sm> CTA0"
             counts.setdefault(e["tid"], {}).setdefault(e["name"], 0)
             counts[e["tid"]][e["name"]] += 1
     print("CTA 0:")
-    for tid in sorted(names):
-        print(f"  {names[tid]:18} {counts.get(tid, {})}")
+    for tid in sorted(counts, key=lambda t: int(t.split()[1])):  # "warp 6 (worker 0)"
+        print(f"  {tid:18} {counts[tid]}")
 
 
 def main():

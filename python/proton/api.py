@@ -136,6 +136,7 @@ def start(
             quiet=quiet,
             periodic_flushing=periodic_flushing,
             compress_pftrace=compress_pftrace,
+            launch_metadata_names=hook == "triton",
         )
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
@@ -204,14 +205,17 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     if output_format:  # before anything closes: a refused format loses nothing
         for s in selected:
             _choose_output(s, OUTPUT_FORMATS[output_format])
-    reports = []
-    for s in selected:
+    reports = {}
+    # Host sessions first: an instrumentation session's finalize copies its
+    # buffers from the GPU, which a host session still open would record.
+    for s in sorted(selected, key=_is_instrumentation):
         del _open[s.id]
         HookManager.unregister(s.id)
         if s is getattr(_loaded_instrumentation(), "_session", None):
             _instrumentation().close_instrumentation()
-        reports.append(s.finalize())
-    return reports[0] if len(reports) == 1 else reports
+        reports[s.id] = s.finalize()
+    ordered = [reports[s.id] for s in selected]
+    return ordered[0] if len(ordered) == 1 else ordered
 
 
 def _choose_output(session, kind: str) -> None:

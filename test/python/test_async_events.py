@@ -178,16 +178,14 @@ def test_chrome_trace_draws_events_with_flows_and_marks_as_instants(tmp_path):
     finishes = [e for e in events if e["ph"] == "f"]
     assert len(starts) == len(finishes) == 3
     assert {e["id"] for e in starts} == {e["id"] for e in finishes}
-    assert all(e["tid"] == 0 for e in starts) and all(e["tid"] == 1 and e["bp"] == "e" for e in finishes)
+    assert all(e["tid"] == "warp 0" for e in starts)
+    assert all(e["tid"] == "warp 1" and e["bp"] == "e" for e in finishes)
     # The flows bind to zero-length slices on the warps.
-    assert sum(e["ph"] == "X" and e["name"] == "copy start" and e["tid"] == 0 for e in events) == 3
+    assert sum(e["ph"] == "X" and e["name"] == "copy start" and e["tid"] == "warp 0" for e in events) == 3
     marks = [e for e in events if e["ph"] == "i"]
-    assert len(marks) == 2 and all(m["tid"] == 0 and m["name"] == "tick" for m in marks)
-    lanes = [
-        e for e in events if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"].startswith("event")
-    ]
+    assert len(marks) == 2 and all(m["tid"] == "warp 0" and m["name"] == "tick" for m in marks)
     # Two copies are in flight at once: two lanes, whose slices do not overlap.
-    assert len(lanes) == 2
+    assert {s["tid"] for s in slices} == {"event copy", "event copy (2)"}
     for tid in {s["tid"] for s in slices}:
         mine = sorted((s["ts"], s["ts"] + s["dur"]) for s in slices if s["tid"] == tid)
         assert all(b[0] >= a[1] - 1e-6 for a, b in zip(mine, mine[1:])), mine

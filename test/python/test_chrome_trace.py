@@ -23,64 +23,63 @@ def launches():
 
 
 def reference(launches, t0_ns) -> bytes:
-    """The trace formatted one event at a time."""
-    out = ['{"displayTimeUnit":"ns","traceEvents":[\n']
-    pid_base = 0
+    """The trace formatted one event at a time: Triton's Proton's layout
+    (X events only, string pid and tid, cat, args.call_stack), events by
+    warp and start within each launch."""
+    rows = []
     for ev in launches:
         cycles = np.maximum(ev.duration_cycles, 0)
-        for i in range(ev.num_events):
+        stack = json.dumps(["ROOT", *ev.call_stack, ev.kernel])
+        for i in np.lexsort((ev.start_cycles, ev.row)):
             ts = int(np.rint(max(ev.start_ns[i] + (ev.origin_ns - t0_ns), 0)))
             dur = int(np.rint(max(ev.end_ns[i] - ev.start_ns[i], 0)))
-            out.append(
-                f'{{"ph":"X","name":{json.dumps(ev.scope_names[ev.scope[i]])},"pid":{ev.cta[i] + pid_base},'
-                f'"tid":{ev.warp[i]},"ts":{ts // 1000}.{ts % 1000:03d},"dur":{dur // 1000}.{dur % 1000:03d},'
-                f'"args":{{"cycles":{cycles[i]}}}}},\n'
+            sm = ev.warp_sm[ev.cta[i] * ev.num_segments]
+            pid = json.dumps(f"{ev.kernel} #{ev.launch} Core{sm} CTA{ev.cta[i]}")
+            rows.append(
+                f'{{"ph":"X","name":{json.dumps(ev.scope_names[ev.scope[i]])},"cat":{json.dumps(ev.kernel)},'
+                f'"pid":{pid},"tid":{json.dumps(f"{ev.row_label} {ev.warp[i]}")},'
+                f'"ts":{ts // 1000}.{ts % 1000:03d},"dur":{dur // 1000}.{dur % 1000:03d},'
+                f'"args":{{"cycles":{cycles[i]},"call_stack":{stack}}}}}'
             )
-        for c in range(ev.num_ctas):
-            label = json.dumps(f"{ev.kernel} #{ev.launch} CTA {c} (SM {ev.warp_sm[c * ev.num_segments]})")
-            out.append(
-                f'{{"ph":"M","name":"process_name","pid":{c + pid_base},"args":{{"name":{label}}}}},\n'
-                f'{{"ph":"M","name":"process_sort_index","pid":{c + pid_base},"args":{{"sort_index":'
-                f'{c + pid_base}}}}},\n'
-            )
-        for r in range(ev.warp_ids.size):
-            out.append(
-                f'{{"ph":"M","name":"thread_name","pid":{r // ev.num_segments + pid_base},'
-                f'"tid":{ev.warp_ids[r]},"args":{{"name":"{ev.row_label} {ev.warp_ids[r]}"}}}},\n'
-            )
-        pid_base += ev.num_ctas
-    out.append('{"ph":"M","name":"process_name","pid":-1,"args":{"name":"proton"}}\n]}\n')
-    return "".join(out).encode()
+    return ('{"displayTimeUnit":"ns","traceEvents":[\n' + ",\n".join(rows) + "\n]}\n").encode()
 
 
 def test_chrome_trace(tmp_path, launches):
+    launches[1].call_stack = ("step", "forward")
     path = tmp_path / "run.chrome_trace"
     assert trace_chrome.write(str(path), launches, trace_chrome.session_origin(launches)) == 72
     events = json.loads(path.read_text())["traceEvents"]
-    slices = [e for e in events if e["ph"] == "X"]
-    assert (
-        sorted(e["name"] for e in events if e["ph"] == "M")
-        == ["process_name"] * 7 + ["process_sort_index"] * 6 + ["thread_name"] * 24
-    )
-    assert len(slices) == 72
-    assert {e["name"] for e in slices} == {"kernel", "load", "store"}
+    # Triton's Proton's layout: complete events only, named tracks
+    assert len(events) == 72 and {e["ph"] for e in events} == {"X"}
+    assert {e["name"] for e in events} == {"kernel", "load", "store"} and {e["cat"] for e in events} == {"vector_add"}
     # one process per launch and CTA, one thread per warp
-    assert len({e["pid"] for e in slices}) == 6 and {e["tid"] for e in slices} == {0, 1, 2, 3}
-    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
-    assert {e["args"]["name"] for e in events if e.get("name") == "thread_name"} == {f"warp {w}" for w in range(4)}
+    pids = sorted({e["pid"] for e in events})
+    assert pids == [f"vector_add #{launch} Core{c} CTA{c}" for launch in range(2) for c in range(3)]
+    assert {e["tid"] for e in events} == {f"warp {w}" for w in range(4)}
+    assert {tuple(e["args"]["call_stack"]) for e in events} == {
+        ("ROOT", "vector_add"),
+        ("ROOT", "step", "forward", "vector_add"),
+    }
+    # within a warp, outer scopes first
+    assert [e["name"] for e in events[:3]] == ["kernel", "load", "store"]
     # values as decoded: ts/dur in us with ns precision, cycles exact
-    by_key = {(e["pid"], e["tid"], e["name"]): e for e in slices}
+    by_key = {(e["pid"], e["tid"], e["name"]): e for e in events}
     ev = launches[1]
     i = int(np.flatnonzero((ev.cta == 2) & (ev.warp == 3) & (ev.scope == 1))[0])
-    e = by_key[(3 + 2, 3, "load")]
+    e = by_key[("vector_add #1 Core2 CTA2", "warp 3", "load")]
     assert e["args"]["cycles"] == ev.duration_cycles[i]
     t0 = trace_chrome.session_origin(launches)
     assert e["ts"] == pytest.approx((ev.start_ns[i] + (ev.origin_ns - t0)) / 1000, abs=1e-3)
     assert e["dur"] == pytest.approx((ev.end_ns[i] - ev.start_ns[i]) / 1000, abs=1e-3)
-    assert names[0] == "vector_add #0 CTA 0 (SM 0)" and names[5] == "vector_add #1 CTA 2 (SM 2)"
-    assert min(e["ts"] for e in slices) >= 0
-    assert all(e["dur"] > 0 and e["args"]["cycles"] > 0 for e in slices)
+    assert min(e["ts"] for e in events) >= 0
+    assert all(e["dur"] > 0 and e["args"]["cycles"] > 0 for e in events)
     assert path.read_bytes() == reference(launches, t0)
+
+
+def test_a_trace_without_events_is_valid_json(tmp_path):
+    path = tmp_path / "empty.chrome_trace"
+    assert trace_chrome.write(str(path), [], 0) == 0
+    assert json.loads(path.read_text()) == {"displayTimeUnit": "ns", "traceEvents": []}
 
 
 def renamed(ev, names):
@@ -121,3 +120,15 @@ def test_decimal_digits(value):
     values = np.array([value, 0, 5, value], dtype=np.uint64)
     text = packed_text.Text().rows(4, [*packed_text.decimal(values), packed_text.const(b";")])
     assert bytes(text) == f"{value};0;5;{value};".encode()
+
+
+def test_events_are_written_by_warp_and_start_whatever_the_decoded_order(tmp_path):
+    ev = decode.decode(*make(ctas=2, segments=2), 2, kernel="k", launch=0)
+    shuffled = np.random.default_rng(5).permutation(ev.num_events)
+    for column in ("row", "scope", "start_cycles", "end_cycles"):
+        setattr(ev, column, getattr(ev, column)[shuffled])
+    path = tmp_path / "t.json"
+    trace_chrome.write(str(path), [ev], ev.origin_ns)
+    assert path.read_bytes() == reference([ev], ev.origin_ns)
+    events = json.loads(path.read_text())["traceEvents"]
+    assert [e["name"] for e in events[:3]] == ["kernel", "load", "store"]

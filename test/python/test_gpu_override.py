@@ -103,13 +103,8 @@ def test_library_kernels_through_the_override_record_every_kernel(tmp_path):
         events[kernel.split("[")[0]] += info["events"]
     assert all(events[name] > 0 for name in KERNEL_NAMES), events
     trace = json.loads((tmp_path / "library.chrome_trace").read_text())["traceEvents"]
-    kernel_of = {
-        e["pid"]: e["args"]["name"].split(" #")[0].split("[")[0]
-        for e in trace
-        if e.get("name") == "process_name" and e["pid"] >= 0
-    }
     kernel_scopes = collections.Counter(
-        kernel_of[e["pid"]] for e in trace if e.get("ph") == "X" and e["name"] == "kernel"
+        e["cat"].split("[")[0] for e in trace if e["ph"] == "X" and e["name"] == "kernel"
     )
     # One "kernel" scope per warp of every CTA, the 8 programs past the last row and the
     # rows of ignored labels (early returns) included.

@@ -98,14 +98,11 @@ def test_two_streams_overlap_on_the_global_timer(tmp_path):
     assert all(bool((o >= 2_000_000).all()) for o in outs)
     assert report.launches_kept == 3 and report.events == 3 * 8 * 4
     trace = json.load(open(report.files["chrome_trace"]))["traceEvents"]
-    launch_of = {
-        e["pid"]: e["args"]["name"].split(" CTA")[0] for e in trace if e.get("name") == "process_name" and e["pid"] >= 0
-    }
     spans = {}
     for e in trace:
-        if e["ph"] == "X":
-            lo, hi = spans.get(launch_of[e["pid"]], (float("inf"), 0))
-            spans[launch_of[e["pid"]]] = (min(lo, e["ts"]), max(hi, e["ts"] + e["dur"]))
+        launch = e["pid"].rsplit(" Core", 1)[0]  # "<kernel> #<launch> Core<sm> CTA<cta>"
+        lo, hi = spans.get(launch, (float("inf"), 0))
+        spans[launch] = (min(lo, e["ts"]), max(hi, e["ts"] + e["dur"]))
     (a0, a1), (b0, b1) = spans["wait_ns #1"], spans["wait_ns #2"]
     overlap = min(a1, b1) - max(a0, b0)  # microseconds
     assert overlap > 1000, spans  # they ran side by side for most of their 2 ms

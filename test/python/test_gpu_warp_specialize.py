@@ -125,9 +125,10 @@ def test_producer_loads_come_before_the_consumers_mma(profiled):
 def test_trace_tracks_name_the_partitions(profiled):
     labels = warp_labels(profiled["meta"]["warp_specialize"])
     trace = json.load(open(profiled["report"].files["chrome_trace"]))["traceEvents"]
-    threads = {e["tid"]: e["args"]["name"] for e in trace if e["name"] == "thread_name" and e["pid"] == 0}
-    assert threads == {w: f"warp {w} ({labels[w]})" for w in range(8)}
-    producer_tid = next(w for w, label in labels.items() if label == "worker 0")
-    names = {e["name"] for e in trace if e["ph"] == "X" and e["pid"] == 0 and e["tid"] == producer_tid}
+    cta0 = [e for e in trace if e["ph"] == "X" and e["pid"].endswith(" CTA0")]
+    threads = {e["tid"] for e in cta0}
+    assert threads == {f"warp {w} ({labels[w]})" for w in range(8)}
+    producer = next(f"warp {w} ({label})" for w, label in labels.items() if label == "worker 0")
+    names = {e["name"] for e in cta0 if e["tid"] == producer}
     assert names == {"producer", "wait_empty", "tma_load"}
-    print("CTA 0 tracks:", ", ".join(threads[w] for w in sorted(threads)))
+    print("CTA 0 tracks:", ", ".join(sorted(threads)))

@@ -118,7 +118,15 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     k3 = _find(root, "k3")["metrics"]
     assert k3["count"] == 2 and k3["flops16"] == 1e6 and k3["bytes"] == 4096
 
-    events = [e for e in json.load(open(report.files["chrome_trace"]))["traceEvents"] if e["ph"] == "X"]
+    events = json.load(open(report.files["chrome_trace"]))["traceEvents"]
+    # Triton's Proton's layout: complete events only, the calling context as a list
+    assert {e["ph"] for e in events} == {"X"} and {e["pid"] for e in events} == {"GPU 0"}
+    assert [e["args"]["call_stack"] for e in events] == [
+        ["ROOT", "outer", "k1"],
+        ["ROOT", "outer", "fwd", "k2"],
+        ["ROOT", "k3"],
+        ["ROOT", "k3"],
+    ]
     assert [(e["name"], e["args"]["call_path"], e["ts"], e["dur"]) for e in events] == [
         ("k1", "outer", 0.0, 0.2),
         ("k2", "outer/fwd", 0.3, 0.6),

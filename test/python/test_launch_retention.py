@@ -42,6 +42,7 @@ class Launch:
 
     def __init__(self, name, handle=None):
         self.data = {"name": name, "function": handle, "stream": 0}
+        self.extras = []  # no launch_metadata function
 
 
 class CompiledVariant:
@@ -140,7 +141,7 @@ def test_compiled_variants_are_distinct_kernels(tmp_path, buffer):
         "other",
     ]
     trace = json.load(open(report.files["chrome_trace"]))["traceEvents"]
-    processes = {e["args"]["name"].split(" CTA")[0] for e in trace if e.get("name") == "process_name"}
+    processes = {e["pid"].rsplit(" Core", 1)[0] for e in trace}
     assert "matmul[BLOCK=1024, num_warps=8, num_stages=3] #0" in processes
 
 
@@ -268,3 +269,51 @@ def test_cuda_graph_trees_launches_are_counted_and_released(tmp_path, buffer):
     report = proton.finalize()
     assert report.per_kernel["triton_poi_fused_0"]["not_kept"] == {"cuda_graph_trees": 1}
     assert "1 run by torch.compile's CUDA graph trees" in report.summary()
+
+
+class NamedLaunch(Launch):
+    """A launch of a kernel with a launch_metadata function (Triton's LazyDict)."""
+
+    def __init__(self, name, metadata_name):
+        super().__init__(name)
+        self.extras = [(lambda grid, meta, args: {"name": metadata_name}, ((1,), None, {}))]
+
+    def get(self):
+        for fn, args in self.extras:
+            self.data = {**self.data, **fn(*args)}
+        self.extras = []
+        return self.data
+
+
+def test_hook_triton_names_launches_by_their_launch_metadata(tmp_path, buffer):
+    session = start(tmp_path, hook="triton")
+    for metadata_name in ("add_256", "add_1024", "add_256"):
+        scratch = _allocation._profile_allocator(buffer.size, 16, 0)
+        scratch.array[:] = buffer
+        triton.knobs.runtime.launch_enter_hook(NamedLaunch("add_kernel", metadata_name))
+    run(None, session, buffer, "add_kernel")  # no launch_metadata function: its own name
+    report = proton.finalize()
+    assert {k: v["kept"] for k, v in report.per_kernel.items()} == {"add_256": 2, "add_1024": 1, "add_kernel": 1}
+    tree = json.load(open(report.files["tree"]))[0]
+    assert sorted(child["frame"]["name"] for child in tree["children"]) == ["add_1024", "add_256", "add_kernel"]
+
+
+def test_traces_carry_the_host_scopes_of_each_launch(tmp_path, buffer):
+    session = start(tmp_path)
+    with proton.scope("train"):
+        with proton.scope("step 3"):
+            run(None, session, buffer, "a")
+    run(None, session, buffer, "b")
+    report = proton.finalize()
+    trace = json.load(open(report.files["chrome_trace"]))["traceEvents"]
+    stacks = {(e["cat"], tuple(e["args"]["call_stack"])) for e in trace}
+    assert stacks == {("a", ("ROOT", "train", "step 3", "a")), ("b", ("ROOT", "b"))}
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
+    trace = Trace.FromString(open(report.files["pftrace"], "rb").read())
+    described = {
+        p.track_descriptor.name.split(" CTA")[0]: p.track_descriptor.description
+        for p in trace.packet
+        if p.HasField("track_descriptor") and " CTA " in p.track_descriptor.name
+    }
+    assert described == {"a #0": "call stack: ROOT > train > step 3 > a", "b #0": "call stack: ROOT > b"}

@@ -48,9 +48,7 @@ def launch(session, data, name):
 def launches_in_chrome_trace(path):
     """The "<kernel> #<launch>" of every CTA process in a Chrome trace."""
     events = json.load(open(path))["traceEvents"]
-    return sorted(
-        {e["args"]["name"].rsplit(" CTA", 1)[0] for e in events if e.get("name") == "process_name" and e["pid"] >= 0}
-    )
+    return sorted({e["pid"].rsplit(" Core", 1)[0] for e in events})
 
 
 def slices_in_pftrace(path):

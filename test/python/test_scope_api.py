@@ -82,6 +82,24 @@ def test_metric_suffixes_and_type_errors(fake, tmp_path):
     assert s["metrics"] == {"n": 2, "e": 3.0, "p": 9}
 
 
+def test_properties_of_any_type_per_scope_and_exclusive_strings(fake, tmp_path):
+    # As Triton's Proton allows: a property is kept as the last value, of any
+    # type on each scope, and an "(exc)" metric may be a string.
+    def body():
+        with hs.scope("s0", metrics={"a (pty)": "1"}):
+            pass
+        for _ in range(2):
+            with hs.scope("s2", metrics={"a (pty)": 1.0}):
+                pass
+        with hs.scope("x", metrics={"e (exc)": "1"}):
+            with hs.scope("y", metrics={"f (exc)": "2"}):
+                pass
+
+    root = _run(fake, tmp_path, body)[0]
+    assert _find(root, "s0")["metrics"] == {"a": "1"} and _find(root, "s2")["metrics"] == {"a": 1.0}
+    assert _find(root, "x")["metrics"] == {"e": "1"} and _find(root, "x", "y")["metrics"] == {"f": "2"}
+
+
 def test_cpu_timed_scope(fake, tmp_path):
     def body():
         with hs.cpu_timed_scope("t0"):

@@ -32,7 +32,26 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 #: What a run copies from a Triton checkout.
-UPSTREAM_PATHS = ("third_party/proton/test", "third_party/proton/tutorials/intra_kernel")
+UPSTREAM_PATHS = ("third_party/proton/test", "third_party/proton/tutorials/intra_kernel", "third_party/proton/scripts")
+
+#: The intra-kernel tutorial's steps, as its README gives them (run in its folder).
+TUTORIAL_STEPS = (
+    ("example_dsl.py", "python3 example_dsl.py", {}),
+    ("example_dsl.py --op-measure", "python3 example_dsl.py --op-measure", {}),
+    (
+        "example_dsl.py --warp-sampling",
+        'python3 example_dsl.py --warp-sampling --warp-ids "0,1,2,3" --gmem_buffer',
+        {},
+    ),
+    ("example_dsl.py --increase-accuracy", "python3 example_dsl.py --increase-accuracy", {}),
+    ("dump_ttgir.sh", "bash ../../scripts/dump_ttgir.sh python3 example_override.py --increase-accuracy", {}),
+    ("insert_proton_records", "python3 ./insert_proton_records", {}),
+    (
+        "example_override.py (override)",
+        "python3 example_override.py --increase-accuracy",
+        {"TRITON_ALWAYS_COMPILE": "1", "TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": "ttgir_dump"},
+    ),
+)
 
 #: (pattern, replacement) applied to every copied text file for --profiler ours.
 OURS = (
@@ -76,24 +95,33 @@ def map_to_ours(root: Path) -> int:
 
 def run(tests: str, profiler: str, out: str, pytest_args: list[str], timeout: int) -> dict:
     """Copies the tests to a temporary directory, maps them for `profiler`,
-    runs pytest there and writes {"profiler", "outcomes": {test: outcome}}."""
+    runs pytest there (a process per test file, `timeout` seconds each), then
+    the tutorial's steps, and writes {"profiler", "pytest_status",
+    "outcomes": {test: outcome}} (tutorial steps as "tutorial::<step>")."""
     source = Path(tests) / "third_party" / "proton"
     work = Path(tempfile.mkdtemp(prefix=f"upstream-proton-{profiler}-"))
     shutil.copytree(source, work / "proton")
     if profiler == "ours":
         changed = map_to_ours(work / "proton")
         print(f"mapped {changed} files to this package")
-    junit = work / "junit.xml"
     env = dict(os.environ, TRITON_CACHE_DIR=str(work / "triton-cache"))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *pytest_args]
-    command.append(str(work / "proton" / "test"))
-    print(" ".join(command), flush=True)
-    try:
-        done = subprocess.run(command, cwd=work / "proton" / "test", env=env, timeout=timeout)
-        status = done.returncode
-    except subprocess.TimeoutExpired:
-        status = "timeout"
-    outcomes = _junit_outcomes(junit) if junit.exists() else {}
+    # One process per test file: a file that holds a process-wide resource
+    # (test_lib.py starts Triton's own C++ profiler directly, which keeps its
+    # CUPTI subscription) cannot make the files after it fail.
+    status, outcomes = {}, {}
+    for test_file in sorted((work / "proton" / "test").glob("test_*.py")):
+        junit = work / f"junit_{test_file.stem}.xml"
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+        command += [*pytest_args, test_file.name]
+        print(" ".join(command), flush=True)
+        try:
+            done = subprocess.run(command, cwd=test_file.parent, env=env, timeout=timeout)
+            status[test_file.name] = done.returncode
+        except subprocess.TimeoutExpired:
+            status[test_file.name] = "timeout"
+        if junit.exists():
+            outcomes.update(_junit_outcomes(junit))
+    outcomes.update(_run_tutorial(work / "proton" / "tutorials" / "intra_kernel", env, timeout))
     result = {"profiler": profiler, "pytest_status": status, "outcomes": outcomes}
     Path(out).write_text(json.dumps(result, indent=1, sort_keys=True))
     counts = {}
@@ -101,6 +129,23 @@ def run(tests: str, profiler: str, out: str, pytest_args: list[str], timeout: in
         counts[outcome] = counts.get(outcome, 0) + 1
     print(f"{profiler}: {counts} -> {out}")
     return result
+
+
+def _run_tutorial(folder: Path, env: dict, timeout: int) -> dict:
+    """The tutorial's steps in order: "passed" for exit status 0, with the
+    files each step left, else "failed"."""
+    outcomes = {}
+    for name, command, extra in TUTORIAL_STEPS:
+        before = {p.name for p in folder.iterdir()}
+        try:
+            done = subprocess.run(command, shell=True, cwd=folder, env={**env, **extra}, timeout=timeout)
+            ok = done.returncode == 0
+        except subprocess.TimeoutExpired:
+            ok = False
+        made = sorted({p.name for p in folder.iterdir()} - before)
+        outcomes[f"tutorial::{name}"] = "passed" if ok else "failed"
+        print(f"tutorial {name}: {'passed' if ok else 'failed'}; new files: {made}", flush=True)
+    return outcomes
 
 
 def _junit_outcomes(path: Path) -> dict:
@@ -154,7 +199,7 @@ def main(argv=None) -> int:
     p.add_argument("--tests", required=True, help="a folder holding third_party/proton (from extract or a checkout)")
     p.add_argument("--profiler", choices=("ours", "upstream"), required=True)
     p.add_argument("--out", required=True, help="JSON outcomes per test")
-    p.add_argument("--timeout", type=int, default=1800)
+    p.add_argument("--timeout", type=int, default=900, help="seconds per test file")
     p.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     p = sub.add_parser("compare", help="Markdown table of two runs")
     p.add_argument("upstream")

@@ -1,6 +1,8 @@
 """data="trace": the session's kernels, copies and sets as a Chrome trace
-(one process per GPU, one thread per stream), opened by Perfetto or
-chrome://tracing. Each event carries its calling context."""
+(one process per GPU, "GPU 0", one thread per stream, "stream 7"), opened by
+Perfetto or chrome://tracing, in the layout of Triton's Proton: complete
+events only, each with its calling context in `args.call_stack` (["ROOT",
+scopes..., kernel]) and, added here, `call_path` and `correlation`."""
 
 from __future__ import annotations
 
@@ -12,12 +14,11 @@ import numpy as np
 from .records import ACTIVITY_KINDS
 
 
-def call_paths(nodes: np.ndarray, names: list[str]) -> list[str]:
-    paths = [""] * len(nodes)
+def call_paths(nodes: np.ndarray, names: list[str]) -> list[tuple]:
+    """Each node's names from the root down (the root's is empty)."""
+    paths = [()] * len(nodes)
     for i in range(1, len(nodes)):  # parents come before children
-        parent = int(nodes[i]["parent"])
-        prefix = paths[parent]
-        paths[i] = (prefix + "/" if prefix else "") + names[nodes[i]["name"]]
+        paths[i] = paths[int(nodes[i]["parent"])] + (names[nodes[i]["name"]],)
     return paths
 
 
@@ -25,19 +26,22 @@ def write_chrome(path: str, rows: np.ndarray, nodes: np.ndarray, names: list[str
     paths = call_paths(nodes, names)
     origin = int(rows["start"].min()) if rows.size else 0
     events = []
-    for device in sorted({int(d) for d in rows["device"]}):
-        events.append({"ph": "M", "name": "process_name", "pid": device, "args": {"name": f"GPU {device}"}})
     for row in rows[np.argsort(rows["start"], kind="stable")]:
+        name, context = names[row["name"]], paths[row["node"]]
         events.append(
             {
                 "ph": "X",
-                "name": names[row["name"]],
+                "name": name,
                 "cat": ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
-                "pid": int(row["device"]),
+                "pid": f"GPU {int(row['device'])}",
                 "tid": f"stream {int(row['stream'])}",
                 "ts": (int(row["start"]) - origin) / 1000.0,
                 "dur": (int(row["end"]) - int(row["start"])) / 1000.0,
-                "args": {"call_path": paths[row["node"]] or "ROOT", "correlation": int(row["correlation"])},
+                "args": {
+                    "call_stack": ["ROOT", *context, name],
+                    "call_path": "/".join(context) or "ROOT",
+                    "correlation": int(row["correlation"]),
+                },
             }
         )
     with open(path, "w") as out:

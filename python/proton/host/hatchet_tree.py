@@ -57,7 +57,9 @@ def build(
         return node
 
     leaves: dict[tuple, dict] = {}
-    for row in aggregates:
+    # Contexts in the order they were created (node ids count up), as Triton's
+    # Proton lays children out: the first scope entered comes first.
+    for row in aggregates[np.argsort(aggregates["node"], kind="stable")] if len(aggregates) else aggregates:
         context = context_node(int(row["node"]))
         key = (int(row["node"]), int(row["kind"]), int(row["name"]))
         leaf = leaves.get(key)

@@ -203,17 +203,22 @@ class HostSession:
     # last value kept. The suffix is not part of the name in the tree. A
     # metric keeps its type (and kind) for the whole session.
     def check_metrics(self, scope_name: str, metrics: dict) -> None:
+        """A metric name keeps its kind (summed, "(exc)", "(pty)") in the
+        session. Numbers are summed per node and keep their type (int or
+        float); a property keeps its last value, of any type, per scope;
+        strings are allowed for properties and "(exc)" metrics, where the
+        last value is kept (as in Triton's Proton)."""
         for key, value in metrics.items():
             name, kind = split_metric(key)
-            allowed = (int, float, str) if kind == "pty" else (int, float)
+            allowed = (int, float) if kind == "inc" else (int, float, str)
             if isinstance(value, bool) or not isinstance(value, allowed):
                 raise ProfilerError(
                     f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; metrics "
-                    "must be int or float" + (" (str only for a '(pty)' property)" if isinstance(value, str) else "")
+                    "must be int or float" + (" (str only for '(pty)' and '(exc)')" if isinstance(value, str) else "")
                 )
-            vtype = int if isinstance(value, int) else float if isinstance(value, float) else str
+            vtype = (int if isinstance(value, int) else float) if _summed(kind, value) else None
             previous = self.metric_types.get(name, (vtype, kind))
-            if previous != (vtype, kind):
+            if previous[1] != kind or None not in (vtype, previous[0]) and previous[0] != vtype:
                 raise ProfilerError(
                     f"metric {name!r} of scope {scope_name!r} changed type from "
                     f"{_describe(*previous)} to {_describe(vtype, kind)} in session {self.name!r}"
@@ -224,11 +229,17 @@ class HostSession:
         sums = self.user_metrics.setdefault(node, {})
         for key, value in metrics.items():
             name, kind = split_metric(key)
-            self.metric_types[name] = (
-                int if isinstance(value, int) else float if isinstance(value, float) else str,
-                kind,
-            )
-            sums[name] = value if kind == "pty" else sums.get(name, 0) + value
+            if _summed(kind, value):
+                self.metric_types[name] = (int if isinstance(value, int) else float, kind)
+                sums[name] = sums.get(name, 0) + value
+            else:
+                self.metric_types.setdefault(name, (None, kind))
+                sums[name] = value
+
+
+def _summed(kind: str, value) -> bool:
+    """Whether a metric value adds up on its node (else the last one is kept)."""
+    return kind != "pty" and not isinstance(value, str)
 
 
 def split_metric(key: str) -> tuple[str, str]:
@@ -242,8 +253,8 @@ def split_metric(key: str) -> tuple[str, str]:
     return key, "inc"
 
 
-def _describe(vtype: type, kind: str) -> str:
-    return vtype.__name__ + (f" ({kind})" if kind != "inc" else "")
+def _describe(vtype: type | None, kind: str) -> str:
+    return (vtype.__name__ if vtype else "a kept value") + (f" ({kind})" if kind != "inc" else "")
 
 
 _sessions: dict[int, HostSession] = {}  # slot -> open session

@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode, stage_hook
+from . import decode, stage_hook, state
 from .. import language as pl
 from ..mode import Default
 
@@ -63,7 +63,7 @@ def measure(mode: Default, ctas: int = 8) -> float:
     out = torch.zeros(ctas, dtype=torch.int32, device="cuda")
     _allocation.set_profile_allocator(allocate)
     try:
-        with stage_hook.InstrumentationHook(mode.pipeline_options(), label=f"calibration:{mode}"):
+        with state.own_kernels(), stage_hook.InstrumentationHook(mode.pipeline_options(), label=f"calibration:{mode}"):
             _back_to_back_scopes[(ctas,)](out, N=EMPTY_SCOPES, num_warps=4)
         torch.cuda.synchronize()
     finally:

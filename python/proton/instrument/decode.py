@@ -64,6 +64,8 @@ class LaunchEvents:
     warnings: list[str] = field(default_factory=list)
     row_label: str = "warp"  # what a row is, in trace track names ("group" for proton.tasks)
     warp_labels: dict = field(default_factory=dict)  # warp id -> role, e.g. "worker 0" (warp_specialize)
+    #: The host scopes open when the kernel was launched, outermost first (proton.scope).
+    call_stack: tuple = ()
     #: Asynchronous events and marks (decode_async): ids the scope table
     #: names `event` or `mark` are not scopes and are not in the arrays above.
     scope_kinds: np.ndarray | None = None

@@ -41,6 +41,7 @@ class KeptLaunch:
     buffer: object  # device tensor (uint8), grid x bytes_per_cta
     sequence: int = 0  # the launch's number among all launches of the session
     variant: str = ""  # describe_variant's text of the compiled variant
+    call_stack: tuple = ()  # host scopes open at the launch, outermost first
     graph: object = None  # cuda_graphs.CapturedGraph for a launch captured in a CUDA graph
 
 

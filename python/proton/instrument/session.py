@@ -33,7 +33,7 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention, stage_hook
+from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention, stage_hook, state
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
@@ -139,12 +139,16 @@ class Session:
         quiet: bool = False,
         periodic_flushing: bool = False,
         compress_pftrace: bool = False,
+        launch_metadata_names: bool = False,
     ):
         if not isinstance(periodic_flushing, bool):
             raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
         if not isinstance(compress_pftrace, bool):
             raise ProfilerError(f"compress_pftrace is True or False, got {compress_pftrace!r}")
         self.compress_pftrace = compress_pftrace
+        # hook="triton": a kernel's launch_metadata "name" names its launches, as in Triton's Proton.
+        self.launch_metadata_names = launch_metadata_names
+        self._host = _host_runtime()
         if max_launches_per_kernel is not None and (
             not isinstance(max_launches_per_kernel, int)
             or isinstance(max_launches_per_kernel, bool)
@@ -268,10 +272,12 @@ class Session:
         data = getattr(launch_metadata, "data", None) or {}
         name = data.get("name", "kernel")
         if pending is None:  # a kernel without profile_scratch: it records nothing
-            if self.active:
+            if self.active and not state.running_own_kernels():
                 self._unrecorded[name] = self._unrecorded.get(name, 0) + 1
             return
         buffer, captured = pending
+        if self.launch_metadata_names:
+            name = _launch_metadata_name(launch_metadata, name)
         handle = data.get("function")
         key = self._variants.get(handle)
         if key is None:
@@ -281,7 +287,7 @@ class Session:
                 self._variants[handle] = key
         index = self.launch_counts.get(key, 0)
         self.launch_counts[key] = index + 1
-        launch = KeptLaunch(name, index, buffer, self._launches, variant=key[1])
+        launch = KeptLaunch(name, index, buffer, self._launches, variant=key[1], call_stack=self._host_scopes())
         self._launches += 1
         loop = retention.enclosing_loop()
         if loop == "cuda_graph_trees":
@@ -294,6 +300,13 @@ class Session:
             return
         benchmark = self.retention.max_launches is None and loop == "do_bench"
         self.retention.offer(key, launch, buffer.numel(), self.active, benchmark)
+
+    def _host_scopes(self) -> tuple:
+        """The host scopes (proton.scope) open on this thread, outermost first."""
+        host = self._host
+        if host is None or host.scope_depth() == 0:
+            return ()
+        return tuple(host.scope_stack())
 
     @property
     def kept_bytes(self) -> int:
@@ -401,6 +414,7 @@ class Session:
             except (BufferFormatError, ProfilerError) as error:
                 report.errors.append(f"{kernel} launch {kept.index}: {error}")
                 continue
+            events.call_stack = kept.call_stack
             launches.append(events)
             info["events"] += events.num_events
             info["dropped"] += int(events.dropped.sum())
@@ -502,6 +516,24 @@ class Session:
         origins = [ev.origin_ns for ev in launches]
         offset = clock_sync.interpolate(self.clock_offsets.get(device, []), (min(origins) + max(origins)) // 2)
         return None if offset is None else offset.host_clock()
+
+
+def _host_runtime():
+    """proton._host (host scopes), or None in an install built without it."""
+    try:
+        from .. import _host
+    except ImportError:
+        return None
+    return _host
+
+
+def _launch_metadata_name(launch_metadata, name: str) -> str:
+    """The "name" a kernel's launch_metadata function gives this launch
+    (Triton's Proton's hook="triton"), else `name`."""
+    if not getattr(launch_metadata, "extras", None):
+        return name  # no launch_metadata function: nothing to evaluate
+    named = launch_metadata.get().get("name")
+    return named if isinstance(named, str) and named else name
 
 
 def _kernel_counts() -> dict:
@@ -607,6 +639,7 @@ def start_instrumentation(
     quiet: bool = False,
     periodic_flushing: bool = False,
     compress_pftrace: bool = False,
+    launch_metadata_names: bool = False,
 ) -> Session:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
@@ -624,6 +657,7 @@ def start_instrumentation(
         quiet,
         periodic_flushing,
         compress_pftrace,
+        launch_metadata_names,
     )
     session.start()
     _session = session

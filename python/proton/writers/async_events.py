@@ -21,7 +21,7 @@ from ..instrument.decode import LaunchEvents
 #: trace clock, apart from the warp slices' incremental sequence.
 SEQUENCE_ID = 2
 TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT = 1, 2, 3
-#: Chrome thread ids of event lanes, above any warp id.
+#: Perfetto sibling rank of event lanes: after every warp of their CTA.
 LANE_TID_BASE = 1 << 20
 
 
@@ -46,10 +46,11 @@ def _lane_keys(ev: LaunchEvents):
     return lanes(a.start_ns, a.end_ns, group)
 
 
-def chrome_rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
+def chrome_rows(ev: LaunchEvents, tracks, t0_ns: int) -> bytes:
     """Chrome trace lines (each ending ",\\n") for the launch's events and
-    marks: X slices on lane threads, zero-length X slices on the warps with
-    flow events (ph s/f) between them, and instant (ph i) marks."""
+    marks: X slices on lane threads ("event <name> (2)"), zero-length X
+    slices on the warps with flow events (ph s/f) between them, and instant
+    (ph i) marks. `tracks` (chrome_trace.Tracks) names processes and threads."""
     a = ev.asynchronous
     if a.num_events == 0 and a.num_marks == 0:
         return b""
@@ -57,37 +58,32 @@ def chrome_rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
     us = lambda ns: f"{max(ns + shift, 0) / 1000:.3f}"  # noqa: E731
     lines = []
     lane = _lane_keys(ev)
-    named_lanes = set()
     for i in range(a.num_events):
         name = ev.scope_names[a.event_id[i]]
-        pid = int(a.event_cta[i]) + pid_base
-        tid = LANE_TID_BASE + int(a.event_id[i]) * 64 + int(lane[i])
-        s_tid, e_tid = int(ev.warp_ids[a.start_row[i]]), int(ev.warp_ids[a.end_row[i]])
+        pid = tracks.process(int(a.event_cta[i]))
+        tid = json.dumps(f"event {name}" + (f" ({lane[i] + 1})" if lane[i] else ""))
+        s_warp, e_warp = int(ev.warp_ids[a.start_row[i]]), int(ev.warp_ids[a.end_row[i]])
         start, end = float(a.start_ns[i]), float(a.end_ns[i])
         q = json.dumps(name)
-        if (pid, tid) not in named_lanes:
-            named_lanes.add((pid, tid))
-            label = json.dumps(f"event {name}" + (f" ({lane[i] + 1})" if lane[i] else ""))
-            lines.append(f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":{label}}}}}')
-        args = f'"args":{{"start_warp":{s_tid},"end_warp":{e_tid}}}'
+        args = f'"args":{{"start_warp":{s_warp},"end_warp":{e_warp}}}'
         lines.append(
-            f'{{"ph":"X","name":{q},"pid":{pid},"tid":{tid},"ts":{us(start)},'
+            f'{{"ph":"X","name":{q},"cat":{tracks.kernel},"pid":{pid},"tid":{tid},"ts":{us(start)},'
             f'"dur":{max(end - start, 0) / 1000:.3f},{args}}}'
         )
-        fid = i + 1
-        for phase, tid_, at, what in (("s", s_tid, start, "start"), ("f", e_tid, end, "end")):
+        flow = json.dumps(f"{ev.kernel}#{ev.launch}.{i + 1}")  # unique in the file
+        for phase, warp, at, what in (("s", s_warp, start, "start"), ("f", e_warp, end, "end")):
+            tid_ = tracks.thread(warp)
             label = json.dumps(f"{name} {what}")
             lines.append(f'{{"ph":"X","name":{label},"pid":{pid},"tid":{tid_},"ts":{us(at)},"dur":0}}')
             bind = ',"bp":"e"' if phase == "f" else ""
             lines.append(
-                f'{{"ph":"{phase}","name":{q},"cat":"event","id":"{ev.launch}.{fid}","pid":{pid},'
-                f'"tid":{tid_},"ts":{us(at)}{bind}}}'
+                f'{{"ph":"{phase}","name":{q},"cat":"event","id":{flow},"pid":{pid},"tid":{tid_},"ts":{us(at)}{bind}}}'
             )
     for i in range(a.num_marks):
         row = int(a.mark_row[i])
         lines.append(
             f'{{"ph":"i","s":"t","name":{json.dumps(ev.scope_names[a.mark_id[i]])},'
-            f'"pid":{row // ev.num_segments + pid_base},"tid":{int(ev.warp_ids[row])},'
+            f'"pid":{tracks.process(row // ev.num_segments)},"tid":{tracks.thread(ev.warp_ids[row])},'
             f'"ts":{us(float(a.mark_ns[i]))}}}'
         )
     return ("".join(line + ",\n" for line in lines)).encode()

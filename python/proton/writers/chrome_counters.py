@@ -14,10 +14,10 @@ from . import packed_text as T
 from ..instrument.decode import LaunchEvents
 
 
-def rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
+def rows(ev: LaunchEvents, tracks, t0_ns: int) -> bytes:
     """Chrome trace lines (each ending ",\\n") for the launch's values, in
     time order, built with packed_text: Python work per series and per
-    distinct value, not per point."""
+    distinct value, not per point. `tracks` (chrome_trace.Tracks) names the processes."""
     a = ev.asynchronous
     if a.num_values == 0:
         return b""
@@ -29,7 +29,7 @@ def rows(ev: LaunchEvents, pid_base: int, t0_ns: int) -> bytes:
     for key in keys.tolist():
         vid, r = divmod(key, ev.warp_ids.size)
         name = json.dumps(f"{ev.scope_names[vid]} [warp {int(ev.warp_ids[r])}]")
-        heads.append(f'{{"ph":"C","name":{name},"pid":{r // ev.num_segments + pid_base},"ts":'.encode())
+        heads.append(f'{{"ph":"C","name":{name},"pid":{tracks.process(r // ev.num_segments)},"ts":'.encode())
     ns = np.rint(np.maximum(a.value_ns[order] + (ev.origin_ns - t0_ns), 0)).astype(np.uint64)
     values, which = np.unique(a.value[order], return_inverse=True)
     return bytes(

@@ -170,11 +170,14 @@ def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -
     cta_sm = ev.warp_sm.reshape(ctas, segments)[:, 0]
     distinct = np.unique(cta_sm)
     parent = np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)]
+    # Each CTA track's description: where in the program the launch came from.
+    stack = " > ".join(["ROOT", *ev.call_stack, ev.kernel])
     ctas_bytes = _descriptors(
         cta_uuid,
         parent,
         order * (1 << 20) + np.arange(ctas),
         byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)]),
+        byte_rows.table([f"call stack: {stack}".encode()], np.zeros(ctas, dtype=np.intp)),
     )
     warp_names = sorted(set(ev.warp_ids.tolist()))
     warps_bytes = _descriptors(
@@ -186,11 +189,13 @@ def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -
     return ctas_bytes + warps_bytes
 
 
-def _descriptors(uuid, parent, rank, names) -> bytes:
+def _descriptors(uuid, parent, rank, names, descriptions=None) -> bytes:
     """TracePacket{track_descriptor{uuid (1), name (2), parent_uuid (5),
-    child_ordering (11), sibling_order_rank (12)}} per row, as Trace bytes."""
+    child_ordering (11), sibling_order_rank (12), description (14)}} per row,
+    as Trace bytes."""
     n = uuid.size
     C = byte_rows.const
+    described = [] if descriptions is None else [C(b"\x72", n), byte_rows.varint(descriptions[1]), descriptions]
     desc = byte_rows.concat(
         [
             C(b"\x08", n),
@@ -203,6 +208,7 @@ def _descriptors(uuid, parent, rank, names) -> bytes:
             C(bytes([0x58, EXPLICIT_ORDER]), n),
             C(b"\x60", n),
             byte_rows.varint(np.asarray(rank, dtype=np.uint64)),
+            *described,
         ]
     )
     packet = byte_rows.concat([C(b"\xe2\x03", n), byte_rows.varint(desc[1]), desc])  # field 60
