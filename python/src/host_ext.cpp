@@ -287,6 +287,14 @@ void bindScopes(nb::module_ &m) {
   m.def("scope_stack", &scopeStack);
   m.def("current_scope_node", []() { return threadContext().scopes.back(); });
   m.def("current_launch_node", &currentLaunchNode);
+  // A scope's metrics while a state is set go to the state's node below it,
+  // as launches do.
+  m.def("state_node", [](uint32_t node) {
+    const ThreadContext &thread = threadContext();
+    return thread.state == kNoName
+               ? node
+               : callPaths().child(node, thread.state, NodeKind::State);
+  });
   m.def(
       "set_state",
       [](std::optional<std::string> name) { return setState(name); },

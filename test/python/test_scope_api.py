@@ -137,6 +137,22 @@ def test_states(fake, tmp_path):
     assert _find(s, "fwd")["frame"]["type"] == "state"
 
 
+def test_scope_metrics_under_a_state_go_to_the_state_node(fake, tmp_path):
+    # As Triton's Proton: test0 > test1 > state, the metrics on the state.
+    def body():
+        hs.enter_scope("test0")
+        hs.enter_state("state")
+        hs.enter_scope("test1", metrics={"a": 1.0})
+        hs.exit_scope()
+        hs.exit_state()
+        hs.exit_scope()
+
+    test1 = _find(_run(fake, tmp_path, body)[0], "test0", "test1")
+    assert [c["frame"]["name"] for c in test1["children"]] == ["state"] and test1["metrics"] == {}
+    state = test1["children"][0]
+    assert state["frame"]["type"] == "state" and state["metrics"] == {"a": 1.0}
+
+
 def test_context_depth(fake, tmp_path):
     session = proton.start(str(tmp_path / "d"), backend="cupti", quiet=True)
     assert depth(session) == 0

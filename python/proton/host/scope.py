@@ -33,6 +33,10 @@ def _host():
 
 
 def _add_metrics(node: int, name: str, metrics: dict) -> None:
+    """Adds a scope's metrics in every active session: to the scope's node,
+    or under a state (proton.state) to that state's node below it, as
+    Triton's Proton does."""
+    node = _host().state_node(node)
     sessions = session_mod.active_sessions()
     for session in sessions:  # all checked before any is added
         session.check_metrics(name, metrics)
