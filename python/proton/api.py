@@ -28,7 +28,7 @@ from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
 from .mode import Default, ModeError, PCSampling, parse_any
-from .paths import check_output_directory
+from .paths import check_output_directory, output_path
 
 #: The session name when start gets none, as in Triton's Proton.
 DEFAULT_PROFILE_NAME = "proton"
@@ -108,11 +108,13 @@ def start(
     if not isinstance(name, str) or not name:
         raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
     check_output_directory(name)
+    if ".." in name.replace("\\", "/").split("/") and not quiet:
+        print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
     if data not in (None, "tree", "trace"):
         raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
     if hook not in (None, "triton"):
         raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
-    parsed = parse_any(mode) if mode is not None and mode != "" else None
+    parsed = parse_any(mode) if mode is not None else None  # "" is an unknown mode, as any other
     if backend is None:
         backend = "instrumentation" if isinstance(parsed, Default) else "host"
     if backend not in BACKENDS:

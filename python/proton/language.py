@@ -58,6 +58,12 @@ def _scope_name(name) -> str:
     name = tl.core._unwrap_if_constexpr(name)
     if not isinstance(name, str):
         raise TypeError(f"a proton scope name must be a constant string, got {name!r}")
+    return check_scope_name(name)
+
+
+def check_scope_name(name: str) -> str:
+    """`name` if it is a valid scope name (for markers, and for the records
+    insert_proton_records writes); ValueError saying why otherwise."""
     if not name or name != name.strip():
         raise ValueError(f"proton scope name {name!r} must be non-empty without surrounding spaces")
     bad = [c for c in name if not (c.isalnum() and c.isascii()) and c not in _ALLOWED_PUNCTUATION]

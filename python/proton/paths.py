@@ -10,8 +10,10 @@ part of phase 3); both: `run.rank_1.part_3.pftrace`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import uuid
 
 EXTENSIONS = (".hatchet", ".chrome_trace", ".pftrace")
 
@@ -43,11 +45,26 @@ def distributed_rank() -> int | None:
     return None
 
 
+def check_session_name(name: str) -> None:
+    """A session name must give file names: not empty, not a directory
+    ("/", ".", "out/"), no NUL. A name with ".." is allowed (its files go
+    where the path leads, which start prints)."""
+    from .errors import ProfilerError
+
+    base = os.path.basename(name)
+    if not base or base in (".", "..") or "\0" in name:
+        raise ProfilerError(
+            f"session name {name!r} does not name a file: it is a path without extension, e.g. 'run' "
+            "or 'out/run' (its outputs are <name>.hatchet, <name>.chrome_trace, ...)"
+        )
+
+
 def check_output_directory(name: str) -> None:
     """At start: the directory the outputs go to exists and is writable, so
     that a session's data is not lost at finalize."""
     from .errors import ProfilerError
 
+    check_session_name(name)
     directory = os.path.dirname(output_path(name, "")) or "."
     if not os.path.isdir(directory):
         raise ProfilerError(
@@ -57,12 +74,31 @@ def check_output_directory(name: str) -> None:
         raise ProfilerError(f"cannot write the session's outputs to {directory}: not writable (session name {name!r})")
 
 
-def write_or_fall_back(path: str, write, warnings: list) -> str:
-    """Writes an output with `write(path)`; if that fails (the directory went
-    away, the disk is full), writes it to the temporary directory instead and
-    says where in `warnings`: recorded data is never thrown away."""
+@contextlib.contextmanager
+def replaced_when_complete(path: str):
+    """Yields a new file name beside `path` to write to; renames it to
+    `path` when the block completes, removes it when the block fails: a
+    failed run never leaves a partial output, nor one that blocks a retry."""
+    partial = os.path.join(
+        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.partial"
+    )
     try:
-        write(path)
+        yield partial
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+def write_or_fall_back(path: str, write, warnings: list) -> str:
+    """Writes an output with `write(path)` (complete or not at all); if that
+    fails (the directory went away, the disk is full), writes it to the
+    temporary directory instead and says where in `warnings`: recorded data
+    is never thrown away."""
+    try:
+        with replaced_when_complete(path) as partial:
+            write(partial)
         return path
     except OSError as error:
         import tempfile

@@ -117,6 +117,8 @@ def load(path: str) -> Profile:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ViewerError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except ValueError as e:  # e.g. an integer literal longer than Python reads
+        raise ViewerError(f"{path}: not a profile tree: {e}") from None
     return parse_tree(path, data)
 
 
@@ -193,6 +195,10 @@ def _check_node(node, where: str, bad, names: set) -> None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad(f"{where}: metric {key!r} is not a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise bad(f"{where}: metric {key!r} is {value}, not a finite number")
+        if isinstance(value, int) and not -(2**1023) <= value <= 2**1023:
+            raise bad(f"{where}: metric {key!r} has {len(str(abs(value)))} digits, too large for a metric")
     names.update(metrics)
     children = node.setdefault("children", [])
     if not isinstance(children, list):

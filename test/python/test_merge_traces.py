@@ -115,7 +115,8 @@ def test_compressed_inputs_and_a_compressed_output(tmp_path):
     done = subprocess.run(
         command() + ["-o", str(tmp_path / "m2.pftrace"), str(cut), paths[1]], capture_output=True, text=True
     )
-    assert done.returncode == 1 and "cut.pftrace: corrupted compressed Perfetto trace" in done.stderr, done.stderr
+    assert done.returncode == 2 and "cut.pftrace: corrupted compressed Perfetto trace" in done.stderr, done.stderr
+    assert not (tmp_path / "m2.pftrace").exists()  # nothing partial left behind
 
 
 def test_the_later_input_may_come_first(tmp_path):
@@ -177,7 +178,10 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
     _, _, paths = two_gpus(tmp_path)
     before = [open(p, "rb").read() for p in paths]
     for argv, problem in (
-        (paths, "rank0.pftrace exists: it would be overwritten"),
+        (paths, "the following arguments are required: -o/--output"),
+        (["-o", "-", *paths], "standard output and directories are not supported"),
+        (["-o", str(tmp_path / "no" / "such" / "m.pftrace"), *paths], "does not exist"),
+        (["--labels", ",", "-o", str(tmp_path / "l.pftrace"), *paths], "every label must be non-empty"),
         (["-o", paths[0], *paths], "is also an input"),
         (["-o", paths[0], paths[1]], "exists: pass --force"),
         (["--force", "-o", paths[0], *paths], "is also an input"),
@@ -192,7 +196,9 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["-o", out, *paths])  # exists now
     assert main(["--force", "-o", out, *paths]) == 0
-    assert main([str(tmp_path / "legacy.pftrace"), *paths]) == 0  # the old form, with a new output name
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "mistyped.pftrace"), *paths])  # no -o: never taken as the output
+    assert not (tmp_path / "mistyped.pftrace").exists()
     assert [open(p, "rb").read() for p in paths] == before
 
 

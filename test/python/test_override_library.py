@@ -154,10 +154,10 @@ def test_a_file_that_cannot_be_instrumented_is_skipped_and_the_others_written(tm
     assert "1 file(s) instrumented, 1 skipped" in done.stderr
     assert "proton.record" in good.read_text() and "proton.record" not in bad.read_text()
     assert not (bad.parent / "bad.ttgir.bak").exists()
-    # Every file refused: nothing written, status 1.
+    # Every file refused: nothing written, status 2.
     only_bad = subprocess.run(
         cli("insert_proton_records", "proton.commands.insert_proton_records") + [str(bad)],
         capture_output=True,
         text=True,
     )
-    assert only_bad.returncode == 1 and "nothing written" in only_bad.stderr
+    assert only_bad.returncode == 2 and "nothing written" in only_bad.stderr

@@ -278,7 +278,7 @@ def test_cli_writes_backup_and_summary(tmp_path, add_ttgir, mm_ttgir, capsys, mo
     new = (d / "HASHA" / "plain_add.ttgir").read_text()
     verify_records(new)
     # a second run refuses, names the file and writes nothing
-    assert rewriter_command.main([str(d)]) == 1
+    assert rewriter_command.main([str(d)]) == 2
     err = capsys.readouterr().err
     assert "plain_add.ttgir:" in err and "--force" in err and "nothing written" in err
     assert (d / "HASHA" / "plain_add.ttgir").read_text() == new
@@ -299,7 +299,7 @@ def test_cli_error_names_file_and_line(tmp_path, add_ttgir, mm_ttgir, capsys):
     f = d / "HASHB" / "plain_matmul.ttgir"
     s = _line_no(mm_ttgir, r"scf\.for")
     e = _line_no(mm_ttgir, r"warp_group_dot_wait")
-    assert rewriter_command.main(["--scope", f"bad:{s}:{e}", str(f)]) == 1
+    assert rewriter_command.main(["--scope", f"bad:{s}:{e}", str(f)]) == 2
     err = capsys.readouterr().err
     assert f"{f}:{s}:" in err and f"START line {s} and END line {e}" in err
     assert f.read_text() == mm_ttgir
@@ -448,7 +448,7 @@ def test_backup_that_does_not_match_is_refused_and_kept(tmp_path, add_ttgir, cap
     edited = f.read_text().replace("tt.return", "tt.return  // edited", 1)
     f.write_text(edited)
     for argv in (["--force", "--wrap-op", "tt.load"], []):
-        assert rewriter_command.main(argv + [str(f)]) == 1
+        assert rewriter_command.main(argv + [str(f)]) == 2
         err = capsys.readouterr().err
         assert f"{f}: differs from its backup {f}.bak" in err and "nothing written" in err
         assert f.read_text() == edited and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir
@@ -520,12 +520,13 @@ def test_write_error_is_one_line(tmp_path, add_ttgir, capsys, monkeypatch):
         Path,
         "write_bytes",
         lambda p, data: (_ for _ in ()).throw(OSError(28, "No space left on device", str(p)))
-        if p == f
+        if p.name.startswith(".k.ttgir.")  # the rewritten text, written beside k.ttgir first
         else real(p, data),
     )
     assert rewriter_command.main([str(f)]) == 2
     assert f"cannot write {f}: No space left on device" in _one_line_error(capsys.readouterr().err)
     assert f.read_text() == add_ttgir and (tmp_path / "k.ttgir.bak").read_text() == add_ttgir
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.ttgir", "k.ttgir.bak"]  # nothing partial
 
 
 def test_dump_refuses_to_overwrite_existing_ttgir(tmp_path, capsys):

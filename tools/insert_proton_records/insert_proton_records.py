@@ -15,11 +15,14 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from proton.paths import replaced_when_complete
 from proton.instrument.ttgir_rewriter import (
     DEFAULT_DUMP_DIR,
     InputError,
     RewriteError,
     backup_path,
+    check_name,
+    parse_scope_spec,
     read_ttgir,
     rewrite_text,
     strip_records,
@@ -77,7 +80,7 @@ Unreadable, binary or non-UTF-8 inputs, broken links and directories named
 *.ttgir stop the run with a one-line error (exit status 2) before anything is
 written. A file whose rewrite is refused or does not verify is skipped with
 its reason on stderr and the other files are instrumented (exit status 0);
-when every file is skipped, nothing is written and the exit status is 1.
+when every file is skipped, nothing is written and the exit status is 2.
 
 checks: records are never put after a terminator
 or into regions other than tt.func/scf.for/scf.if/scf.while/scf.execute_region
@@ -145,6 +148,11 @@ def find_inputs(inputs: Iterable[str]) -> list[Path]:
             raise InputError(f"{item}: broken symbolic link (its target {os.readlink(p)} does not exist)")
         if p.is_dir() and p.name.endswith(".ttgir"):
             raise InputError(f"{item}: is a directory, not a TTGIR file")
+        if p.name.endswith(".bak"):
+            raise InputError(
+                f"{item}: a backup this command keeps (never instrumented or overwritten); name "
+                f"{p.name[: -len('.bak')]} instead"
+            )
         if p.is_dir():
             try:
                 with os.scandir(p):
@@ -190,13 +198,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args.name) > len(args.wrap_op):
         print(f"{prog}: more --name than --wrap-op", file=sys.stderr)
         return 2
+    try:  # options that are wrong for every file: refused before any is read
+        for spec in args.scope:
+            parse_scope_spec(spec)
+        for prefix in args.name:
+            check_name(prefix, f"--name {prefix!r}")
+        if args.for_body is not None:
+            check_name(args.for_body, f"--for-body {args.for_body!r}")
+    except RewriteError as e:
+        print(f"{prog}: error: {e}; nothing written", file=sys.stderr)
+        return 2
     results = []
     skipped = []  # (file, reason): one kernel that cannot be instrumented does not stop the others
     try:
         files = find_inputs(args.inputs)
         if not files:
             print(f"{prog}: no .ttgir files in {', '.join(args.inputs) or DEFAULT_DUMP_DIR}", file=sys.stderr)
-            return 1
+            return 2
         for f in files:
             try:
                 text, base, name, bak_text = _plan(f, args.force)
@@ -220,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: skipped {f}: {reason}", file=sys.stderr)
     if skipped and not results:
         print(f"{prog}: nothing written", file=sys.stderr)
-        return 1
+        return 2
     written = 0
     for f, text, base, bak_text, res in results:
         replaced = len(text.splitlines()) - len(strip_records(text).splitlines()) if base != text else 0
@@ -239,10 +257,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if bak_text is None:
                     with open(bak, "xb") as out:  # the first backup; never replaced
                         out.write(text.encode("utf-8"))
-                f.write_bytes(res.text.encode("utf-8"))
+                with replaced_when_complete(str(f)) as partial:  # the original stays whole until then
+                    Path(partial).write_bytes(res.text.encode("utf-8"))
             except OSError as e:
                 done = f" ({written} file(s) before it were rewritten; their originals are in *.bak)" if written else ""
-                print(f"{prog}: error: cannot write {e.filename or f}: {e.strerror or e}{done}", file=sys.stderr)
+                target = f if not e.filename or str(e.filename).endswith(".partial") else e.filename
+                print(f"{prog}: error: cannot write {target}: {e.strerror or e}{done}", file=sys.stderr)
                 return 2
             written += 1
         verb = "would insert" if args.dry_run else "inserted"

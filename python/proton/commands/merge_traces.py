@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import paths
 from ..errors import ProfilerError
 from ..writers import perfetto_deflate
 from ..writers.perfetto_packets import trace_packet
@@ -129,13 +130,11 @@ def _read(path: str) -> _Input:
     for s, n in zip(start.tolist(), length.tolist()):  # the GPU track comes before the slices
         if data[s] == 0x50 and n > 2 and data[s + 2] == 0x40:
             continue  # a slice packet
-        try:
-            packet = TracePacket.FromString(raw[s : s + n])
-        except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
-            raise MergeError(f"{path}: not a Perfetto trace ({e})") from None
-        match = _ORIGIN.search(packet.track_descriptor.description) if packet.HasField("track_descriptor") else None
+        packet = _parse(TracePacket, raw[s : s + n], path, s)
+        description = packet.track_descriptor.description if packet.HasField("track_descriptor") else ""
+        match = _ORIGIN.search(description) if isinstance(description, str) else None
         if match:
-            host = _HOST.search(packet.track_descriptor.description)
+            host = _HOST.search(description)
             return _Input(
                 path,
                 data,
@@ -147,6 +146,14 @@ def _read(path: str) -> _Input:
                 int(host.group(2)) if host else 0,
             )
     raise MergeError(f"{path}: not a Proton trace (no track notes its 'global timer origin ns')")
+
+
+def _parse(TracePacket, data: bytes, path: str, offset: int):
+    """One TracePacket; MergeError naming the input and the byte offset."""
+    try:
+        return TracePacket.FromString(data)
+    except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
+        raise MergeError(f"{path}: corrupted packet at byte {offset} ({type(e).__name__}: {e})") from None
 
 
 def alignment(traces: list[_Input]) -> tuple[list[int], str]:
@@ -181,10 +188,12 @@ def merge(
     sequences: dict[tuple[int, int], int] = {}
     # Inputs in time order: clock snapshots of the trace's clock must not go back.
     order = sorted(range(len(traces)), key=lambda r: shifts[r])
-    with open(output, "wb") as file, perfetto_deflate.sink(file, compress) as out:
-        for rank in order:
-            label = labels[rank] if labels else f"rank {rank}"
-            _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
+    # Complete or not at all: a failure leaves no partial output behind.
+    with paths.replaced_when_complete(output) as partial:
+        with open(partial, "wb") as file, perfetto_deflate.sink(file, compress) as out:
+            for rank in order:
+                label = labels[rank] if labels else f"rank {rank}"
+                _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
     return {t.path: s for t, s in zip(traces, shifts)}
 
 
@@ -213,7 +222,7 @@ def _copy(out, t: _Input, rank: int, shift: int, label: str, how: str, sequences
     copied = 0  # bytes of data written so far
     for i in np.flatnonzero(~fast).tolist():
         s, n = int(start[i]), int(length[i])
-        packet = TracePacket.FromString(data[s : s + n].tobytes())
+        packet = _parse(TracePacket, data[s : s + n].tobytes(), t.path, s)
         _edit(packet, shift, offset, sequence, clock_of, rank, label, t.path, how)
         body = packet.SerializeToString()
         out.write(data[copied : int(t.head[i])].tobytes())
@@ -258,28 +267,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="proton-merge-traces", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("-o", "--output", help="the merged .pftrace to write (must not exist, unless --force)")
     p.add_argument(
-        "files",
-        nargs="+",
-        metavar="IN.pftrace",
-        help="Proton .pftrace files, one per process/GPU, in rank order (without -o, a first name that "
-        "does not exist yet is taken as the output, as in earlier versions)",
+        "-o", "--output", required=True, help="the merged .pftrace to write (must not exist, unless --force)"
+    )
+    p.add_argument(
+        "files", nargs="+", metavar="IN.pftrace", help="Proton .pftrace files, one per process/GPU, in rank order"
     )
     p.add_argument("--labels", default=None, help="comma-separated process labels (default: rank 0, rank 1, ...)")
     p.add_argument("--force", action="store_true", help="replace an existing output file (never an input)")
     p.add_argument("--compress", action="store_true", help="deflate the output's packets (about a third of the bytes)")
     args = p.parse_args(argv)
     output, inputs = args.output, list(args.files)
-    if output is None:
-        if len(inputs) < 2 or os.path.exists(inputs[0]):
-            p.error(
-                f"name the merged file with -o OUTPUT (without -o the first name is the output, and "
-                f"{inputs[0]} exists: it would be overwritten)"
-                if os.path.exists(inputs[0])
-                else "name the merged file with -o OUTPUT"
-            )
-        output, inputs = inputs[0], inputs[1:]
+    if output == "-" or os.path.isdir(output):
+        p.error(f"-o {output}: name the file to write (standard output and directories are not supported)")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        p.error(f"-o {output}: the directory {os.path.dirname(os.path.abspath(output))} does not exist")
     seen = {}
     for f in inputs:
         key = os.path.realpath(f)
@@ -290,9 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"the output {output} is also an input: choose another -o")
     if os.path.exists(output) and not args.force:
         p.error(f"{output} exists: pass --force to replace it, or choose another -o")
-    labels = args.labels.split(",") if args.labels else None
-    if labels and len(labels) != len(inputs):
+    labels = args.labels.split(",") if args.labels is not None else None
+    if labels is not None and len(labels) != len(inputs):
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
+    if labels is not None and not all(label.strip() for label in labels):
+        p.error(f"--labels {args.labels!r}: every label must be non-empty")
     try:
         shifts = merge(
             inputs,
@@ -302,8 +306,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             compress=args.compress,
         )
     except ProfilerError as e:
-        print(f"proton-merge-traces: {e}", file=sys.stderr)
-        return 1
+        print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"proton-merge-traces: error: cannot write {output}: {e.strerror or e}; nothing written", file=sys.stderr)
+        return 2
     for path, shift in shifts.items():
         print(f"{path}: shifted by {shift} ns")
     print(f"wrote {output}")

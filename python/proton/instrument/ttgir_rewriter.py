@@ -15,13 +15,14 @@ regions of `tt.reduce`/`tt.scan` and the like, and never after a terminator.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .ttgir_text import code_chars, record_line
+from .ttgir_text import code_text, record_line
 
 DEFAULT_DUMP_DIR = "./ttgir_dump"
 
@@ -31,6 +32,8 @@ _BRANCHES = {"cf.br", "cf.cond_br", "cf.switch"}
 _TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"} | _BRANCHES
 _LABEL_RE = re.compile(r"^\s*\^(?P<label>[\w.$-]+)\s*(?:\([^)]*\))?\s*:")
 _SUCCESSOR_RE = re.compile(r"\^([\w.$-]+)")
+#: A brace, or a run of other non-space characters.
+_TOKENS = re.compile(r"[{}]|[^\s{}]+")
 _OP_RE = re.compile(
     r'^\s*(?:(?P<results>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?'
     r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))'
@@ -152,15 +155,12 @@ class _Module:
                 op = m.group("generic") or m.group("custom")
                 if m.group("results"):
                     result = m.group("results").split(",")[0].strip()[1:].split(":")[0]
-            for _, ch in code_chars(body):
-                if op_region is None and not ch.isspace() and ch != "}":
-                    op_block = blocks[-1]
-                if ch == '"':
-                    if op_region is None:
-                        op_region = stack[-1]
-                elif ch == "{":
-                    if op_region is None:
-                        op_region = stack[-1]
+            # Braces and runs of other characters outside string literals
+            # (a literal counts as its opening quote): a few tokens a line.
+            for token in _TOKENS.findall(code_text(body)):
+                if token != "}" and op_region is None:
+                    op_region, op_block = stack[-1], blocks[-1]
+                if token == "{":
                     rid = len(self.regions)
                     if op is not None:
                         owner = op
@@ -172,14 +172,12 @@ class _Module:
                     stack.append(rid)
                     blocks.append(len(self.block_region))
                     self.block_region[blocks[-1]] = rid
-                elif ch == "}":
+                elif token == "}":
                     if len(stack) == 1:
                         raise RewriteError(f"{path}:{i + 1}: unbalanced '}}'")
                     last_popped = stack.pop()
                     blocks.pop()
                     self.regions[last_popped].close_line = i
-                elif not ch.isspace() and op_region is None:
-                    op_region = stack[-1]
             if op_region is None:
                 op_region = stack[-1]
             if op_block is None:
@@ -254,12 +252,14 @@ def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None
             f"{path}:{lineno}: {what}: cannot insert a record in a region of {owner} "
             f"(only bodies of {', '.join(sorted(_ALLOWED_OWNERS))})"
         )
-    block = mod.gap_block(gap)
-    prev = [i for i in mod.regions[rid].lines if i < gap and mod.lines[i].block == block]
-    if prev and mod.lines[prev[-1]].op in _TERMINATORS:
+    # The op before the gap in its region (lines are in order: a bisection).
+    lines = mod.regions[rid].lines
+    k = bisect.bisect_left(lines, gap)
+    prev = lines[k - 1] if k else None
+    if prev is not None and mod.lines[prev].block == mod.gap_block(gap) and mod.lines[prev].op in _TERMINATORS:
         raise RewriteError(
             f"{path}:{lineno}: {what}: would insert a record after the terminator "
-            f"{mod.lines[prev[-1]].op} on line {prev[-1] + 1}"
+            f"{mod.lines[prev].op} on line {prev + 1}"
         )
 
 
@@ -337,6 +337,8 @@ def _wrap_op_scopes(mod: _Module, patterns: Sequence[str], names: Sequence[str |
         except re.error as e:
             raise RewriteError(f"--wrap-op {pattern!r}: bad regular expression: {e}") from None
         prefix = names[k] if k < len(names) else None
+        if prefix is not None:
+            check_name(prefix, f"--name {prefix!r}")
         n = 0
         for i, line in enumerate(mod.lines):
             if line.op is None or line.op in _TERMINATORS or not rx.fullmatch(line.op):
@@ -407,7 +409,19 @@ def parse_scope_spec(spec: str) -> tuple[str, str, str]:
             raise RewriteError(f"--scope {spec!r}: expected NAME:START:END")
     if not start or not end:
         raise RewriteError(f"--scope {spec!r}: expected NAME:START:END")
+    check_name(name, f"--scope {spec!r}")
     return name, start, end
+
+
+def check_name(name: str, what: str) -> None:
+    """Scope names follow the markers' rules, so that every record written
+    reads back (no quote, no ';', no control characters)."""
+    from ..language import check_scope_name
+
+    try:
+        check_scope_name(name)
+    except ValueError as e:
+        raise RewriteError(f"{what}: {e}") from None
 
 
 def _explicit_scopes(mod: _Module, specs: Sequence[str]) -> list[Scope]:
@@ -433,15 +447,24 @@ def _explicit_scopes(mod: _Module, specs: Sequence[str]) -> list[Scope]:
 
 
 def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
-    for a in scopes:
-        for b in scopes:
-            if a is b or mod.gap_region(a.start_gap) != mod.gap_region(b.start_gap):
-                continue
-            if a.start_gap < b.start_gap < a.end_gap < b.end_gap:
+    """Refuses two scopes of one region that cross (a starts, b starts, a
+    ends, b ends): per region, a sweep in start order with a stack of the
+    scopes still open, so that time grows with n log n, not n^2."""
+    by_region: dict[int, list[Scope]] = {}
+    for s in scopes:
+        by_region.setdefault(mod.gap_region(s.start_gap), []).append(s)
+    for group in by_region.values():
+        open_: list[Scope] = []
+        for b in sorted(group, key=lambda s: (s.start_gap, -s.end_gap)):
+            while open_ and open_[-1].end_gap <= b.start_gap:
+                open_.pop()
+            a = open_[-1] if open_ else None
+            if a is not None and a.start_gap < b.start_gap and b.end_gap > a.end_gap:
                 raise RewriteError(
                     f"{mod.path}:{b.start_gap + 1}: scopes cross: {a.name!r} ({a.origin}, lines "
                     f"{a.start_gap + 1}-{a.end_gap}) and {b.name!r} ({b.origin}, lines {b.start_gap + 1}-{b.end_gap})"
                 )
+            open_.append(b)
 
 
 def _assemble(mod: _Module, scopes: list[Scope]) -> str:

@@ -50,6 +50,17 @@ def code_chars(line: str) -> Iterator[tuple[int, str]]:
         yield column, char
 
 
+#: A string literal (to its closing quote, or to the end of an unterminated
+#: one, a last lone backslash included).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\)?')
+
+
+def code_text(line: str) -> str:
+    """`line` with each string literal replaced by its opening '"' (what
+    code_chars yields, as one string: for scanners that use regexes)."""
+    return _STRING.sub('"', line) if '"' in line else line
+
+
 def braces(line: str) -> str:
     """The braces of `line` outside string literals, in order (e.g. "}{")."""
     return "".join(char for _, char in code_chars(line) if char in "{}")

@@ -1,0 +1,195 @@
+"""Bounded, seeded fuzzing of the commands, run as a child process by
+test_fuzz_commands.py (a crash of the child is a failure, not the test
+runner's): `python fuzz_commands.py KIND SEED COUNT WORKDIR` prints one JSON
+line {"runs", "statuses", "problems"}.
+
+Kinds: "merge" (corrupted .pftrace inputs to proton-merge-traces), "insert"
+(random scope specifications and names to insert_proton_records), "view"
+(hostile .hatchet trees to proton-view). Every run must end with exit status
+0 or 2 and no traceback, leave its inputs unchanged, and leave no partial
+output (a failed run writes nothing)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import sys
+from pathlib import Path
+
+
+def call(main, argv) -> tuple[int, str]:
+    """(exit status, stdout + stderr) of a command's main, in this process."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            status = main(argv)
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else 2
+        except Exception as e:  # noqa: BLE001 - the failure this fuzzing looks for
+            return -1, f"Traceback: {type(e).__name__}: {e}"
+    return status or 0, out.getvalue()
+
+
+def mutate(rng: random.Random, data: bytes) -> bytes:
+    data = bytearray(data)
+    how = rng.randrange(5)
+    if how == 0:  # flip bytes
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    elif how == 1:  # truncate
+        del data[rng.randrange(len(data)) :]
+    elif how == 2:  # insert garbage
+        at = rng.randrange(len(data))
+        data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+    elif how == 3:  # zero a range
+        at = rng.randrange(len(data))
+        data[at : at + rng.randint(1, 64)] = bytes(min(64, len(data) - at))
+    else:  # a packet's length varint made huge
+        at = rng.randrange(len(data))
+        data[at : at + 1] = b"\xff\xff\xff\xff\x0f"
+    return bytes(data)
+
+
+def merge_case(rng, work: Path, n: int, valid: list[bytes]):
+    from proton.commands.merge_traces import main
+
+    a, b = work / f"a{n}.pftrace", work / f"b{n}.pftrace"
+    a.write_bytes(mutate(rng, valid[0]))
+    b.write_bytes(valid[1])
+    return main, ["-o", str(work / f"out{n}.pftrace"), str(a), str(b)], [a, b], work / f"out{n}.pftrace"
+
+
+SPEC_PIECES = ['a', '"', ":", "re:", "1", "3", "12", "99999", "\\", "(", "[", ";", " ", "é", "\n", "scf", "tt.load", "*"]
+
+
+def insert_case(rng, work: Path, n: int, valid: list[bytes]):
+    from proton.commands.insert_proton_records import main
+
+    f = work / f"k{n}.ttgir"
+    f.write_bytes(valid[0])
+    spec = "".join(rng.choice(SPEC_PIECES) for _ in range(rng.randint(1, 8)))
+    argv = rng.choice(
+        [
+            ["--scope", spec],
+            ["--wrap-op", spec],
+            ["--wrap-op", "tt.load", "--name", spec],
+            ["--for-body", spec],
+            ["--scope", f"x:{rng.randint(0, 12)}:{rng.randint(0, 12)}"],
+        ]
+    )
+    return main, [*argv, str(f)], [], None  # the file itself may be rewritten: checked by verify below
+
+
+def view_case(rng, work: Path, n: int, valid: list[bytes]):
+    from proton.viewer import main
+
+    tree = json.loads(valid[0])
+    node = tree[0]
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.randrange(6)
+        if not isinstance(node.get("metrics"), dict):
+            node["metrics"] = {}
+        if not isinstance(node.get("frame"), dict):
+            node["frame"] = {}
+        if kind == 0:
+            node["metrics"]["time (ns)"] = rng.choice([10**400, -(10**30), "1e400", float("nan"), None, [], "x" * 10])
+        elif kind == 1:
+            node["frame"]["name"] = rng.choice(["\x1b[31mred", "a\nb", "", 5, None])
+        elif kind == 2:  # a chain of nodes 10 or 3,000 deep, written as text
+            if not isinstance(node.get("children"), list):
+                node["children"] = []
+            node["children"].append(f"__DEEP_{rng.choice([10, 3000])}__")
+        elif kind == 3:
+            node["children"] = rng.choice([None, "x", [1, 2], [{}]])
+            continue
+        elif kind == 4:
+            if not isinstance(node.get("children"), list):
+                node["children"] = []
+            node["children"].append({"frame": {"name": "x"}})  # no metrics, no children
+        else:
+            node["metrics"] = rng.choice([None, [], {"count": "many"}, {"time (ns)": 2**70}])
+    if rng.random() < 0.1:  # not a tree at all
+        tree = rng.choice([[], {}, [tree[0]], "x", [None, {}], [[], []]])
+    text = json.dumps(tree, allow_nan=True) if not isinstance(tree, str) else tree
+    for depth in (10, 3000):
+        link = '{"frame": {"name": "d", "type": "function"}, "metrics": {"time (ns)": 1}, "children": ['
+        text = text.replace(f'"__DEEP_{depth}__"', link * depth + "]}" * depth)
+    path = work / f"t{n}.hatchet"
+    path.write_text(text)
+    metric = rng.choice(["time/ns", "time/s", "avg_time/us", "count"])
+    argv = [str(path), "-m", metric] + rng.choice([[], ["-t", "nan"], ["-t", "1e309"], ["-d", "3"], ["--print-sorted"]])
+    return main, argv, [path], None
+
+
+CASES = {"merge": merge_case, "insert": insert_case, "view": view_case}
+
+
+def valid_inputs(kind: str, work: Path) -> list[bytes]:
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    if kind == "merge":
+        from proton.instrument import decode
+        from proton.writers import perfetto_trace
+        from test_decode import make
+
+        out = []
+        for rank in range(2):
+            buf, meta = make(ctas=2, segments=2)
+            ev = decode.decode(buf, meta, 2, kernel=f"k{rank}")
+            path = work / f"valid{rank}.pftrace"
+            perfetto_trace.write(str(path), [ev], f"GPU {rank}")
+            out.append(path.read_bytes())
+        return out
+    if kind == "insert":
+        from test_override_library import EARLY_RETURN
+
+        return [EARLY_RETURN.encode()]
+    tree = [
+        {
+            "frame": {"name": "ROOT", "type": "function"},
+            "metrics": {"time (ns)": 0, "count": 0},
+            "children": [
+                {"frame": {"name": "k", "type": "function"}, "metrics": {"time (ns)": 100, "count": 1}, "children": []}
+            ],
+        },
+        {},
+    ]
+    return [json.dumps(tree).encode()]
+
+
+def main() -> int:
+    kind, seed, count, work = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    rng = random.Random(seed)
+    valid = valid_inputs(kind, work)
+    statuses: dict[str, int] = {}
+    problems = []
+    for n in range(count):
+        command, argv, inputs, output = CASES[kind](rng, work, n, valid)
+        before = [p.read_bytes() for p in inputs]
+        status, text = call(command, argv)
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        what = f"run {n} {argv!r}"
+        if status not in (0, 2) or "Traceback" in text:
+            problems.append(f"{what}: status {status}: {text[-300:]}")
+        if [p.read_bytes() for p in inputs] != before:
+            problems.append(f"{what}: an input changed")
+        if output is not None and status != 0 and output.exists():
+            problems.append(f"{what}: failed but left {output.name}")
+        partial = [p.name for p in work.iterdir() if p.name.endswith(".partial")]
+        if partial:
+            problems.append(f"{what}: partial files left: {partial}")
+        if kind == "insert" and status == 0:
+            from proton.instrument.ttgir_rewriter import RewriteError, verify_records
+
+            try:
+                verify_records(Path(argv[-1]).read_text(), argv[-1])  # what it wrote reads back
+            except RewriteError as e:
+                problems.append(f"{what}: wrote records that do not verify: {e}")
+    print(json.dumps({"runs": count, "statuses": statuses, "problems": problems[:20]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
