@@ -61,7 +61,26 @@ def merge_case(rng, work: Path, n: int, valid: list[bytes]):
     return main, ["-o", str(work / f"out{n}.pftrace"), str(a), str(b)], [a, b], work / f"out{n}.pftrace"
 
 
-SPEC_PIECES = ['a', '"', ":", "re:", "1", "3", "12", "99999", "\\", "(", "[", ";", " ", "é", "\n", "scf", "tt.load", "*"]
+SPEC_PIECES = [
+    "a",
+    '"',
+    ":",
+    "re:",
+    "1",
+    "3",
+    "12",
+    "99999",
+    "\\",
+    "(",
+    "[",
+    ";",
+    " ",
+    "é",
+    "\n",
+    "scf",
+    "tt.load",
+    "*",
+]
 
 
 def insert_case(rng, work: Path, n: int, valid: list[bytes]):
