@@ -89,7 +89,10 @@ def test_budget_keeps_the_first_launches_and_counts_the_rest_per_kernel(tmp_path
     report = proton.finalize()
     assert report.launches_kept == 3 and report.launches_skipped == 2
     assert report.per_kernel["a"]["not_kept"] == {"budget": 1} and report.per_kernel["b"]["skipped"] == 1
-    assert "a: 2 launches kept, 72 events; not kept: 1 over max_buffer_bytes" in report.summary()
+    assert (
+        "a: 2 launches kept, 72 events (shared buffer, 1024 B (128 records) per warp); not kept: 1 over max_buffer_bytes"
+        in (report.summary())
+    )
 
 
 def test_max_launches_per_kernel_keeps_the_last_launches(tmp_path, buffer):
@@ -317,3 +320,13 @@ def test_traces_carry_the_host_scopes_of_each_launch(tmp_path, buffer):
         if p.HasField("track_descriptor") and " CTA " in p.track_descriptor.name
     }
     assert described == {"a #0": "call stack: ROOT > train > step 3 > a", "b #0": "call stack: ROOT > b"}
+
+
+def test_the_report_says_which_buffer_and_why():
+    layout = {"buffer_type": "global", "segment_bytes": 4096, "capacity": 512}
+    assert runtime.buffer_description(layout, "auto") == (
+        "global buffer, 4096 B (512 records) per warp: the kernel leaves no shared memory to spare"
+    )
+    assert runtime.buffer_description(layout, "global") == "global buffer, 4096 B (512 records) per warp"
+    registers = {"buffer_type": "registers", "segment_bytes": 64, "capacity": 8}
+    assert runtime.buffer_description(registers, "auto").endswith("every record site is outside loops")

@@ -163,7 +163,9 @@ def test_finalize_decodes_kept_launches_and_writes_outputs(tmp_path, capsys):
     assert report.files["pftrace"] == os.path.abspath(name + ".pftrace")
     err = capsys.readouterr().err
     assert "108 scope events from 3 launches (2 launches not kept: see below)" in err
-    assert "vector_add: 3 launches kept, 108 events; not kept: 2 older than the last max_launches_per_kernel" in err
+    assert "vector_add: 3 launches kept, 108 events (shared buffer, 1024 B (128 records) per warp); not kept: 2 " in err
+    assert "2 older than the last max_launches_per_kernel" in err
+    assert report.buffers == {"vector_add": "shared buffer, 1024 B (128 records) per warp"}
     assert launch_hooks_empty()
 
 

@@ -232,12 +232,16 @@ struct ProtonToProtonGPUPass
     return sites.boundBytes;
   }
 
+  /// Dynamic shared memory the kernel leaves for the buffer.
+  unsigned availableShared() {
+    unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
+    return sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
+  }
+
   FailureOr<unsigned> sharedSegmentBytes(LLVM::LLVMFuncOp kernel,
                                          const RecordSites &sites,
                                          unsigned segments) {
-    unsigned alignedOffset = llvm::alignTo(sharedOffset, 16);
-    unsigned available =
-        sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
+    unsigned available = availableShared();
     unsigned segmentBytes;
     if (bufferSize == 0) {
       segmentBytes = std::min(sites.inferred(kInferredSharedSegmentBytes),
@@ -294,6 +298,12 @@ struct ProtonToProtonGPUPass
     if (type == BufferType::automatic)
       type = bufferSize == 0 && sites.fitsRegisters() ? BufferType::registers
                                                       : BufferType::shared;
+    // A kernel that leaves no shared memory to spare records straight to
+    // global memory, unless shared memory was asked for by name.
+    if (type == BufferType::shared && bufferType == BufferType::automatic &&
+        bufferSize == 0 &&
+        largestSegmentFitting(availableShared() / segments) < 16)
+      type = BufferType::global;
     FailureOr<unsigned> segmentBytes =
         type == BufferType::registers ? registersSegmentBytes(kernel, sites)
         : type == BufferType::shared

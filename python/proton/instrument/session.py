@@ -63,6 +63,7 @@ class SessionReport:
     clock: dict = field(default_factory=dict)  # GPU -> host-clock offsets measured, drift
     graphs: list = field(default_factory=list)  # what each CUDA-graph-captured launch recorded
     unrecorded: dict = field(default_factory=dict)  # kernel launched without records -> launches, reason
+    buffers: dict = field(default_factory=dict)  # kernel -> which buffer its records went to, and why
 
     def summary(self) -> str:
         lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"]
@@ -70,6 +71,8 @@ class SessionReport:
             lines[0] += f" ({self.launches_skipped} launches not kept: see below)"
         for kernel, info in self.per_kernel.items():
             line = f"  {kernel}: {info['kept']} launches kept, {info['events']} events"
+            if kernel in self.buffers:
+                line += f" ({self.buffers[kernel]})"
             reasons = info.get("not_kept") or {}
             if reasons:
                 line += "; not kept: " + ", ".join(
@@ -122,6 +125,7 @@ class SessionReport:
                 else:
                     total[key] += value
         self.graphs += part.graphs
+        self.buffers.update(part.buffers)
         self.errors += part.errors
         self.warnings += [w for w in part.warnings if w not in self.warnings]
         if part.files:
@@ -403,6 +407,7 @@ class Session:
                 meta = stage_hook.metadata_for_buffer(data, kernel)
                 if info["kept"] == 1:
                     report.warnings += meta.get("warnings", [])
+                    report.buffers[kernel] = buffer_description(meta["layout"], self.mode.pipeline_options().buffer_type)
                 events = decode.decode(
                     data,
                     meta,
@@ -516,6 +521,17 @@ class Session:
         origins = [ev.origin_ns for ev in launches]
         offset = clock_sync.interpolate(self.clock_offsets.get(device, []), (min(origins) + max(origins)) // 2)
         return None if offset is None else offset.host_clock()
+
+
+def buffer_description(layout: dict, asked: str) -> str:
+    """Which buffer a kernel's records went to, and why (for the report)."""
+    kind, segment = layout["buffer_type"], layout["segment_bytes"]
+    text = f"{kind} buffer, {segment} B ({layout['capacity']} records) per warp"
+    if kind == "global" and asked == "auto":
+        text += ": the kernel leaves no shared memory to spare"
+    elif kind == "registers":
+        text += ": every record site is outside loops"
+    return text
 
 
 def _host_runtime():

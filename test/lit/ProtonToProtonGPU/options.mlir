@@ -20,6 +20,9 @@
 // RUN: proton-opt %s --convert-proton-to-protongpu="shared-offset=231000" | FileCheck %s --check-prefix=TIGHT
 // RUN: proton-opt %s --convert-proton-to-protongpu="shared-limit=2048" | FileCheck %s --check-prefix=LIMIT
 // RUN: proton-opt %s --convert-proton-to-protongpu="buffer-type=global shared-offset=232448 buffer-size=64" | FileCheck %s --check-prefix=GLOBAL-NO-SMEM
+// With buffer-type=auto, a kernel that leaves no shared memory records to global memory.
+// RUN: proton-opt %s --convert-proton-to-protongpu="shared-offset=232440" | FileCheck %s --check-prefix=AUTO-NO-SMEM
+// AUTO-NO-SMEM:   proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 232448>
 
 // DEFAULT:        proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 1024, shared_offset 0>
 // DEFAULT-COUNT-2: proton_gpu.read_counter : i64

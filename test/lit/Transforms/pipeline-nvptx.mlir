@@ -11,7 +11,7 @@
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_120 shared-offset=100000" | FileCheck %s --check-prefix=SM86
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_120a shared-offset=100000" | FileCheck %s --check-prefix=SM86
 // RUN: proton-opt %s --proton-pipeline="target=nvptx arch=sm_121f shared-offset=100000" | FileCheck %s --check-prefix=SM86
-// RUN: not proton-opt %s --proton-pipeline="target=nvptx arch=sm_121a shared-offset=101000" 2>&1 | FileCheck %s --check-prefix=SM121-FULL
+// RUN: not proton-opt %s --proton-pipeline="target=nvptx arch=sm_121a shared-offset=101000 buffer-type=shared" 2>&1 | FileCheck %s --check-prefix=SM121-FULL
 // RUN: proton-opt %s --proton-pipeline="sched-stores=true clock-bits=32" | FileCheck %s --check-prefix=SCHED
 // RUN: proton-opt %s --proton-pipeline="buffer-type=global granularity=warp_group" | FileCheck %s --check-prefix=GLOBAL
 // RUN: proton-opt %s --proton-pipeline="sched-barriers=true" | FileCheck %s --check-prefix=NO-ROCDL
