@@ -407,7 +407,8 @@ class Session:
                 meta = stage_hook.metadata_for_buffer(data, kernel)
                 if info["kept"] == 1:
                     report.warnings += meta.get("warnings", [])
-                    report.buffers[kernel] = buffer_description(meta["layout"], self.mode.pipeline_options().buffer_type)
+                    asked = self.mode.pipeline_options().buffer_type
+                    report.buffers[kernel] = buffer_description(meta["layout"], asked)
                 events = decode.decode(
                     data,
                     meta,
