@@ -114,12 +114,26 @@ def load(path: str) -> Profile:
     except (OSError, UnicodeDecodeError) as e:
         raise ViewerError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     try:
-        data = json.loads(text)
+        data = _json(text)
     except json.JSONDecodeError as e:
         raise ViewerError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
     except ValueError as e:  # e.g. an integer literal longer than Python reads
         raise ViewerError(f"{path}: not a profile tree: {e}") from None
     return parse_tree(path, data)
+
+
+def _json(text: str):
+    """json.loads; for a tree nested deeper than the C decoder goes (its
+    recursion limit is fixed), the pure-Python decoder, which follows the
+    recursion limit (main raises it)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        from json import scanner
+
+        decoder = json.JSONDecoder()
+        decoder.scan_once = scanner.py_make_scanner(decoder)
+        return decoder.decode(text)
 
 
 def parse_tree(path: str, data) -> Profile:
@@ -515,8 +529,15 @@ def format_name(name: str, fmt: str) -> str:
     return f"{location.rsplit('/', 1)[-1].split(':')[0]}@{function}"
 
 
+def _printable(name: str) -> str:
+    """`name` with control characters (terminal escapes, newlines) escaped."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+
+
 def _label(node: dict, fmt: str, multi_device: bool) -> str:
-    name = node["frame"]["name"]
+    name = _printable(node["frame"]["name"])
     if fmt == "short":
         kind = node["frame"].get("type")
         if kind in ("frame", "line") or _PY_FRAME.fullmatch(name):
@@ -843,18 +864,66 @@ def run(args) -> int:
     return 0
 
 
+#: The viewer walks trees recursively, in a thread with this much stack and
+#: recursion limit: a tree's depth is then limited by memory (about 100,000
+#: levels), not by Python's default limit of about 1,000.
+DEEP_STACK_BYTES = 1 << 30
+DEEP_RECURSION_LIMIT = 400_000
+
+
 def main(argv=None) -> int:
     try:
         args = make_parser().parse_args(argv)
     except SystemExit as e:  # --help, or a usage error argparse has printed
         return e.code if isinstance(e.code, int) else 2
+    if args.threshold is not None and not math.isfinite(args.threshold):
+        print(f"{PROG}: --threshold must be a finite number, got {args.threshold}", file=sys.stderr)
+        return 2
+    return _with_deep_stack(lambda: _run_reporting(args))
+
+
+def _with_deep_stack(work):
+    import threading
+
+    result = []
+    previous_stack, previous_limit = threading.stack_size(), sys.getrecursionlimit()
+    try:
+        threading.stack_size(DEEP_STACK_BYTES)
+        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+        thread = threading.Thread(target=lambda: result.append(_reporting_bugs(work)), name="proton-view")
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(previous_stack)
+        sys.setrecursionlimit(previous_limit)
+    return result[0] if result else 2
+
+
+def _reporting_bugs(work) -> int:
+    """An unexpected exception is a bug: its traceback, and a line asking to
+    report it (exit status 1); expected failures never come here."""
+    try:
+        return work()
+    except Exception:  # noqa: BLE001 - see above
+        import traceback
+
+        traceback.print_exc()
+        print(f"{PROG}: this is a bug in Proton; please report it with the command line and the file", file=sys.stderr)
+        return 1
+
+
+def _run_reporting(args) -> int:
+    which = args.profile + (f" or {args.diff_profile}" if args.diff_profile else "")
     try:
         return run(args)
     except ViewerError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     except RecursionError:
-        print(f"{PROG}: {args.profile}: the tree is too deep to show", file=sys.stderr)
+        print(f"{PROG}: {which}: the tree is too deep to show", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{PROG}: {which}: not enough memory to show the tree", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into head
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -130,3 +130,37 @@ def test_merge_reports_a_corrupted_packet_with_its_input_and_offset(tmp_path, ca
     assert f"{inputs[0]}:" in err and "nothing written" in err and "Traceback" not in err
     assert not out.exists() and sorted(os.listdir(tmp_path)) == ["r0.pftrace", "r1.pftrace"]
     json.dumps(err)  # one line of text
+
+
+def _tree_text(children_text: str) -> str:
+    return (
+        '[{"frame": {"name": "ROOT", "type": "function"}, "metrics": {"time (ns)": 1}, "children": ['
+        + children_text
+        + "]}, {}]"
+    )
+
+
+def test_the_viewer_shows_trees_deeper_than_pythons_recursion_limit(tmp_path, capsys):
+    link = '{"frame": {"name": "d", "type": "function"}, "metrics": {"time (ns)": 1}, "children": ['
+    path = tmp_path / "deep.hatchet"
+    path.write_text(_tree_text(link * 5000 + "]}" * 5000))
+    assert viewer.main([str(path), "-d", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" d\n") == 3  # ROOT, then the first three levels
+
+
+def test_the_viewer_escapes_control_characters_in_names(tmp_path, capsys):
+    path = tmp_path / "t.hatchet"
+    name = json.dumps("\x1b[31mred\nline")
+    path.write_text(_tree_text('{"frame": {"name": ' + name + '}, "metrics": {"time (ns)": 1}, "children": []}'))
+    assert viewer.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\\x1b[31mred\\nline" in out and "\x1b" not in out
+
+
+@pytest.mark.parametrize("limit", ["nan", "inf"])
+def test_the_viewer_refuses_a_threshold_that_is_not_finite(tmp_path, limit, capsys):
+    path = tmp_path / "t.hatchet"
+    path.write_text(_tree_text(""))
+    assert viewer.main(["-t", limit, str(path)]) == 2
+    assert "--threshold must be a finite number" in capsys.readouterr().err
