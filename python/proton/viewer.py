@@ -749,7 +749,11 @@ def make_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawTextHelpFormatter,
         description="Print a Proton profile tree (.hatchet) in the terminal; accepts Triton's proton-viewer options.",
     )
-    p.add_argument("profile", help="a .hatchet file written by Proton or by Triton's Proton")
+    p.add_argument(
+        "profile",
+        help="a .hatchet file written by Proton or by Triton's Proton\n"
+        "(with --timeline: an intra-kernel .chrome_trace)",
+    )
     p.add_argument("-l", "--list", action="store_true", help="print the metrics available in the file and exit")
     p.add_argument("-m", "--metrics", help=METRICS_HELP)
     p.add_argument(
@@ -794,6 +798,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--diff-profile", "-diff", metavar="OTHER", help="show this profile's values minus OTHER's, node by node"
     )
+    timeline = p.add_argument_group("a picture of one launch, from an intra-kernel .chrome_trace")
+    timeline.add_argument(
+        "--timeline", metavar="OUT.svg", help="draw one launch as SVG: a row per warp, a bar per scope"
+    )
+    timeline.add_argument("--launch", metavar="'KERNEL #N'", help="the launch to draw (default: the first)")
+    timeline.add_argument("--ctas", metavar="0-3,7", help="the CTAs to draw (default: all, sampled past 96 warps)")
+    timeline.add_argument("--warps", metavar="0,4", help="the warps of each CTA to draw (default: all)")
     colors = p.add_mutually_exclusive_group()
     colors.add_argument("--color", dest="color", action="store_true", default=None, help="always use ANSI colours")
     colors.add_argument("--no-color", dest="color", action="store_false", help="never use ANSI colours")
@@ -831,6 +842,17 @@ def _rows_for(profile: Profile, metrics: list, fmt: str, limit) -> list[Row]:
 
 
 def run(args) -> int:
+    if args.timeline:
+        from . import timeline_svg
+
+        try:
+            path = timeline_svg.write(args.profile, args.timeline, launch=args.launch, ctas=args.ctas, warps=args.warps)
+        except timeline_svg.TimelineError as e:
+            raise ViewerError(f"{args.profile}: {e}") from None
+        except OSError as e:
+            raise ViewerError(f"{args.timeline}: cannot write: {e.strerror or e}") from None
+        print(f"wrote {path}")
+        return 0
     profile = load(args.profile)
     if args.list:
         print_list(profile)

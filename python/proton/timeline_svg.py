@@ -1,0 +1,201 @@
+"""A picture of one kernel launch from an intra-kernel Chrome trace, as SVG
+(no dependency; opens in any browser, pastes into reviews):
+
+    proton-view --timeline launch.svg run.chrome_trace [--launch "matmul #0"] [--ctas 0-3] [--warps 0,4]
+
+One row per warp, grouped by CTA (labelled with its SM); one bar per scope
+instance, coloured by scope, nested scopes drawn inside their parents;
+a time axis in ns from the launch's first warp entry, with the cycles the
+launch's measured clock gives. Warp-specialized kernels keep their partition
+labels ("warp 6 (worker 0)"). At most `max_rows` rows are drawn: beyond
+that, every k-th CTA is shown, and the picture says how many of how many.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+#: Colours of scopes, in order of first appearance (colour-blind friendly).
+PALETTE = (
+    "#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#ee8866",
+    "#77aadd", "#99ddff", "#44bb99", "#eedd88", "#ffaabb", "#aaaa00",
+)  # fmt: skip
+MAX_ROWS = 96
+_PROCESS = re.compile(r"^(?P<launch>.+?) Core(?P<sm>\d+) CTA(?P<cta>\d+)$")
+_WARP = re.compile(r"^\S+ (?P<warp>\d+)")
+
+
+class TimelineError(Exception):
+    """A trace or a selection that gives no picture; the message says why."""
+
+
+@dataclass
+class Row:
+    cta: int
+    sm: int
+    label: str  # the warp's track name
+    warp: int
+    bars: list = field(default_factory=list)  # (start_ns, end_ns, name, depth)
+
+
+def launches(events: list) -> dict[str, list]:
+    """The X events of each launch ("kernel #n"), from the trace's pid names."""
+    out: dict[str, list] = {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X" or not isinstance(e.get("pid"), str):
+            continue
+        match = _PROCESS.match(e["pid"])
+        if match and isinstance(e.get("tid"), str) and _WARP.match(e["tid"]):
+            out.setdefault(match["launch"], []).append((e, match))
+    return out
+
+
+def _ranges(text: str | None, what: str) -> set[int] | None:
+    """ "0-3,7" -> {0, 1, 2, 3, 7}; None keeps all."""
+    if text is None:
+        return None
+    chosen = set()
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise TimelineError(f"--{what} {text!r}: expected numbers and ranges such as 0-3,7")
+        chosen.update(range(int(lo), int(hi or lo) + 1))
+    return chosen
+
+
+def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[Row], float]:
+    """Rows of the launch's warps, with nesting depths; and cycles per ns."""
+    by_row: dict[tuple, Row] = {}
+    cycles = ns = 0.0
+    for e, match in events:
+        cta, warp = int(match["cta"]), int(_WARP.match(e["tid"])["warp"])
+        if (ctas is not None and cta not in ctas) or (warps is not None and warp not in warps):
+            continue
+        try:
+            start, dur = float(e["ts"]) * 1000.0, float(e["dur"]) * 1000.0
+        except (KeyError, TypeError, ValueError):
+            raise TimelineError(f"event {e.get('name')!r} of {e['pid']}: no numeric ts and dur") from None
+        row = by_row.setdefault((cta, warp), Row(cta, int(match["sm"]), e["tid"], warp))
+        row.bars.append([start, start + dur, str(e.get("name", "?")), 0])
+        c = (e.get("args") or {}).get("cycles")
+        if isinstance(c, (int, float)) and dur > 0:
+            cycles, ns = cycles + c, ns + dur
+    rows = [by_row[k] for k in sorted(by_row)]
+    for row in rows:  # depth: how many bars still open when this one starts
+        row.bars.sort(key=lambda b: (b[0], -b[1]))
+        open_ends: list[float] = []
+        for bar in row.bars:
+            while open_ends and open_ends[-1] <= bar[0]:
+                open_ends.pop()
+            bar[3] = len(open_ends)
+            open_ends.append(bar[1])
+    return rows, (cycles / ns if ns else 0.0)
+
+
+def render(trace: dict, launch: str | None = None, ctas: str | None = None, warps: str | None = None,
+           max_rows: int = MAX_ROWS, width: int = 1200) -> str:  # fmt: skip
+    events = trace.get("traceEvents") if isinstance(trace, dict) else None
+    if not isinstance(events, list):
+        raise TimelineError("not a Chrome trace (no traceEvents list)")
+    found = launches(events)
+    if not found:
+        raise TimelineError("no intra-kernel scope events (a trace written by an instrumentation session)")
+    if launch is None:
+        launch = min(found, key=lambda k: min(float(e["ts"]) for e, _ in found[k]))
+    if launch not in found:
+        raise TimelineError(f"no launch {launch!r}; the trace has: {', '.join(sorted(found))}")
+    rows, ghz = build_rows(found[launch], _ranges(ctas, "ctas"), _ranges(warps, "warps"))
+    if not rows:
+        raise TimelineError(f"launch {launch!r} has no events in the CTAs and warps chosen")
+    total = len(rows)
+    note = ""
+    if total > max_rows:  # every k-th CTA, whole
+        cta_ids = sorted({r.cta for r in rows})
+        per_cta = max(1, total // len(cta_ids))
+        step = -(-len(cta_ids) * per_cta // max_rows)
+        keep = set(cta_ids[::step])
+        rows = [r for r in rows if r.cta in keep]
+        note = f"showing {len(rows)} of {total} warps: every {step}th CTA ({len(keep)} of {len(cta_ids)})"
+    return _svg(launch, rows, ghz, note, width)
+
+
+def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int) -> str:
+    t0 = min(b[0] for r in rows for b in r.bars)
+    t1 = max(b[1] for r in rows for b in r.bars)
+    span = max(t1 - t0, 1e-9)
+    left, right, top, row_h, gap = 190, 20, 56, 14, 6
+    plot_w = width - left - right
+    names = list(dict.fromkeys(b[2] for r in rows for b in r.bars))
+    colour = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+    y, placed, groups = top, [], []
+    for i, row in enumerate(rows):
+        if i == 0 or row.cta != rows[i - 1].cta:
+            if i:
+                y += gap
+            groups.append((y, f"CTA {row.cta} (SM {row.sm})"))
+            y += row_h
+        placed.append((y, row))
+        y += row_h
+    legend_y = y + 40
+    height = legend_y + 20 * (1 + (len(names) - 1) // 6) + 10
+    x = lambda t: left + (t - t0) / span * plot_w  # noqa: E731
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(launch)}</text>',
+        f'<text x="10" y="36" fill="#555">{len(rows)} warps, {span:.0f} ns'
+        + (f" ({span * ghz:.0f} cycles at {ghz:.2f} GHz)" if ghz else "")
+        + (f"; {escape(note)}" if note else "")
+        + "</text>",
+    ]
+    for gy, label in groups:
+        out.append(f'<text class="cta" x="6" y="{gy + 10}" font-weight="bold">{escape(label)}</text>')
+    for ry, row in placed:
+        out.append(f'<text class="warp" x="16" y="{ry + 10}">{escape(row.label)}</text>')
+        line_y = ry + row_h - 1
+        out.append(f'<line x1="{left}" y1="{line_y}" x2="{left + plot_w}" y2="{line_y}" stroke="#eee"/>')
+        for start, end, name, depth in row.bars:
+            inset = min(depth, 4) * 2
+            w = max(x(end) - x(start), 0.5)
+            out.append(
+                f'<rect class="scope" x="{x(start):.2f}" y="{ry + inset}" width="{w:.2f}" '
+                f'height="{row_h - 2 - 2 * inset if row_h - 2 - 2 * inset > 2 else 2}" fill="{colour[name]}">'
+                f"<title>{escape(name)}: {end - start:.0f} ns</title></rect>"
+            )
+    axis_y = y + 4
+    out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="#333"/>')
+    for k in range(6):
+        t = span * k / 5
+        tx = left + plot_w * k / 5
+        label = f"{t:.0f} ns" + (f" / {t * ghz:.0f} cyc" if ghz else "")
+        anchor = "start" if k == 0 else "end" if k == 5 else "middle"
+        out.append(f'<line x1="{tx}" y1="{axis_y}" x2="{tx}" y2="{axis_y + 4}" stroke="#333"/>')
+        out.append(f'<text class="tick" x="{tx}" y="{axis_y + 16}" text-anchor="{anchor}">{label}</text>')
+    for i, name in enumerate(names):
+        lx, ly = 10 + (i % 6) * 195, legend_y + 20 * (i // 6)
+        out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{colour[name]}"/>')
+        out.append(f'<text class="legend" x="{lx + 16}" y="{ly}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def write(trace_path: str, svg_path: str, **options) -> str:
+    """Reads the trace, writes the picture (whole or not at all); returns the SVG path."""
+    from .paths import replaced_when_complete
+
+    try:
+        with open(trace_path) as f:
+            trace = json.load(f)
+    except OSError as e:
+        raise TimelineError(f"{trace_path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:
+        raise TimelineError(f"{trace_path}: not JSON ({e})") from None
+    text = render(trace, **options)
+    with replaced_when_complete(svg_path) as partial:
+        with open(partial, "w") as f:
+            f.write(text)
+    return svg_path
