@@ -21,7 +21,7 @@ from .errors import PipeliningWarning, ProfilerError
 from . import context, data
 from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
 from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
-from .instrument.stage_hook import DUMP_ENV as _DUMP_ENV
+from .instrument.state import DUMP_ENV as _DUMP_ENV
 from .mode import ModeError
 
 if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook.install_dump_keying_hook

@@ -71,3 +71,20 @@ def test_each_script_does_its_job(tmp_path):
     user_script.write_text("import sys; print('ran', sys.argv[1:])\n")
     done = run([script("proton-profile"), str(user_script), "x"], env={**os.environ, "PROTON_DISABLE": "1"})
     assert done.returncode == 0 and "ran ['x']" in done.stdout, done.stderr
+
+
+def test_the_viewer_and_the_merge_tool_need_no_triton(tmp_path):
+    # An environment without Triton (a laptop reading a copied trace): import
+    # proton and the tools that only read files work; Triton is imported by
+    # the parts that compile or launch kernels.
+    tree = tmp_path / "t.hatchet"
+    tree.write_text('[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 5}, "children": []}, {}]')
+    code = (
+        "import sys; sys.modules['triton'] = None\n"
+        "import proton\n"
+        "from proton.commands import merge_traces\n"
+        "from proton.viewer import main\n"
+        f"sys.exit(main([{str(tree)!r}]))\n"
+    )
+    done = run([sys.executable, "-c", code])
+    assert done.returncode == 0 and "ROOT" in done.stdout, done.stderr

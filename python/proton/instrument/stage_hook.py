@@ -72,8 +72,7 @@ METADATA_KEY = "proton"
 KERNELS: dict[int, dict] = {}
 
 
-#: Set by proton-dump-ttgir for the command it runs (see install_dump_keying_hook).
-DUMP_ENV = "PROTON_TTGIR_DUMP"
+DUMP_ENV = state.DUMP_ENV
 
 
 def _dump_keying_hook(backend=None, stages=None, options=None, language=None, capability=None):

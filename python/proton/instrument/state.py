@@ -1,4 +1,10 @@
-"""Process-wide instrumentation state shared by the markers and the hook."""
+"""Process-wide instrumentation state shared by the markers and the hook.
+Imports no Triton: `import proton` works without it (the viewer, the merge
+tool and proton-opt need none)."""
+
+#: Set by proton-dump-ttgir for the command it runs (see
+#: stage_hook.install_dump_keying_hook).
+DUMP_ENV = "PROTON_TTGIR_DUMP"
 
 _active_sessions = 0
 
