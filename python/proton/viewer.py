@@ -4,12 +4,12 @@ A drop-in for Triton's `proton-viewer`: the same options (-l, -m, -i, -e, -t,
 -d, -f, --print-sorted, --diff-profile/-diff) and metric names, with the same
 meaning, plus a few of its own (-s/--sorted, --format short, --color).
 
-Reads both layouts of `.hatchet` files:
-- Proton's own (docs/profile-tree-format.md): inclusive metrics; host profiles
-  end with a `{"devices": {...}}` object, intra-kernel trees have none;
-- Triton's Proton: `[ROOT, {"CUDA"|"HIP": {index: device}}]` with each node's
-  own (exclusive) metrics, summed here into inclusive values as Triton's
-  viewer does (frames `__proton_launch_metadata` and empty leaves dropped).
+Reads `.hatchet` files in Triton's Proton's layout, which Proton's sessions
+write too (docs/profile-tree-format.md): `[ROOT, {"CUDA"|"HIP": {index:
+device}}]` with each node's own (exclusive) metrics, summed here into
+inclusive values as Triton's viewer does (frames `__proton_launch_metadata`
+and empty leaves dropped); and the inclusive layout of Proton's first
+releases, whose host profiles end with a `{"devices": {...}}` object.
 
 Each line shows the chosen metrics of one node, then the node's name, indented
 as a tree:

@@ -12,8 +12,9 @@
 
 namespace proton::markers {
 
-/// Every marker's assembly text starts with this, then `start` or `end`, a
-/// space and the scope name.
+/// Every marker's assembly text starts with this, then its kind (`start`,
+/// `end`, `event_start`, `event_end`, `mark` or `value`; IdKind), a space and
+/// the scope, event, mark or value name.
 constexpr const char *kPrefix = "// @proton ";
 /// An optional suffix naming the marker's source (`<file>:<line>:<col>`), for
 /// markers whose debug location cannot say it. Scope names cannot hold ';'.

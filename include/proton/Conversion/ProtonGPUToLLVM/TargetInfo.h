@@ -40,7 +40,9 @@ public:
                           ArrayRef<Value> words, Value predicate) const = 0;
   /// Makes the warp's shared-memory writes visible to all its lanes.
   virtual void warpSync(OpBuilder &b, Location loc) const = 0;
-  /// Target-specific clean-up of the kernel after lowering.
+  /// Target-specific preparation of the kernel, before its records are
+  /// lowered (prepareKernelSegments): e.g. on AMDGPU, dropping attributes
+  /// that promise the backend what the lowering will break.
   virtual void prepareKernel(LLVM::LLVMFuncOp) const {}
 };
 
