@@ -22,6 +22,17 @@ from fake_roctracer_support import fake_amdhip_path, roctracer_fake, roctracer_f
 from fake_rocprofiler_support import rocprofiler_fake, rocprofiler_fake_path  # noqa: F401
 
 
+@pytest.fixture
+def no_instrumentation_session_left():
+    """Fails a test that leaves an instrumentation session open (and closes it)."""
+    yield
+    from proton.instrument import session as runtime
+
+    if runtime._session is not None:
+        runtime._session = None
+        pytest.fail("a test left a session active")
+
+
 def pytest_collection_modifyitems(config, items):
     from proton.gpu import why_no_gpu
 

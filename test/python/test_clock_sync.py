@@ -4,6 +4,7 @@ simulated GPUs whose timers are offset from the host's clock (and from each
 other), down to the argument the Perfetto writer gets."""
 
 import inspect
+import os
 import random
 import sys
 import types
@@ -21,12 +22,7 @@ from test_decode import make
 from test_session import FakeTorch, Launch
 
 
-@pytest.fixture(autouse=True)
-def no_session_left():
-    yield
-    if runtime._session is not None:
-        runtime._session = None
-        pytest.fail("a test left a session active")
+pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 
 
 # -- estimation ----------------------------------------------------------------
@@ -142,7 +138,9 @@ def captured(monkeypatch):
     calls = {}
 
     def write(path, launches, gpu_name="GPU 0", origin_ns=None, *, host_clock=None):
-        calls[path] = {"host_clock": host_clock, "origin_ns": min(ev.origin_ns for ev in launches)}
+        # Outputs are written beside their name (".<name>.<id>.partial"), then renamed.
+        final = os.path.join(os.path.dirname(path), os.path.basename(path)[1:].rsplit(".", 2)[0])
+        calls[final] = {"host_clock": host_clock, "origin_ns": min(ev.origin_ns for ev in launches)}
         open(path, "wb").close()
         return 0
 

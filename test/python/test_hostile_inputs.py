@@ -10,16 +10,10 @@ import pytest
 
 import proton
 from proton import paths, viewer
-from proton.instrument import session as runtime
 from proton.instrument.ttgir_text import code_chars, code_text
 
 
-@pytest.fixture(autouse=True)
-def no_session_left():
-    yield
-    if runtime._session is not None:
-        runtime._session = None
-        pytest.fail("a test left a session active")
+pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 
 
 @pytest.mark.parametrize("name", ["/", ".", "out/", "a/..", ""])

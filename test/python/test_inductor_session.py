@@ -13,19 +13,13 @@ import triton
 from triton.backends.compiler import GPUTarget
 
 import proton
-from proton.instrument import session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, vector_add
 
 SM90 = GPUTarget("cuda", 90, 32)
 
 
-@pytest.fixture(autouse=True)
-def no_session_left():
-    yield
-    if runtime._session is not None:
-        runtime._session = None
-        pytest.fail("a test left a session active")
+pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 
 
 def compile_as_inductor_does(**constexprs):

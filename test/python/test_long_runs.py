@@ -22,12 +22,7 @@ from test_session import FakeTorch, Launch
 EVENTS_PER_LAUNCH = 36  # make(ctas=3): 3 CTAs x 4 warps x 3 scopes
 
 
-@pytest.fixture(autouse=True)
-def no_session_left():
-    yield
-    if runtime._session is not None:
-        runtime._session = None
-        pytest.fail("a test left a session active")
+pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 
 
 @pytest.fixture

@@ -21,12 +21,7 @@ from test_decode import make
 CUDA90 = GPUTarget("cuda", 90, 32)
 
 
-@pytest.fixture(autouse=True)
-def no_session_left():
-    yield
-    if runtime._session is not None:
-        runtime._session = None
-        pytest.fail("a test left a session active")
+pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 
 
 def test_start_instruments_and_finalize_restores(tmp_path):
