@@ -166,8 +166,19 @@ def test_launches_without_records_are_listed_with_the_reason(tmp_path, buffer, c
     assert report.warnings == [
         "this session recorded no scope events: 2 kernels were launched without records (listed above)"
     ]
-    err = capsys.readouterr().err
-    assert "no records: inductor_kernel (1 launch): not compiled through this session" in err
+    # The tree lists them too, so that proton-view shows them.
+    tree = json.load(open(report.files["tree"]))[0]
+    listed = {c["frame"]["name"]: c["metrics"]["count"] for c in tree["children"]}
+    assert listed == {
+        "plain_kernel [no records: nothing to record]": 2,
+        "inductor_kernel [no records: not compiled by the session]": 1,
+    }
+    from proton import viewer
+
+    capsys.readouterr()
+    assert viewer.main([report.files["tree"]]) == 0
+    assert "plain_kernel [no records: nothing to record]" in capsys.readouterr().out
+    assert "no records: inductor_kernel (1 launch): not compiled through this session" in report.summary()
 
 
 # -- CUDA graphs --------------------------------------------------------------

@@ -229,6 +229,7 @@ class Session:
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
         _allocation.set_profile_allocator(self._previous_allocator)
         self.graphs.uninstall()
+        self.report.unrecorded = self._unrecorded_kernels()  # before the tree is written: it lists them
         self._flush(final=True)
         self._final_notes()
         report = self.report
@@ -351,6 +352,7 @@ class Session:
                     part=number,
                     host_clock=self._host_clock(launches, devices, part.warnings),
                     compress_pftrace=self.compress_pftrace,
+                    unrecorded=self.report.unrecorded if final else None,
                 )
             except Exception as error:
                 what = "the outputs" if number is None else f"part {number}"
@@ -443,6 +445,26 @@ class Session:
             variants.setdefault(kernel, set()).add(variant)
         return retention.variant_names(variants)
 
+    def _unrecorded_kernels(self) -> dict:
+        """Kernels launched while the session was active without a profile
+        buffer: launches, the reason, and the reason in a few words."""
+        compiled_plain = self.hook.compiled_without_records
+        out = {}
+        for kernel, count in self._unrecorded.items():
+            if kernel in compiled_plain:
+                reason, short = (
+                    "compiled by this session with nothing to record (no Proton markers, nothing the mode instruments)",
+                    "nothing to record",
+                )
+            else:
+                reason, short = (
+                    "not compiled through this session: compiled before it started (Triton's caches) or in "
+                    "another process (such as Inductor's compile workers), or with nothing to record",
+                    "not compiled by the session",
+                )
+            out[kernel] = {"launches": count, "reason": reason, "short": short}
+        return out
+
     def _final_notes(self) -> None:
         """What finalize says of launches that recorded nothing: captured
         launches never replayed, and kernels launched without records."""
@@ -459,15 +481,6 @@ class Session:
                     f"{kernel} launch {kept.index}, captured in graph {kept.graph.number}: never replayed while "
                     "the session was open, no records"
                 )
-        compiled_plain = self.hook.compiled_without_records
-        for kernel, count in self._unrecorded.items():
-            reason = (
-                "compiled by this session with nothing to record (no Proton markers, nothing the mode instruments)"
-                if kernel in compiled_plain
-                else "not compiled through this session: compiled before it started (Triton's caches) or in "
-                "another process (such as Inductor's compile workers), or with nothing to record"
-            )
-            self.report.unrecorded[kernel] = {"launches": count, "reason": reason}
         if self.report.events == 0:
             self.report.warnings.append(
                 "this session recorded no scope events"
@@ -571,6 +584,7 @@ def write_outputs(
     part: int | None = None,
     host_clock: dict | None = None,
     compress_pftrace: bool = False,
+    unrecorded: dict | None = None,
 ) -> dict:
     """Writes each output as `<name>[.rank_<rank>][.part_<part>]<ext>`;
     host_clock (clock_sync.ClockOffset.host_clock()) goes into the .pftrace,
@@ -582,7 +596,7 @@ def write_outputs(
     writers = {
         "chrome_trace": lambda path: trace_chrome.write(path, launches, trace_chrome.session_origin(launches)),
         "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name, **clock),
-        "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type),
+        "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type, unrecorded=unrecorded),
     }
     warnings = [] if warnings is None else warnings
     return {

@@ -44,7 +44,12 @@ def _scope_sums(ev: LaunchEvents, n: int, at_once: int = 1 << 18):
     return count, cycles, ns
 
 
-def build(launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA") -> list:
+def build(
+    launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA", unrecorded: dict | None = None
+) -> list:
+    """The tree; `unrecorded` (the session report's kernels launched without
+    records) adds a node per such kernel, "<kernel> [no records: <why>]",
+    counting its launches, after the recorded kernels."""
     kernels: dict[str, dict] = {}
     for ev in launches:
         k = kernels.setdefault(ev.kernel, {"warps": 0, "cycles": 0, "ns": 0.0, "launches": 0, "scopes": {}})
@@ -97,14 +102,22 @@ def build(launches: list[LaunchEvents], devices: dict | None = None, device_type
             by_path[path] = node
         _make_exclusive(kernel, warps)
         root["children"].append(kernel)
+    for name, info in (unrecorded or {}).items():
+        label = f"{name} [no records: {info.get('short', 'none recorded')}]"
+        root["children"].append(_node(label, "function", 0, 0.0, int(info["launches"]), device_type))
     declare_metrics_on_root(root)
     return [root, devices or {}]
 
 
 def write(
-    path: str, launches: list[LaunchEvents], devices: dict | None = None, device_type: str = "CUDA"
+    path: str,
+    launches: list[LaunchEvents],
+    devices: dict | None = None,
+    device_type: str = "CUDA",
+    *,
+    unrecorded: dict | None = None,
 ) -> list[dict]:
-    tree = build(launches, devices, device_type)
+    tree = build(launches, devices, device_type, unrecorded)
     with open(path, "w") as out:
         json.dump(tree, out, indent=1)
     return tree
