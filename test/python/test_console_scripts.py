@@ -88,3 +88,19 @@ def test_the_viewer_and_the_merge_tool_need_no_triton(tmp_path):
     )
     done = run([sys.executable, "-c", code])
     assert done.returncode == 0 and "ROOT" in done.stdout, done.stderr
+
+
+def test_an_unexpected_exception_is_reported_as_a_bug(capsys):
+    from proton.commands import entry_points
+
+    def broken():
+        raise ZeroDivisionError("a bug")
+
+    with pytest.raises(SystemExit) as status:
+        entry_points._run("proton-view", broken)
+    err = capsys.readouterr().err
+    assert status.value.code == 1 and "ZeroDivisionError: a bug" in err
+    assert "proton-view: this is a bug in Proton; please report it" in err
+    with pytest.raises(SystemExit) as status:
+        entry_points._run("proton-view", lambda: 2)  # an expected failure keeps its status
+    assert status.value.code == 2

@@ -18,32 +18,49 @@ def proton_opt() -> None:
     os.execv(binary, [str(binary), *sys.argv[1:]])
 
 
+def _run(prog: str, main) -> None:
+    """Runs a command's main: expected failures are its own one-line
+    errors (exit status 2); anything else is a bug, shown with its
+    traceback and a line asking to report it (exit status 1)."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception:  # noqa: BLE001 - see above
+        import traceback
+
+        traceback.print_exc()
+        print(f"{prog}: this is a bug in Proton; please report it with the command line and its inputs", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(status)
+
+
 def insert_proton_records() -> None:
     """`insert_proton_records`: insert proton.record scopes into dumped TTGIR."""
     from .insert_proton_records import main
 
-    sys.exit(main())
+    _run("insert_proton_records", main)
 
 
 def dump_ttgir() -> None:
     """`proton-dump-ttgir`: run a command and keep the TTGIR Triton compiles."""
     from .dump_ttgir import main
 
-    sys.exit(main())
+    _run("proton-dump-ttgir", main)
 
 
 def merge_traces() -> None:
     """`proton-merge-traces`: one Perfetto file from per-GPU traces."""
     from .merge_traces import main
 
-    sys.exit(main())
+    _run("proton-merge-traces", main)
 
 
 def view() -> None:
     """`proton-view`: print a profile tree in the terminal."""
     from ..viewer import main
 
-    sys.exit(main())
+    _run("proton-view", main)
 
 
 def profile_command() -> None:
