@@ -30,7 +30,7 @@ def _run(prog: str, main) -> None:
         import traceback
 
         traceback.print_exc()
-        print(f"{prog}: this is a bug in Proton; please report it with the command line and its inputs", file=sys.stderr)
+        print(f"{prog}: this is a bug in Proton; please report it with the command line and inputs", file=sys.stderr)
         sys.exit(1)
     sys.exit(status)
 
