@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import paths
 from ..errors import ProfilerError
+from ..progress import Progress
 from ..writers import perfetto_deflate
 from ..writers.perfetto_packets import trace_packet
 
@@ -189,11 +190,14 @@ def merge(
     # Inputs in time order: clock snapshots of the trace's clock must not go back.
     order = sorted(range(len(traces)), key=lambda r: shifts[r])
     # Complete or not at all: a failure leaves no partial output behind.
+    progress = Progress("proton-merge-traces: merging", len(order), "inputs")
     with paths.replaced_when_complete(output) as partial:
         with open(partial, "wb") as file, perfetto_deflate.sink(file, compress) as out:
-            for rank in order:
+            for done, rank in enumerate(order):
+                progress.update(done, f"{file.tell() / 1e6:,.1f} MB written")
                 label = labels[rank] if labels else f"rank {rank}"
                 _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
+    progress.close()
     return {t.path: s for t, s in zip(traces, shifts)}
 
 

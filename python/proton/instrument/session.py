@@ -26,6 +26,7 @@ time.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -40,8 +41,11 @@ from .buffer import BufferFormatError
 from ..errors import ProfilerError
 from ..mode import Default, OpMeasure, parse
 from ..paths import distributed_rank, output_path, write_or_fall_back
+from ..progress import Progress
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
+#: From this many events, finalize says which file it is writing (on a terminal).
+BIG_SESSION_EVENTS = 1_000_000
 
 
 @dataclass
@@ -394,7 +398,10 @@ class Session:
             for reason, count in reasons.items():
                 info["not_kept"][reason] = info["not_kept"].get(reason, 0) + count
         launches: list[decode.LaunchEvents] = []
-        for kept in kept_launches:
+        progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
+        decoded_events = 0
+        for done, kept in enumerate(kept_launches):
+            progress.update(done, f"{decoded_events:,} events")
             kernel = names[(kept.kernel, kept.variant)]
             info = report.per_kernel.setdefault(kernel, _kernel_counts())
             info["kept"] += 1
@@ -424,11 +431,13 @@ class Session:
                 continue
             events.call_stack = kept.call_stack
             launches.append(events)
+            decoded_events += events.num_events
             info["events"] += events.num_events
             info["dropped"] += int(events.dropped.sum())
             info["lossy_warps"] += int((events.dropped > 0).sum())
             report.unmatched_records += events.unmatched
             report.warnings += events.warnings
+        progress.close()
         report.events = sum(ev.num_events for ev in launches)
         report.dropped_events = sum(info["dropped"] for info in report.per_kernel.values())
         if report.unmatched_records:
@@ -599,12 +608,16 @@ def write_outputs(
         "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type, unrecorded=unrecorded),
     }
     warnings = [] if warnings is None else warnings
-    return {
-        kind: write_or_fall_back(
-            output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part), writers[kind], warnings
-        )
-        for kind in outputs
-    }
+    # Writing tens of millions of events takes seconds per file: say which, on a terminal.
+    big = sum(ev.num_events for ev in launches) >= BIG_SESSION_EVENTS
+    progress = Progress("proton: writing", len(outputs), "files")
+    written = {}
+    for done, kind in enumerate(outputs):
+        path = output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part)
+        progress.update(done, os.path.basename(path), now=big)
+        written[kind] = write_or_fall_back(path, writers[kind], warnings)
+    progress.close()
+    return written
 
 
 def _device_index(buffer) -> int | None:
