@@ -69,15 +69,23 @@ def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:
         b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + tracks.kernel.encode()
         for name in ev.scope_names
     ]
-    # What depends on the warp only, once per warp.
+    # What depends on the warp only, once per warp, built with numpy: the
+    # process (launch, SM, CTA) and thread names of Tracks, as text.
     rows = np.arange(ev.warp_ids.size)
-    threads = {}
-    per_warp = []
-    for r in rows.tolist():
-        warp = int(ev.warp_ids[r])
-        if warp not in threads:
-            threads[warp] = tracks.thread(warp)
-        per_warp.append(f',"pid":{tracks.process(r // ev.num_segments)},"tid":{threads[warp]},"ts":'.encode())
+    launch = json.dumps(f"{ev.kernel} #{ev.launch} Core")[:-1].encode()  # without its closing quote
+    warp_names = sorted(set(ev.warp_ids.tolist()))
+    per_warp = T.record_strings(
+        rows.size,
+        [
+            T.const(b',"pid":' + launch),
+            *T.decimal(np.repeat(ev.warp_sm[:: max(ev.num_segments, 1)], max(ev.num_segments, 1))),  # the CTA's SM
+            T.const(b" CTA"),
+            *T.decimal(rows // max(ev.num_segments, 1)),
+            T.const(b'","tid":'),
+            T.table([tracks.thread(w).encode() for w in warp_names], np.searchsorted(warp_names, ev.warp_ids)),
+            T.const(b',"ts":'),
+        ],
+    )
     closing = b',"call_stack":' + json.dumps(["ROOT", *ev.call_stack, ev.kernel]).encode() + b"}},\n"
     order = _warp_and_start_order(ev)
     shift = ev.origin_ns - t0_ns
@@ -96,7 +104,7 @@ def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:
                 hi - lo,
                 [
                     T.table(names, scope),
-                    T.table(per_warp, row),
+                    (per_warp[0][row], per_warp[1][row]),
                     *T.microseconds(ts, b',"dur":'),
                     *T.microseconds(dur, b',"args":{"cycles":'),
                     *T.decimal(cycles),
