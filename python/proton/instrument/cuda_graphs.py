@@ -73,10 +73,15 @@ class GraphTracker:
         wrap("replay", after=tracker._replayed)
 
     def uninstall(self) -> None:
+        """Restores CUDAGraph and lets the graphs go (the records keep their
+        counts; each graph keeps its buffers)."""
         for cls, name, original in reversed(self._patched):
             setattr(cls, name, original)
         self._patched.clear()
         self.capturing = None
+        for record in self.graphs.values():
+            record.graph = None
+        self.graphs.clear()
 
     def _record(self, graph) -> CapturedGraph:
         record = self.graphs.get(id(graph))
@@ -111,7 +116,3 @@ class GraphTracker:
         except (AttributeError, TypeError):
             _ORPHAN_BUFFERS.append(buffer)
         return record
-
-    def clear(self) -> None:
-        """Forgets the graphs (at finalize): their buffers stay with them."""
-        self.graphs.clear()
