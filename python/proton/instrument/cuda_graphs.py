@@ -46,8 +46,11 @@ class GraphTracker:
         self._patched: list = []
 
     def install(self, torch) -> None:
+        """Wraps torch's CUDAGraph (once; called per launch until it is)."""
+        if self._patched:
+            return
         cls = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
-        if cls is None or self._patched:
+        if cls is None:
             return
         tracker = self
 

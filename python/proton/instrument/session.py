@@ -269,8 +269,7 @@ class Session:
     # -- per launch (hot path) -----------------------------------------------
     def _allocate(self, size, alignment, stream):
         torch = self._torch or self._load_torch()
-        if not self.graphs._patched:
-            self.graphs.install(torch)  # torch was imported after the session started
+        self.graphs.install(torch)  # at once if torch was imported after the session started
         buffer = torch.empty(size, dtype=torch.uint8, device="cuda")
         capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
         self._pending = (buffer, capturing is not None and bool(capturing()))
@@ -450,7 +449,7 @@ class Session:
     def _kernel_names(self) -> dict[tuple, str]:
         """(kernel, variant) -> the name the outputs use (launches.variant_names)."""
         variants: dict[str, set] = {}
-        for kernel, variant in list(self.launch_counts) + list(self._variants.values()):
+        for kernel, variant in self.launch_counts:  # every variant seen has launched
             variants.setdefault(kernel, set()).add(variant)
         return retention.variant_names(variants)
 
