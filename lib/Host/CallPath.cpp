@@ -79,6 +79,21 @@ ThreadContext &threadContext() {
   return context;
 }
 
+// The main thread's innermost scope, for launches from threads that have
+// none open (as Triton's Proton attributes autograd's backward kernels).
+static std::atomic<uint32_t> mainThreadScope{kRootNode};
+
+static void publishIfMain(const ThreadContext &thread) {
+  if (thread.isMain)
+    mainThreadScope.store(thread.scopes.back(), std::memory_order_relaxed);
+}
+
+void markMainThread() {
+  ThreadContext &thread = threadContext();
+  thread.isMain = true;
+  publishIfMain(thread);
+}
+
 uint32_t enterScope(std::string_view name, bool nvtx) {
   ThreadContext &thread = threadContext();
   CallPathTree &tree = callPaths();
@@ -86,6 +101,7 @@ uint32_t enterScope(std::string_view name, bool nvtx) {
                              nvtx ? NodeKind::Nvtx : NodeKind::Scope);
   thread.scopes.push_back(node);
   thread.nvtx.push_back(nvtx ? 1 : 0);
+  publishIfMain(thread);
   return node;
 }
 
@@ -94,6 +110,7 @@ void popNvtxRange() {
   if (thread.scopes.size() > 1 && thread.nvtx.back()) {
     thread.scopes.pop_back();
     thread.nvtx.pop_back();
+    publishIfMain(thread);
   }
 }
 
@@ -114,6 +131,7 @@ std::string exitScope(std::optional<std::string_view> name, uint32_t &node) {
   node = thread.scopes.back();
   thread.scopes.pop_back();
   thread.nvtx.pop_back();
+  publishIfMain(thread);
   return "";
 }
 
@@ -144,17 +162,27 @@ void setLaunchMetrics(const double (&flops)[4], double bytes, uint32_t name) {
 
 void clearLaunchMetrics() { threadContext().pendingMetrics = LaunchMetrics{}; }
 
+static constexpr std::string_view kLaunchMetadataScope =
+    "__proton_launch_metadata";
+
 LaunchMetadataScope::LaunchMetadataScope()
-    : depth(threadContext().scopes.size()) {
-  enterScope("__proton_launch_metadata", false);
+    : depth(threadContext().scopes.size()),
+      wasInLaunchMetadata(threadContext().inLaunchMetadata) {
+  enterScope(kLaunchMetadataScope, false);
+  threadContext().inLaunchMetadata = true;
 }
 
 void LaunchMetadataScope::close() {
+  if (!open)
+    return;
+  open = false;
   ThreadContext &thread = threadContext();
   while (thread.scopes.size() > depth) {
     thread.scopes.pop_back();
     thread.nvtx.pop_back();
   }
+  publishIfMain(thread);
+  thread.inLaunchMetadata = wasInLaunchMetadata;
 }
 
 uint32_t graftCaptured(uint32_t launch, uint32_t capture) {
@@ -192,9 +220,16 @@ void setContextCapture(ContextCapture capture) {
 
 uint32_t currentLaunchNode() {
   ThreadContext &thread = threadContext();
-  uint32_t node = thread.scopes.back();
-  if (ContextCapture capture = contextCapture.load(std::memory_order_relaxed))
+  uint32_t node = thread.scopes.size() > 1 || thread.isMain
+                      ? thread.scopes.back()
+                      : mainThreadScope.load(std::memory_order_relaxed);
+  if (ContextCapture capture =
+          contextCapture.load(std::memory_order_relaxed)) {
     node = capture(kRootNode);
+    if (thread.inLaunchMetadata)
+      node = callPaths().child(node, callPaths().intern(kLaunchMetadataScope),
+                               NodeKind::Scope);
+  }
   if (thread.state != kNoName)
     node = callPaths().child(node, thread.state, NodeKind::State);
   return node;

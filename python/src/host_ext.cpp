@@ -24,6 +24,7 @@
 #include <frameobject.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <stdexcept>
 
@@ -108,7 +109,26 @@ uint32_t capturePythonContext(uint32_t base) {
 // launch_metadata call: it is made here directly, which spares
 // LazyDict.get's merged copy of the dict; other hooks in the chain can
 // still call get().
+// proton.hooks.launch.id: a context variable holding the id of the launch
+// the hook last saw on this thread (upstream's scripts read it after a launch).
+PyObject *launchIdVar = nullptr; // strong reference, set once per process
+std::atomic<uint64_t> nextLaunchId{0};
+
+void setLaunchIdVar(nb::handle var) {
+  if (!PyContextVar_CheckExact(var.ptr()))
+    throw nb::type_error("set_launch_id_var takes a contextvars.ContextVar");
+  Py_XDECREF(launchIdVar);
+  launchIdVar = Py_NewRef(var.ptr());
+}
+
 void tritonLaunchHook(nb::handle metadata) {
+  if (launchIdVar) {
+    nb::object id = nb::steal(PyLong_FromUnsignedLongLong(
+        nextLaunchId.fetch_add(1, std::memory_order_relaxed)));
+    nb::object token = nb::steal(PyContextVar_Set(launchIdVar, id.ptr()));
+    if (!token.is_valid())
+      throw nb::python_error();
+  }
   if (metadata.is_none())
     return;
   static PyObject *extrasAttr = PyUnicode_InternFromString("extras");
@@ -263,6 +283,12 @@ void bindRocprofiler(nb::module_ &m) {
 void bindScopes(nb::module_ &m) {
   m.def("set_python_context",
         [](bool enabled, std::vector<std::string> prefixes) {
+          if (prefixes != skippedPrefixes) {
+            // Which code objects are skipped depends on the prefixes.
+            for (auto &[code, skip] : skippedCode)
+              Py_DECREF(code);
+            skippedCode.clear();
+          }
           skippedPrefixes = std::move(prefixes);
           setContextCapture(enabled ? capturePythonContext : nullptr);
         });
@@ -308,6 +334,8 @@ void bindLaunchMetrics(nb::module_ &m) {
     setLaunchMetrics(flops, bytes, kNoName);
   });
   m.def("triton_launch_hook", &tritonLaunchHook);
+  m.def("set_launch_id_var", &setLaunchIdVar);
+  m.def("mark_main_thread", &markMainThread);
   m.def("clear_launch_metrics", &clearLaunchMetrics);
 }
 

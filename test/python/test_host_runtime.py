@@ -365,8 +365,11 @@ def test_state_overrides(fake):
 
 
 def test_scopes_are_per_thread(fake):
+    # Each thread has its own scope stack; a thread with none open (autograd's
+    # backward thread, a worker) launches below the main thread's innermost.
     slot = new_slot()
     h.set_active_sessions(1 << slot)
+    h.mark_main_thread()
     h.enter_scope("thread_main_scope")
     seen = {}
 
@@ -382,15 +385,19 @@ def test_scopes_are_per_thread(fake):
     thread.join()
     launch(fake, "thread_main_k", 0, 5)
     h.exit_scope("thread_main_scope")
+    thread = threading.Thread(target=lambda: launch(fake, "thread_late_k", 0, 6))
+    thread.start()  # the main thread's scope is closed again: the root
+    thread.join()
     h.flush_cupti()
     rows = by_path(take(slot)[0])
     assert seen["stack"] == []
     assert set(rows) == {
-        ("thread_worker_k",),
+        ("thread_main_scope", "thread_worker_k"),
         ("thread_worker_scope", "thread_worker_k"),
         ("thread_main_scope", "thread_main_k"),
+        ("thread_late_k",),
     }
-    assert rows[("thread_worker_k",)]["total_ns"] == 3
+    assert rows[("thread_main_scope", "thread_worker_k")]["total_ns"] == 3
 
 
 def _python_context_launch(fake, name):

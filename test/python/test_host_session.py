@@ -267,3 +267,92 @@ def test_kernels_launched_by_launch_metadata_are_kept_apart(fake, fake_path, tmp
     assert _find(root, "step", "__proton_launch_metadata", "item_copy")["metrics"]["count"] == 1
     kernel = _find(root, "step", "k")["metrics"]
     assert kernel["count"] == 1 and kernel["flops32"] == 10.0
+
+
+def test_launch_metadata_kernels_under_python_frames(fake, fake_path, tmp_path, monkeypatch):
+    # context="python": frames replace scopes, and what launch_metadata
+    # launches still goes under __proton_launch_metadata (its parent).
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    def metadata_that_launches():
+        fake.fake_launch(CBID_cuLaunchKernel, b"reduce_in_metadata", 0, 3, 1)
+        return {"name": "renamed"}
+
+    proton.start(str(tmp_path / "pyctx"), backend="cupti", hook="triton", context="python", quiet=True)
+    lazy = LazyDict({"name": "k"})
+    lazy.add(metadata_that_launches, ())
+    triton.knobs.runtime.launch_enter_hook(lazy)
+    fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    fake.fake_launch(CBID_cuLaunchKernel, b"after", 0, 10, 1)
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    parents = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node["children"]:
+            parents[child["frame"]["name"]] = node["frame"]["name"]
+            stack.append(child)
+    assert parents["reduce_in_metadata"] == "__proton_launch_metadata"
+    assert parents["__proton_launch_metadata"] != "ROOT"  # below the Python frames
+    assert "renamed" in parents and parents["after"] != "__proton_launch_metadata"
+
+
+def test_launch_id_per_launch_and_thread(fake, fake_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import threading
+
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    from proton.hooks import launch as launch_hook
+
+    proton.start(str(tmp_path / "ids"), backend="cupti", hook="triton", quiet=True)
+    ids = {}
+
+    def worker(name):
+        seen = [launch_hook.id.get()]  # a new thread's context: no launch yet
+        for _ in range(50):
+            triton.knobs.runtime.launch_enter_hook(LazyDict({"name": name}))
+            fake.fake_launch(CBID_cuLaunchKernel, name.encode(), 0, 1, 1)
+            seen.append(launch_hook.id.get())
+        ids[name] = seen
+
+    threads = [threading.Thread(target=worker, args=(name,)) for name in ("idk_a", "idk_b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    proton.finalize()
+    assert ids["idk_a"][0] is None and ids["idk_b"][0] is None
+    every = ids["idk_a"][1:] + ids["idk_b"][1:]
+    assert len(set(every)) == 100 and all(isinstance(i, int) for i in every)
+
+
+def test_threads_without_scopes_launch_under_the_main_threads_scope(fake, fake_path, tmp_path, monkeypatch):
+    # As autograd's backward thread: its kernels belong to the scope the
+    # main thread has open (Triton's Proton counts them there too).
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import threading
+
+    proton.start(str(tmp_path / "bwd"), backend="cupti", quiet=True)
+    with proton.scope("forward"):
+        fake.fake_launch(CBID_cuLaunchKernel, b"fwd_k", 0, 1, 1)
+    with proton.scope("backward"):
+        thread = threading.Thread(target=lambda: fake.fake_launch(CBID_cuLaunchKernel, b"bwd_k", 0, 2, 1))
+        thread.start()
+        thread.join()
+
+    def own_scope():
+        with proton.scope("worker_scope"):
+            fake.fake_launch(CBID_cuLaunchKernel, b"own_k", 0, 3, 1)
+
+    with proton.scope("main_other"):
+        thread = threading.Thread(target=own_scope)
+        thread.start()
+        thread.join()
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert [c["frame"]["name"] for c in root["children"]] == ["forward", "backward", "worker_scope"]
+    assert _find(root, "backward", "bwd_k")["metrics"]["count"] == 1
+    assert _find(root, "worker_scope", "own_k")["metrics"]["count"] == 1

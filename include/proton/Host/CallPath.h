@@ -77,9 +77,19 @@ struct ThreadContext {
   std::vector<uint8_t> nvtx{0}; // per entry of scopes: pushed by an NVTX range
   uint32_t state = kNoName;     // proton.state tag, kNoName if none
   LaunchMetrics pendingMetrics;
+  // Inside a launch hook's launch_metadata call: context="python" puts its
+  // kernels below "__proton_launch_metadata" too (no scope stack there).
+  bool inLaunchMetadata = false;
+  // The program's main thread publishes its innermost scope for threads
+  // with none of their own (autograd's backward thread, workers).
+  bool isMain = false;
 };
 
 ThreadContext &threadContext();
+
+// Marks the calling thread as the program's main thread: launches from
+// threads with no open scope of their own go below its innermost scope.
+void markMainThread();
 
 // Opens a scope (or an NVTX range) on this thread's stack; returns its node.
 uint32_t enterScope(std::string_view name, bool nvtx);
@@ -113,6 +123,8 @@ public:
 
 private:
   size_t depth;
+  bool wasInLaunchMetadata;
+  bool open = true;
 };
 
 // The node `capture` (a graph's capture context) grafted below `launch`

@@ -4,11 +4,19 @@ process; the work per launch is C++ (proton._host.triton_launch_hook)."""
 
 from __future__ import annotations
 
+import contextvars
+
 from .hook import Hook
 
 #: The scope Triton's Proton evaluates launch_metadata functions in (kernels
 #: they launch are attributed to it); viewers never show it.
 COMPUTE_METADATA_SCOPE_NAME = "__proton_launch_metadata"
+
+#: The id of the Triton launch this thread (context) made last while
+#: hook="triton" is active: distinct per launch, None before the first.
+id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "proton_launch_id", default=None
+)
 
 
 class LaunchHook(Hook):

@@ -16,7 +16,11 @@ _users = []  # sessions sharing the one chain entry
 def install():
     from .session import _host
 
-    hook = _host().triton_launch_hook
+    from ..hooks import launch
+
+    host = _host()
+    host.set_launch_id_var(launch.id)
+    hook = host.triton_launch_hook
     if not _users:
         triton.knobs.runtime.launch_enter_hook.add(hook)
     _users.append(hook)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from ..errors import ProfilerError
@@ -108,6 +109,10 @@ class HostSession:
         if not free:
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
         self.tracer.start(host, self)
+        if threading.current_thread() is threading.main_thread():
+            # Launches from threads with no scope of their own (autograd's
+            # backward) go below the main thread's innermost scope.
+            host.mark_main_thread()
         self.slot = free[0]
         host.open_session(self.slot, self.data == "trace", TRACE_CAP)
         _sessions[self.slot] = self
