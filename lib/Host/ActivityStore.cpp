@@ -1,5 +1,7 @@
 #include "proton/Host/ActivityStore.h"
 
+#include <algorithm>
+
 namespace proton::host {
 
 void ActivityStore::recordLaunch(const LaunchContext &context) {
@@ -33,14 +35,41 @@ void ActivityStore::graphNodeCloned(uint64_t originalId, uint64_t cloneId) {
   }
 }
 
+// Retired nodes past this many are forgotten at once, oldest first (a
+// program that rebuilds graphs in a loop and never flushes).
+static constexpr size_t kMaxRetiredGraphNodes = 1u << 20;
+
 void ActivityStore::graphNodeDestroyed(uint64_t nodeId) {
   std::lock_guard<std::mutex> lock(graphMutex_);
-  graphNodes_.erase(nodeId);
+  if (!graphNodes_.count(nodeId))
+    return;
+  retiredGraphNodes_.push_back(nodeId);
+  if (retiredGraphNodes_.size() > kMaxRetiredGraphNodes) {
+    size_t half = retiredGraphNodes_.size() / 2;
+    for (size_t i = 0; i < half; ++i)
+      graphNodes_.erase(retiredGraphNodes_[i]);
+    retiredGraphNodes_.erase(retiredGraphNodes_.begin(),
+                             retiredGraphNodes_.begin() + half);
+  }
+}
+
+size_t ActivityStore::retiredGraphNodes() {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  return retiredGraphNodes_.size();
+}
+
+void ActivityStore::releaseRetiredGraphNodes(size_t count) {
+  std::lock_guard<std::mutex> lock(graphMutex_);
+  count = std::min(count, retiredGraphNodes_.size());
+  for (size_t i = 0; i < count; ++i)
+    graphNodes_.erase(retiredGraphNodes_[i]);
+  retiredGraphNodes_.erase(retiredGraphNodes_.begin(),
+                           retiredGraphNodes_.begin() + count);
 }
 
 size_t ActivityStore::graphNodesKept() {
   std::lock_guard<std::mutex> lock(graphMutex_);
-  return graphNodes_.size();
+  return graphNodes_.size() - retiredGraphNodes_.size();
 }
 
 static uint64_t aggregateKey(uint32_t node, uint32_t name, uint32_t device,
@@ -154,6 +183,7 @@ void ActivityStore::reset() {
   }
   std::lock_guard<std::mutex> lock(graphMutex_);
   graphNodes_.clear();
+  retiredGraphNodes_.clear();
 }
 
 ActivityStore &activityStore() {

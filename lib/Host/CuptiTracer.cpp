@@ -322,6 +322,9 @@ std::string startCuptiTracing() {
 std::string flushCuptiTracing() {
   if (!subscriber)
     return "";
+  // Graph nodes destroyed before this flush have their records delivered by
+  // its end: they can be forgotten then.
+  size_t retired = activityStore().retiredGraphNodes();
   // Kernels still running have no record yet: wait for the current context.
   if (void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
     using Synchronize = int (*)();
@@ -330,8 +333,11 @@ std::string flushCuptiTracing() {
       synchronize();
     dlclose(cuda);
   }
-  return check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
-               "cuptiActivityFlushAll");
+  std::string error =
+      check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+            "cuptiActivityFlushAll");
+  activityStore().releaseRetiredGraphNodes(retired);
+  return error;
 }
 
 std::string stopCuptiTracing() {

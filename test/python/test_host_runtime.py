@@ -558,6 +558,35 @@ def test_graph_capture_then_replay(fake):
     assert h.counters()["graph_nodes_kept"] == baseline
 
 
+def test_graph_destroyed_before_its_records_arrive(fake):
+    # A graph reset right after its replay (before a synchronize): the
+    # replay's records still go under <captured_at>; the nodes are forgotten
+    # once a flush has delivered them.
+    baseline = h.counters()["graph_nodes_kept"]
+    slot = new_slot()
+    h.set_active_sessions(1 << slot)
+    h.enter_scope("gd_capture")
+    nodes = [fake.fake_capture_launch(b"gd_k1"), fake.fake_capture_launch(b"gd_k2")]
+    h.exit_scope("gd_capture")
+    h.enter_scope("gd_replay")
+    graph_launch(fake, nodes, start=0, duration=10)
+    h.exit_scope("gd_replay")
+    for node in nodes:
+        assert fake.fake_destroy_node(node) == 0
+    assert h.counters()["graph_nodes_kept"] == baseline  # retired, not live
+    h.flush_cupti()
+    rows = by_path(take(slot)[0])
+    assert set(rows) == {
+        ("gd_replay", "<captured_at>", "gd_capture", "gd_k1"),
+        ("gd_replay", "<captured_at>", "gd_capture", "gd_k2"),
+    }
+    # After that flush the nodes are forgotten: a later record of them goes
+    # where its graph launch was made, as for any unknown node.
+    graph_launch(fake, nodes, start=20, duration=10)
+    h.flush_cupti()
+    assert set(by_path(take(slot)[0])) == {("gd_k1",), ("gd_k2",)}
+
+
 def test_graph_sessions_come_from_the_graph_launch(fake):
     baseline = h.counters()["graph_nodes_kept"]
     # Captured with no session active: still attributed to where it was captured.

@@ -84,7 +84,13 @@ public:
   // context of their creation; instantiated copies inherit it.
   void graphNodeCreated(uint64_t nodeId, const LaunchContext &context);
   void graphNodeCloned(uint64_t originalId, uint64_t cloneId);
+  // A destroyed node's kernels may still be running or their records not
+  // yet delivered (a graph reset right after its replay): it is retired, and
+  // forgotten by releaseRetiredGraphNodes once a flush has delivered them.
   void graphNodeDestroyed(uint64_t nodeId);
+  size_t retiredGraphNodes();
+  // Forgets the first `count` retired nodes (those retired before a flush).
+  void releaseRetiredGraphNodes(size_t count);
 
   // Activity side (the tracer's buffer thread).
   void add(const Activity &activity);
@@ -108,6 +114,7 @@ private:
   std::vector<LaunchContext> ring_;
   std::mutex graphMutex_;
   std::unordered_map<uint64_t, LaunchContext> graphNodes_;
+  std::vector<uint64_t> retiredGraphNodes_; // destroyed, still in graphNodes_
   std::mutex sessionMutex_;
   std::array<SessionData, kMaxSessions> sessions_;
   std::atomic<uint64_t> unattributed_{
