@@ -149,6 +149,15 @@ std::optional<std::string> setState(std::optional<std::string_view> name) {
   if (thread.state != kNoName)
     previous = callPaths().name(thread.state);
   thread.state = name ? callPaths().intern(*name) : kNoName;
+  thread.stateKernel = kNoName;
+  thread.stateIsMetadata = name && *name == kLaunchMetadataScope;
+  if (name && name->size() > kLaunchMetadataStatePrefix.size() &&
+      name->substr(0, kLaunchMetadataStatePrefix.size()) ==
+          kLaunchMetadataStatePrefix) {
+    thread.stateIsMetadata = true;
+    thread.stateKernel =
+        callPaths().intern(name->substr(kLaunchMetadataStatePrefix.size()));
+  }
   return previous;
 }
 
@@ -162,14 +171,27 @@ void setLaunchMetrics(const double (&flops)[4], double bytes, uint32_t name) {
 
 void clearLaunchMetrics() { threadContext().pendingMetrics = LaunchMetrics{}; }
 
-static constexpr std::string_view kLaunchMetadataScope =
-    "__proton_launch_metadata";
+static std::atomic<bool> launchMetadataPerKernel{false};
 
-LaunchMetadataScope::LaunchMetadataScope()
+void setLaunchMetadataPerKernel(bool perKernel) {
+  launchMetadataPerKernel.store(perKernel);
+}
+
+LaunchMetadataScope::LaunchMetadataScope(uint32_t kernel)
     : depth(threadContext().scopes.size()),
-      wasInLaunchMetadata(threadContext().inLaunchMetadata) {
+      wasInLaunchMetadata(threadContext().inLaunchMetadata),
+      previousKernel(threadContext().launchMetadataKernel) {
+  ThreadContext &thread = threadContext();
   enterScope(kLaunchMetadataScope, false);
-  threadContext().inLaunchMetadata = true;
+  if (kernel != kNoName && launchMetadataPerKernel.load()) {
+    thread.scopes.push_back(
+        callPaths().child(thread.scopes.back(), kernel, NodeKind::Scope));
+    thread.nvtx.push_back(0);
+    thread.launchMetadataKernel = kernel;
+  } else {
+    thread.launchMetadataKernel = kNoName;
+  }
+  thread.inLaunchMetadata = true;
 }
 
 void LaunchMetadataScope::close() {
@@ -183,6 +205,7 @@ void LaunchMetadataScope::close() {
   }
   publishIfMain(thread);
   thread.inLaunchMetadata = wasInLaunchMetadata;
+  thread.launchMetadataKernel = previousKernel;
 }
 
 uint32_t graftCaptured(uint32_t launch, uint32_t capture) {
@@ -223,15 +246,29 @@ uint32_t currentLaunchNode() {
   uint32_t node = thread.scopes.size() > 1 || thread.isMain
                       ? thread.scopes.back()
                       : mainThreadScope.load(std::memory_order_relaxed);
-  if (ContextCapture capture =
-          contextCapture.load(std::memory_order_relaxed)) {
+  if (ContextCapture capture = contextCapture.load(std::memory_order_relaxed)) {
     node = capture(kRootNode);
-    if (thread.inLaunchMetadata)
+    if (thread.inLaunchMetadata) {
       node = callPaths().child(node, callPaths().intern(kLaunchMetadataScope),
                                NodeKind::Scope);
+      if (thread.launchMetadataKernel != kNoName)
+        node = callPaths().child(node, thread.launchMetadataKernel,
+                                 NodeKind::Scope);
+    }
   }
-  if (thread.state != kNoName)
-    node = callPaths().child(node, thread.state, NodeKind::State);
+  return belowState(node);
+}
+
+uint32_t belowState(uint32_t node) {
+  const ThreadContext &thread = threadContext();
+  if (thread.state == kNoName)
+    return node;
+  CallPathTree &tree = callPaths();
+  if (!thread.stateIsMetadata)
+    return tree.child(node, thread.state, NodeKind::State);
+  node = tree.child(node, tree.intern(kLaunchMetadataScope), NodeKind::Scope);
+  if (thread.stateKernel != kNoName)
+    node = tree.child(node, thread.stateKernel, NodeKind::Scope);
   return node;
 }
 

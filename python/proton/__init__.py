@@ -19,7 +19,10 @@ from . import profile as _profile_module  # noqa: F401 - loaded first: `proton.p
 from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
 from .errors import PipeliningWarning, ProfilerError
 from . import context, data
+from . import state as _state_module  # noqa: F401 - loaded first: `proton.state` stays the function below
+from . import metric
 from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
+from .state import metadata_state
 from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .instrument.state import DUMP_ENV as _DUMP_ENV
 from .mode import ModeError
@@ -49,6 +52,8 @@ __all__ = [
     "enter_state",
     "exit_state",
     "hooks",
+    "metadata_state",
+    "metric",
     "InstrumentationError",
     "InstrumentedKernel",
     "ModeError",

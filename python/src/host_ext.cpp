@@ -146,7 +146,10 @@ void tritonLaunchHook(nb::handle metadata) {
   nb::object kernelName = PyDict_Check(base.ptr())
                               ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey))
                               : nb::object();
-  LaunchMetadataScope metadataScope;
+  LaunchMetadataScope metadataScope(
+      kernelName.is_valid() && PyUnicode_Check(kernelName.ptr())
+          ? callPaths().intern(PyUnicode_AsUTF8(kernelName.ptr()))
+          : kNoName);
   nb::object data;
   PyObject *only =
       PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
@@ -315,12 +318,7 @@ void bindScopes(nb::module_ &m) {
   m.def("current_launch_node", &currentLaunchNode);
   // A scope's metrics while a state is set go to the state's node below it,
   // as launches do.
-  m.def("state_node", [](uint32_t node) {
-    const ThreadContext &thread = threadContext();
-    return thread.state == kNoName
-               ? node
-               : callPaths().child(node, thread.state, NodeKind::State);
-  });
+  m.def("state_node", &belowState);
   m.def(
       "set_state",
       [](std::optional<std::string> name) { return setState(name); },
@@ -336,6 +334,7 @@ void bindLaunchMetrics(nb::module_ &m) {
   m.def("triton_launch_hook", &tritonLaunchHook);
   m.def("set_launch_id_var", &setLaunchIdVar);
   m.def("mark_main_thread", &markMainThread);
+  m.def("set_launch_metadata_per_kernel", &setLaunchMetadataPerKernel);
   m.def("clear_launch_metrics", &clearLaunchMetrics);
 }
 

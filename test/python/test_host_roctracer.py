@@ -597,3 +597,42 @@ def test_not_built_is_a_clear_error(monkeypatch, tmp_path):
         match="cannot start ROCTracer tracing: the ROCTracer backend is not built into this install",
     ):
         session.tracer.start(NotBuilt(), session)
+
+
+def test_therock_rocm_wheels(monkeypatch, tmp_path):
+    # ROCm from Python wheels (rocm_sdk): its libraries are found and handed
+    # to the AMD backends through their variables, which a user's own
+    # setting overrides.
+    import sys
+    import types
+
+    from proton import _rocm
+
+    monkeypatch.delitem(sys.modules, "rocm_sdk", raising=False)
+    monkeypatch.setattr("builtins.__import__", _blocking_import("rocm_sdk", __import__))
+    assert _rocm.find_therock_rocm_libraries() is None and _rocm.configure_runtime() is None
+    monkeypatch.undo()
+
+    libs = {name: tmp_path / f"lib{name}.so" for name in ("amdhip64", "rocprofiler-sdk", "roctracer64")}
+    fake_sdk = types.SimpleNamespace(find_libraries=lambda name: [libs[name]] if name in libs else [])
+    monkeypatch.setitem(sys.modules, "rocm_sdk", fake_sdk)
+    monkeypatch.setenv("PROTON_ROCPROFILER_LIB", "")  # recorded, so restored after the test
+    monkeypatch.delenv("PROTON_ROCPROFILER_LIB")
+    monkeypatch.setenv("PROTON_ROCTRACER_LIB", "/mine/libroctracer64.so")
+    found = _rocm.configure_runtime()
+    assert found == {name: str(path) for name, path in libs.items()}
+    import os
+
+    assert os.environ["PROTON_ROCPROFILER_LIB"] == str(libs["rocprofiler-sdk"])
+    assert os.environ["PROTON_ROCTRACER_LIB"] == "/mine/libroctracer64.so"
+    monkeypatch.setitem(sys.modules, "rocm_sdk", types.SimpleNamespace(find_libraries=lambda name: []))
+    assert _rocm.find_therock_rocm_libraries() is None  # no HIP runtime: not a usable install
+
+
+def _blocking_import(blocked, real_import):
+    def importer(name, *args, **kwargs):
+        if name == blocked:
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    return importer

@@ -356,3 +356,41 @@ def test_threads_without_scopes_launch_under_the_main_threads_scope(fake, fake_p
     assert [c["frame"]["name"] for c in root["children"]] == ["forward", "backward", "worker_scope"]
     assert _find(root, "backward", "bwd_k")["metrics"]["count"] == 1
     assert _find(root, "worker_scope", "own_k")["metrics"]["count"] == 1
+
+
+def test_launch_metadata_kernels_below_the_kernel_on_triton_38(fake, fake_path, tmp_path, monkeypatch):
+    # Triton 3.8+ shows what launch_metadata launches below the launching
+    # kernel's name inside the metadata frame; metadata_state(kernel) is the
+    # same place, for launches a user makes on a kernel's behalf.
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    from proton.host import launch_hook
+
+    monkeypatch.setattr(launch_hook, "_triton_version", lambda: (3, 9))
+
+    def metadata_that_launches():
+        fake.fake_launch(CBID_cuLaunchKernel, b"item_copy", 0, 3, 1)
+        return {"flops32": 10.0}
+
+    proton.start(str(tmp_path / "perkernel"), backend="cupti", hook="triton", quiet=True)
+    try:
+        with proton.scope("step"):
+            lazy = LazyDict({"name": "k"})
+            lazy.add(metadata_that_launches, ())
+            triton.knobs.runtime.launch_enter_hook(lazy)
+            fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+            with proton.metadata_state("k2"):
+                fake.fake_launch(CBID_cuLaunchKernel, b"fill", 0, 4, 1)
+            with proton.metadata_state():
+                fake.fake_launch(CBID_cuLaunchKernel, b"plain_fill", 0, 5, 1)
+        root = json.load(open(proton.finalize().files["tree"]))[0]
+    finally:
+        from proton import _host
+
+        _host.set_launch_metadata_per_kernel(False)
+    assert _find(root, "step", "__proton_launch_metadata", "k", "item_copy")["metrics"]["count"] == 1
+    assert _find(root, "step", "k")["metrics"]["flops32"] == 10.0
+    assert _find(root, "step", "__proton_launch_metadata", "k2", "fill")["metrics"]["count"] == 1
+    assert _find(root, "step", "__proton_launch_metadata", "plain_fill")["metrics"]["count"] == 1

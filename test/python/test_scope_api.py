@@ -100,6 +100,20 @@ def test_properties_of_any_type_per_scope_and_exclusive_strings(fake, tmp_path):
     assert _find(root, "x")["metrics"] == {"e": "1"} and _find(root, "x", "y")["metrics"] == {"f": "2"}
 
 
+def test_root_declares_summed_metrics_only(fake, tmp_path):
+    # The root carries zeros of metrics that add up (so hatchet sums them);
+    # exclusive metrics and properties are not meant to, and stay off it.
+    def body():
+        with hs.scope("t0", metrics={"a (exc)": 1, "n": 2, "p (pty)": 3}):
+            with hs.scope("t1", metrics={"b (exc)": 1}):
+                pass
+
+    root = _run(fake, tmp_path, body)[0]
+    assert root["metrics"] == {"n": 0}
+    assert _find(root, "t0")["metrics"] == {"a": 1, "n": 2, "p": 3}
+    assert _find(root, "t0", "t1")["metrics"] == {"b": 1}
+
+
 def test_cpu_timed_scope(fake, tmp_path):
     def body():
         with hs.cpu_timed_scope("t0"):

@@ -76,10 +76,16 @@ struct ThreadContext {
   std::vector<uint32_t> scopes{kRootNode}; // the shadow stack, root first
   std::vector<uint8_t> nvtx{0}; // per entry of scopes: pushed by an NVTX range
   uint32_t state = kNoName;     // proton.state tag, kNoName if none
+  // A state named "__proton_launch_metadata:<kernel>" (Triton 3.8+'s
+  // metadata_state) is two frames: the metadata scope, then <kernel>.
+  // The bare scope name as a state (metadata_state()) is that one frame.
+  bool stateIsMetadata = false;
+  uint32_t stateKernel = kNoName;
   LaunchMetrics pendingMetrics;
   // Inside a launch hook's launch_metadata call: context="python" puts its
   // kernels below "__proton_launch_metadata" too (no scope stack there).
   bool inLaunchMetadata = false;
+  uint32_t launchMetadataKernel = kNoName; // its kernel frame, if per kernel
   // The program's main thread publishes its innermost scope for threads
   // with none of their own (autograd's backward thread, workers).
   bool isMain = false;
@@ -104,6 +110,18 @@ std::vector<std::string> scopeStack();
 
 // Sets this thread's state tag (none: clears it); returns the previous one.
 std::optional<std::string> setState(std::optional<std::string_view> name);
+// `node` with this thread's state below it (itself when no state is set).
+uint32_t belowState(uint32_t node);
+
+// The scope launch_metadata functions run in, and the prefix of states that
+// stand for it and a kernel (Triton 3.8+).
+inline constexpr std::string_view kLaunchMetadataScope =
+    "__proton_launch_metadata";
+inline constexpr std::string_view kLaunchMetadataStatePrefix =
+    "__proton_launch_metadata:";
+// Whether a launch hook's metadata scope has the launching kernel's frame
+// below it (Triton 3.8+ shows it so; 3.6 and 3.7 do not).
+void setLaunchMetadataPerKernel(bool perKernel);
 
 // Attaches metrics to this thread's next kernel launch (a launch hook's
 // result): flops8..flops64, bytes, and `name` renaming the launch (kNoName:
@@ -117,13 +135,15 @@ void clearLaunchMetrics();
 // left open inside it, at close() or destruction.
 class LaunchMetadataScope {
 public:
-  LaunchMetadataScope();
+  // `kernel`: the launching kernel's name id (kNoName if unknown).
+  explicit LaunchMetadataScope(uint32_t kernel);
   ~LaunchMetadataScope() { close(); }
   void close();
 
 private:
   size_t depth;
   bool wasInLaunchMetadata;
+  uint32_t previousKernel;
   bool open = true;
 };
 

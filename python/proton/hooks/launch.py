@@ -8,15 +8,11 @@ import contextvars
 
 from .hook import Hook
 
-#: The scope Triton's Proton evaluates launch_metadata functions in (kernels
-#: they launch are attributed to it); viewers never show it.
-COMPUTE_METADATA_SCOPE_NAME = "__proton_launch_metadata"
+from ..state import COMPUTE_METADATA_SCOPE_NAME  # noqa: F401 - upstream's scripts import it from here
 
 #: The id of the Triton launch this thread (context) made last while
 #: hook="triton" is active: distinct per launch, None before the first.
-id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "proton_launch_id", default=None
-)
+id: contextvars.ContextVar[int | None] = contextvars.ContextVar("proton_launch_id", default=None)
 
 
 class LaunchHook(Hook):

@@ -39,9 +39,11 @@ def build(
     devices: dict,
     pc_samples=(),
     device_type: str = "CUDA",
+    not_summed: frozenset = frozenset(),
 ) -> list:
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
-    samples) rows (proton._host.take_pc_samples)."""
+    samples) rows (proton._host.take_pc_samples); not_summed: user metrics
+    declared "(exc)" or "(pty)", which the root does not declare."""
     tree = {0: _context("ROOT", "function")}
 
     def context_node(node_id: int) -> dict:
@@ -107,19 +109,25 @@ def build(
     if leaves:  # as upstream: the root carries zeros of the activity metrics
         root["metrics"] = {"count": 0, "time (ns)": 0, **root["metrics"]}
     _integral_times(root)
-    declare_metrics_on_root(root)
+    declare_metrics_on_root(root, not_summed)
     return [root, dict(devices or {})]
 
 
-def declare_metrics_on_root(root: dict) -> None:
+def declare_metrics_on_root(root: dict, not_summed: frozenset = frozenset()) -> None:
     """Hatchet (and so Triton's viewer) sums into inclusive values only the
     metrics the root holds: as Triton's Proton writes it, the root carries a
-    zero of every numeric metric found below it."""
+    zero of every numeric metric found below it, except exclusive metrics and
+    properties (`not_summed`), which are not meant to add up."""
     found: dict[str, int | float] = {}
 
     def walk(node):
         for key, value in node["metrics"].items():
-            if key not in LABELS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if (
+                key not in LABELS
+                and key not in not_summed
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
                 found.setdefault(key, 0)
         for child in node["children"]:
             walk(child)

@@ -8,9 +8,17 @@ hooks installed by others keep running."""
 
 from __future__ import annotations
 
+import re
+
+import triton
 import triton.knobs
 
 _users = []  # sessions sharing the one chain entry
+
+
+def _triton_version() -> tuple[int, int]:
+    parts = [int(p) for p in re.findall(r"\d+", triton.__version__)[:2]]
+    return tuple(parts + [0] * (2 - len(parts)))
 
 
 def install():
@@ -20,6 +28,9 @@ def install():
 
     host = _host()
     host.set_launch_id_var(launch.id)
+    # Triton 3.8+ shows launch_metadata's own kernels below the launching
+    # kernel's name inside the metadata scope; 3.6 and 3.7 directly in it.
+    host.set_launch_metadata_per_kernel(_triton_version() >= (3, 8))
     hook = host.triton_launch_hook
     if not _users:
         triton.knobs.runtime.launch_enter_hook.add(hook)

@@ -77,7 +77,15 @@ def rocm_lib_dirs() -> list[str]:
     return searched + sorted(glob.glob("/opt/rocm-*/lib"), reverse=True)
 
 
+def _configure_therock() -> None:
+    # ROCm from Python wheels sets the variables below unless the user has.
+    from .._rocm import configure_runtime
+
+    configure_runtime()
+
+
 def find_rocprofiler() -> str:
+    _configure_therock()
     # "librocprofiler-sdk.so*", not "librocprofiler-sdk*": the roctx and
     # tool libraries beside it are not the SDK.
     return _find(
@@ -90,6 +98,7 @@ def find_rocprofiler() -> str:
 
 
 def find_roctracer() -> str:
+    _configure_therock()
     searched = rocm_lib_dirs()
     return _find(
         "PROTON_ROCTRACER_LIB",
