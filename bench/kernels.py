@@ -137,8 +137,10 @@ def attention_fwd(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr = False,
 ):
-    # Flash-attention forward, not causal. Q, K, V, O: contiguous
+    # Flash-attention forward; with CAUSAL, row i attends to keys 0..i only
+    # (KV blocks past the diagonal are skipped, the rest masked). Q, K, V, O: contiguous
     # (batch, heads, N_CTX, HEAD_DIM), the last stride 1; stride_bh between
     # heads, stride_m between rows. Program (m, bh): rows [m*BLOCK_M, +BLOCK_M)
     # of head bh against every KV block of BLOCK_N rows, with an online
@@ -161,10 +163,16 @@ def attention_fwd(
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    for _ in range(0, N_CTX, BLOCK_N):
+    if CAUSAL:
+        hi = (start_m + 1) * BLOCK_M
+    else:
+        hi = N_CTX
+    for start_n in range(0, hi, BLOCK_N):
         mark.enter_scope("kv_block")
         kt = tl.load(kt_ptrs)
         qk = tl.dot(q, kt)
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
         mark.enter_scope("softmax")
         m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
         p = tl.math.exp2(qk * qk_scale - m_new[:, None])
@@ -196,7 +204,8 @@ MATMUL_SCOPES = {
 #: Softmax: 4096 x 4096 fp32, one row per program, the whole row in one block.
 SOFTMAX_SHAPE = (4096, 4096)
 SOFTMAX_OPTIONS = {"num_warps": 8}
-#: Attention forward: (batch, heads, seqlen, head_dim) fp16, not causal.
+#: Attention forward: (batch, heads, seqlen, head_dim) fp16 (the causal case
+#: runs the same kernel with CAUSAL=True).
 ATTENTION_SHAPE = (4, 32, 4096, 64)
 ATTENTION_BLOCKS = {"BLOCK_M": 128, "BLOCK_N": 64}
 ATTENTION_OPTIONS = {"num_warps": 4, "num_stages": 3}

@@ -117,14 +117,17 @@ class Softmax:
 
 
 class Attention:
-    template, tag, kernel_key = "attention_fwd", "", "attention_fwd"
+    template = "attention_fwd"
     LOG2E = 1.4426950408889634
 
-    def __init__(self, shape):
+    def __init__(self, shape, causal=False):
         import torch
 
         self.torch = torch
         self.shape = shape
+        self.causal = causal
+        self.tag = "causal" if causal else ""
+        self.kernel_key = "attention_causal" if causal else "attention_fwd"
         gen = torch.Generator(device="cuda").manual_seed(0)
         self.q, self.k, self.v = (
             torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen) for _ in range(3)
@@ -144,7 +147,10 @@ class Attention:
         assert self.q.numel() < 2**31, "32-bit offsets"
         grid = (seqlen // bm, batch * heads)
         args = (self.q, self.k, self.v, out, self.sm_scale * self.LOG2E, self.q.stride(1), self.q.stride(2), seqlen)
-        return grid, args, dict(**kernels.ATTENTION_BLOCKS, HEAD_DIM=head_dim, **kernels.ATTENTION_OPTIONS)
+        options = dict(**kernels.ATTENTION_BLOCKS, HEAD_DIM=head_dim, **kernels.ATTENTION_OPTIONS)
+        if self.causal:
+            options["CAUSAL"] = True
+        return grid, args, options
 
     launch = VectorAdd.launch
     compile_only = VectorAdd.compile_only
@@ -155,7 +161,8 @@ class Attention:
         err = 0.0
         for i in range(self.shape[0]):
             q, k, v = (t[i : i + 1].float() for t in (self.q, self.k, self.v))
-            err = max(err, float((out[i : i + 1].float() - sdpa(q, k, v, scale=self.sm_scale)).abs().max()))
+            expected = sdpa(q, k, v, scale=self.sm_scale, is_causal=self.causal)
+            err = max(err, float((out[i : i + 1].float() - expected).abs().max()))
         return {
             "max_abs_err_vs_torch_fp32": err,
             "within_tolerance": err < 2e-2,
@@ -174,8 +181,8 @@ def make_case(key, small=False):
     if key == "softmax":
         rows, cols = kernels.SOFTMAX_SHAPE
         return Softmax(256 if small else rows, cols)  # small: same columns, so the same build
-    if key == "attention_fwd":
+    if key in ("attention_fwd", "attention_causal"):
         shape = kernels.ATTENTION_SHAPE
-        return Attention((1, 2, 512, shape[3]) if small else shape)
+        return Attention((1, 2, 512, shape[3]) if small else shape, causal=key == "attention_causal")
     tag = key.split("_", 1)[1]
     return Matmul(tag, 1024 if small else 4096)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 namespace proton::host {
 
 void ActivityStore::recordLaunch(const LaunchContext &context) {
@@ -104,7 +106,12 @@ void ActivityStore::add(const Activity &activity) {
           // <launch context>/<captured_at>/<capture context>/kernel.
           context.sessions = slot.sessions;
           context.node = graftCaptured(slot.node, context.node);
+          // Its launch is the graph's, made now, not the captured one.
+          context.launchNs = slot.launchNs;
+          context.thread = slot.thread;
         } else {
+          if (activity.graphNode)
+            uncapturedGraphKernels_.fetch_add(1, std::memory_order_relaxed);
           context = slot;
           found = true;
         }
@@ -146,10 +153,10 @@ void ActivityStore::add(const Activity &activity) {
     }
     if (session.keepTrace) {
       if (session.result.trace.size() < session.traceCap)
-        session.result.trace.push_back({context.node, name, activity.device,
-                                        activity.stream, activity.kind,
-                                        activity.start, activity.end,
-                                        activity.correlation});
+        session.result.trace.push_back(
+            {context.node, name, activity.device, activity.stream,
+             activity.kind, activity.start, activity.end, activity.correlation,
+             context.launchNs, context.thread});
       else
         ++session.result.traceDropped;
     }
@@ -162,10 +169,15 @@ void ActivityStore::openSession(int slot, bool keepTrace, uint64_t traceCap) {
   sessions_[slot].open = true;
   sessions_[slot].keepTrace = keepTrace;
   sessions_[slot].traceCap = traceCap;
+  if (keepTrace)
+    traceSessions_.fetch_or(uint64_t(1) << slot, std::memory_order_relaxed);
+  else
+    traceSessions_.fetch_and(~(uint64_t(1) << slot), std::memory_order_relaxed);
 }
 
 SessionResult ActivityStore::takeSession(int slot) {
   std::lock_guard<std::mutex> lock(sessionMutex_);
+  traceSessions_.fetch_and(~(uint64_t(1) << slot), std::memory_order_relaxed);
   SessionData &session = sessions_[slot];
   SessionResult result = std::move(session.result);
   result.aggregates.reserve(session.aggregates.size());
@@ -192,6 +204,9 @@ ActivityStore &activityStore() {
 }
 
 static std::atomic<uint64_t> activeSessionMask{0};
+static std::atomic<LaunchClock> launchClock{nullptr};
+
+void setLaunchClock(LaunchClock clock) { launchClock.store(clock); }
 static std::atomic<uint64_t> launchCount{0};
 
 void setActiveSessions(uint64_t mask) {
@@ -216,6 +231,11 @@ LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch) {
   context.correlation = correlation;
   context.sessions = sessions;
   context.node = currentLaunchNode();
+  if (sessions & activityStore().traceSessions())
+    if (LaunchClock clock = launchClock.load(std::memory_order_relaxed)) {
+      context.launchNs = clock();
+      context.thread = uint32_t(gettid());
+    }
   activityStore().recordLaunch(context);
   return context;
 }

@@ -263,6 +263,14 @@ void processActivityBuffer(uint8_t *buffer, size_t validSize) {
   }
 }
 
+// Launch times in the clock of CUPTI's activity records.
+static uint64_t cuptiClock() {
+  uint64_t now = 0;
+  if (cupti().cuptiGetTimestamp(&now) != CUPTI_SUCCESS)
+    return 0;
+  return now;
+}
+
 std::string startCuptiTracing() {
   CuptiApi &api = cupti();
   if (!api.handle)
@@ -316,6 +324,7 @@ std::string startCuptiTracing() {
     if (!error.empty())
       return error;
   }
+  setLaunchClock(cuptiClock);
   return "";
 }
 
@@ -350,6 +359,7 @@ std::string stopCuptiTracing() {
        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMSET})
     api.cuptiActivityDisable(kind);
+  setLaunchClock(nullptr);
   api.cuptiUnsubscribe(subscriber);
   subscriber = nullptr;
   // Detach CUPTI: left attached, it kept later launches in the process about

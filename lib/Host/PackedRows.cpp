@@ -25,7 +25,7 @@ std::vector<TraceRowOut> packTrace(const std::vector<TraceRow> &trace) {
   rows.reserve(trace.size());
   for (const TraceRow &t : trace)
     rows.push_back({t.node, t.name, t.device, t.stream, uint32_t(t.kind),
-                    t.correlation, t.start, t.end});
+                    t.correlation, t.start, t.end, t.launchNs, t.thread});
   return rows;
 }
 

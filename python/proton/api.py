@@ -4,7 +4,7 @@
     session = proton.start(name, backend=..., mode=..., data=..., hook=...)   # an int: 0, 1, 2, ...
     proton.activate([session]) / proton.deactivate([session])                 # None: every session
     proton.finalize([session], [output_format])                               # None: every session
-    proton.data.advance_phase(session) / proton.data.is_phase_flushed(session, phase)
+    proton.data.advance_phase(session) / proton.data.get(session, phase) / ...  # see proton.data
     @proton.profile / @proton.profile(name=...)                               # start at the call, stays open
 
 Without a backend a session profiles kernel launches on the host (CUPTI on
@@ -27,14 +27,14 @@ from .disable import profiling_disabled
 from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
-from .mode import Default, ModeError, PCSampling, parse_any
+from .mode import Default, ModeError, PCSampling, PeriodicFlushing, parse_any
 from .paths import check_output_directory, output_path
 
 #: The session name when start gets none, as in Triton's Proton.
 DEFAULT_PROFILE_NAME = "proton"
 BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 #: finalize's output_format: Triton's names for the outputs.
-OUTPUT_FORMATS = {"hatchet": "tree", "chrome_trace": "chrome_trace"}
+OUTPUT_FORMATS = {"hatchet": "tree", "hatchet_msgpack": "tree_msgpack", "chrome_trace": "chrome_trace"}
 
 _next_id = itertools.count()
 _open: dict[int, object] = {}  # session id -> open session
@@ -93,9 +93,10 @@ def start(
     data="trace" <name>.chrome_trace (instrumentation: also <name>.pftrace);
     without data, instrumentation writes all three and host sessions the tree.
     In a torch.distributed run the names carry the rank (<name>.rank_<r>.*).
-    periodic_flushing=True (instrumentation; Triton's Proton's mode
-    "periodic_flushing" of its host backends): proton.data.advance_phase
-    writes each phase as <name>.part_<phase>.* and frees its buffers.
+    periodic_flushing=True, or on host backends Triton's Proton's
+    mode="periodic_flushing:format=hatchet|hatchet_msgpack":
+    proton.data.advance_phase writes each phase as <name>.part_<phase>.*
+    and frees its data.
     compress_pftrace=True (instrumentation) deflates the .pftrace's packets:
     about a third of the bytes, slower to write (see the README).
     Instrumentation keeps every launch within max_buffer_bytes of profile
@@ -112,8 +113,10 @@ def start(
         print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
     if data not in (None, "tree", "trace"):
         raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
+    if isinstance(hook, LaunchHook):
+        hook = "triton"  # LaunchHook() (configured or not) is hook="triton"
     if hook not in (None, "triton"):
-        raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
+        raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton', LaunchHook()")
     parsed = parse_any(mode) if mode is not None else None  # "" is an unknown mode, as any other
     if backend is None:
         backend = "instrumentation" if isinstance(parsed, Default) else "host"
@@ -127,6 +130,10 @@ def start(
             )
         if isinstance(parsed, PCSampling):
             raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
+        if isinstance(parsed, PeriodicFlushing):
+            raise ModeError(
+                "mode 'periodic_flushing' is for host backends; instrumentation sessions take periodic_flushing=True"
+            )
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
         session = _instrumentation().start_instrumentation(
@@ -146,19 +153,26 @@ def start(
             raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
         if compress_pftrace:
             raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
-        if periodic_flushing:
+        if parsed is not None and not isinstance(parsed, (PCSampling, PeriodicFlushing)):
             raise ProfilerError(
-                "periodic_flushing is implemented for backend='instrumentation' sessions; host "
-                "sessions write one file at finalize"
+                f"mode {str(parsed)!r} is an instrumentation mode; host backends take mode=None, "
+                "'pcsampling' or 'periodic_flushing'"
             )
-        if parsed is not None and not isinstance(parsed, PCSampling):
-            raise ProfilerError(
-                f"mode {str(parsed)!r} is an instrumentation mode; host backends take mode=None or 'pcsampling'"
-            )
+        if not isinstance(periodic_flushing, bool):
+            raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+        # periodic_flushing=True is mode "periodic_flushing" (hatchet parts).
+        flushing = parsed.format if isinstance(parsed, PeriodicFlushing) else "hatchet" if periodic_flushing else None
         if backend == "host":
             backend = _host_backend()
         session = host_session.HostSession(
-            name, backend, context, data or "tree", hook, pc_sampling=parsed, quiet=quiet
+            name,
+            backend,
+            context,
+            data or "tree",
+            hook,
+            pc_sampling=parsed if isinstance(parsed, PCSampling) else None,
+            quiet=quiet,
+            periodic_flushing=flushing,
         )
         session.start()
         hooks = []
@@ -183,20 +197,24 @@ def activate(session: int | None = None) -> None:
 def deactivate(session: int | None = None, flushing: bool = False) -> None:
     """Stops recording in `session` (None: every open session); its data
     stays until finalize. Deactivating twice is no error. `flushing`, as in
-    Triton's Proton, asks for ended phases to be written: here
-    proton.data.advance_phase has already written them, so it changes nothing."""
+    Triton's Proton: a host session waits for the GPU and takes the records
+    so far into its current phase (proton.data); instrumentation sessions
+    write ended phases at advance_phase already, so it changes nothing there."""
     if _check_command_line(session, "deactivated"):
         session = _command_line_session
     for s in _select(session):
         s.deactivate()
         HookManager.deactivate(s.id)
+        if flushing and isinstance(s, host_session.HostSession):
+            s.flush()
 
 
 def finalize(session: int | None = None, output_format: str | None = ""):
     """Writes and closes `session` (None: every open session). Returns the
     report, a list of them when several were open, None when none was.
     output_format "hatchet" or "chrome_trace" writes that output instead of
-    the session's own choice."""
+    the session's own choice; "hatchet_msgpack" (host sessions) writes the
+    tree as MessagePack, <name>.hatchet_msgpack."""
     if _check_command_line(session, "finalized"):
         return None  # proton-profile finalizes its session when the script ends
     if output_format and output_format not in OUTPUT_FORMATS:
@@ -222,7 +240,11 @@ def finalize(session: int | None = None, output_format: str | None = ""):
 
 def _choose_output(session, kind: str) -> None:
     if _is_instrumentation(session):
+        if kind == "tree_msgpack":
+            raise ProfilerError("output_format='hatchet_msgpack' applies to host sessions (cupti, roctracer, ...)")
         session.outputs = (kind,)
+    elif kind in ("tree", "tree_msgpack"):
+        session.tree_format = "hatchet" if kind == "tree" else "hatchet_msgpack"
     elif kind == "chrome_trace" and session.data != "trace":
         raise ProfilerError(
             f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "

@@ -194,16 +194,44 @@ class PCSampling:
         return self.name + (f":interval={self.interval}" if self.interval else "")
 
 
-MODES = {"default": Default, "op_measure": OpMeasure, "op-measure": OpMeasure, "mma": MMA, "pcsampling": PCSampling}
-Mode = Union[Default, OpMeasure, MMA, PCSampling]
+@dataclass(frozen=True)
+class PeriodicFlushing:
+    """Host backends, as Triton's Proton's mode of that name: each phase that
+    proton.data.advance_phase ends is written at once as
+    <name>.part_<phase>.<format> and let go; finalize writes the last one.
+    format: "hatchet" (JSON) or "hatchet_msgpack" (MessagePack)."""
+
+    format: str = "hatchet"
+
+    name = "periodic_flushing"
+
+    def __post_init__(self):
+        _check("format", self.format, PERIODIC_FORMATS)
+
+    def __str__(self) -> str:
+        return f"{self.name}:format={self.format}"
+
+
+#: The tree formats of periodic flushing (and of finalize's output_format).
+PERIODIC_FORMATS = ("hatchet", "hatchet_msgpack")
+MODES = {
+    "default": Default,
+    "op_measure": OpMeasure,
+    "op-measure": OpMeasure,
+    "mma": MMA,
+    "pcsampling": PCSampling,
+    "periodic_flushing": PeriodicFlushing,
+}
+Mode = Union[Default, OpMeasure, MMA, PCSampling, PeriodicFlushing]
+HOST_MODES = (PCSampling, PeriodicFlushing)
 INTEGER_KEYS = ("buffer_size", "interval")
 
 
 def is_host_mode(mode) -> bool:
     """Whether `mode` (object or string) selects a host backend mode."""
-    if isinstance(mode, PCSampling):
+    if isinstance(mode, HOST_MODES):
         return True
-    return isinstance(mode, str) and mode.split(":", 1)[0].strip() == PCSampling.name
+    return isinstance(mode, str) and mode.split(":", 1)[0].strip() in (m.name for m in HOST_MODES)
 
 
 def parse(mode: Union[str, Default, None]) -> Default:
@@ -211,6 +239,11 @@ def parse(mode: Union[str, Default, None]) -> Default:
     parsed = parse_any(mode)
     if isinstance(parsed, PCSampling):
         raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
+    if isinstance(parsed, PeriodicFlushing):
+        raise ModeError(
+            "periodic_flushing is a host profiler mode (backend='cupti', 'roctracer', 'rocprofiler'); "
+            "instrumentation sessions take periodic_flushing=True"
+        )
     return parsed
 
 
@@ -218,7 +251,7 @@ def parse_any(mode) -> Mode:
     """Any mode object (instrumentation or host) from None, an object, or a string."""
     if mode is None:
         return Default()
-    if isinstance(mode, (Default, PCSampling)):
+    if isinstance(mode, (Default, *HOST_MODES)):
         return mode
     if not isinstance(mode, str):
         raise ModeError(f"a mode is a string or a proton.mode object, got {type(mode).__name__}")

@@ -15,7 +15,7 @@ import os
 import sys
 import uuid
 
-EXTENSIONS = (".hatchet", ".chrome_trace", ".pftrace")
+EXTENSIONS = (".hatchet", ".hatchet_msgpack", ".chrome_trace", ".pftrace")
 
 
 def output_path(name: str, extension: str, *, rank: int | None = None, part: int | None = None) -> str:

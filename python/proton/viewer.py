@@ -10,6 +10,7 @@ device}}]` with each node's own (exclusive) metrics, summed here into
 inclusive values as Triton's viewer does (frames `__proton_launch_metadata`
 and empty leaves dropped); and the inclusive layout of Proton's first
 releases, whose host profiles end with a `{"devices": {...}}` object.
+`.hatchet_msgpack` files (the same tree as MessagePack) are read by name.
 
 Each line shows the chosen metrics of one node, then the node's name, indented
 as a tree:
@@ -52,6 +53,7 @@ on hatchet GraphFrames (they need llnl-hatchet and pandas; the command does not)
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import os
@@ -106,6 +108,8 @@ class Profile:
 
 
 def load(path: str) -> Profile:
+    if path.endswith(".hatchet_msgpack"):
+        return _load_msgpack(path)
     try:
         with open(path) as f:
             text = f.read()
@@ -119,6 +123,24 @@ def load(path: str) -> Profile:
         raise ViewerError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
     except ValueError as e:  # e.g. an integer literal longer than Python reads
         raise ViewerError(f"{path}: not a profile tree: {e}") from None
+    return parse_tree(path, data)
+
+
+def _load_msgpack(path: str) -> Profile:
+    """A .hatchet_msgpack file (finalize(output_format="hatchet_msgpack"))."""
+    from .msgpack_codec import unpackb
+
+    try:
+        with open(path, "rb") as f:
+            content = f.read()
+    except FileNotFoundError:
+        raise ViewerError(f"{path}: no such file") from None
+    except OSError as e:
+        raise ViewerError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        data = unpackb(content)
+    except (ValueError, TypeError) as e:  # UnicodeDecodeError is a ValueError
+        raise ViewerError(f"{path}: not MessagePack ({e})") from None
     return parse_tree(path, data)
 
 
@@ -1058,10 +1080,16 @@ def _own_bottom_up(node: dict) -> None:
     node["metrics"] = {**labels, **{k: v - below.get(k, 0) for k, v in inclusive.items()}}
 
 
-def get_raw_metrics(file):
-    """(GraphFrame, inclusive metric names, other columns, device info) from an open .hatchet file."""
+def get_raw_metrics(database):
+    """(GraphFrame, inclusive metric names, other columns, device info) from
+    a profile tree in memory (proton.data.get's list, left unchanged) or an
+    open .hatchet or .hatchet_msgpack file."""
     ht = _hatchet()
-    database = remove_frames(_to_triton_layout(json.load(file)))
+    if isinstance(database, list):
+        database = copy.deepcopy(database)  # the steps below edit nodes in place
+    else:
+        database = _read_database(database.read())
+    database = remove_frames(_to_triton_layout(database))
     device_info = {}
     if database and isinstance(database[-1], dict) and "frame" not in database[-1]:
         device_info = database.pop()
@@ -1069,6 +1097,17 @@ def get_raw_metrics(file):
     inclusive_metrics = gf.show_metric_columns()
     exclusive_metrics = [c for c in gf.dataframe.columns if c not in inclusive_metrics]
     return gf, inclusive_metrics, exclusive_metrics, device_info
+
+
+def _read_database(content):
+    """A file's tree: JSON text, or bytes of JSON or MessagePack."""
+    if isinstance(content, str):
+        return json.loads(content)
+    if content.lstrip()[:1] in (b"[", b"{"):
+        return json.loads(content)
+    from .msgpack_codec import unpackb
+
+    return unpackb(content)
 
 
 def _devices(device_info):
@@ -1200,7 +1239,7 @@ def print_tree(gf, metrics, depth=100, format=None, print_sorted=False):
 
 def read(filename):
     """(GraphFrame with inclusive columns, inclusive metric names, other columns, device info)."""
-    with open(filename) as f:
+    with open(filename, "rb") as f:
         gf, inclusive_metrics, exclusive_metrics, device_info = get_raw_metrics(f)
     if not inclusive_metrics + exclusive_metrics:
         raise AssertionError("No metrics found in the input file")
@@ -1226,7 +1265,7 @@ def apply_diff_profile(gf, derived_metrics, diff_file, metrics, include, exclude
 
 
 def show_metrics(file_name):
-    with open(file_name) as f:
+    with open(file_name, "rb") as f:
         _, inclusive_metrics, exclusive_metrics, _ = get_raw_metrics(f)
     for title, names in (("inclusive", inclusive_metrics), ("exclusive", exclusive_metrics)):
         print(f"Available {title} metrics:")

@@ -121,6 +121,35 @@ void setLaunchIdVar(nb::handle var) {
   launchIdVar = Py_NewRef(var.ptr());
 }
 
+// Optional Python callables (strong references, set per process):
+// launchFilter(kernel name) -> bool decides whether a launch's metadata is
+// evaluated and kept (LaunchHook.configure); launchExtras(data, raw kernel
+// name, kernel name) takes what C++ does not keep itself: metrics other than
+// flops8..flops64 and bytes, and values that are not plain numbers (device
+// tensors).
+PyObject *launchFilter = nullptr;
+PyObject *launchExtras = nullptr;
+
+void setCallable(PyObject *&slot, nb::handle callable, const char *what) {
+  if (!callable.is_none() && !PyCallable_Check(callable.ptr()))
+    throw nb::type_error(
+        (std::string(what) + " must be callable or None").c_str());
+  Py_XDECREF(slot);
+  slot = callable.is_none() ? nullptr : Py_NewRef(callable.ptr());
+}
+
+bool passesFilter(PyObject *name) {
+  if (!launchFilter || !name)
+    return true;
+  nb::object keep = nb::steal(PyObject_CallOneArg(launchFilter, name));
+  if (!keep.is_valid())
+    throw nb::python_error();
+  int truth = PyObject_IsTrue(keep.ptr());
+  if (truth < 0)
+    throw nb::python_error();
+  return truth;
+}
+
 void tritonLaunchHook(nb::handle metadata) {
   if (launchIdVar) {
     nb::object id = nb::steal(PyLong_FromUnsignedLongLong(
@@ -146,10 +175,12 @@ void tritonLaunchHook(nb::handle metadata) {
   nb::object kernelName = PyDict_Check(base.ptr())
                               ? nb::borrow(PyDict_GetItem(base.ptr(), nameKey))
                               : nb::object();
+  bool namedKernel = kernelName.is_valid() && PyUnicode_Check(kernelName.ptr());
+  if (namedKernel && !passesFilter(kernelName.ptr()))
+    return; // filtered out by its own name: launch_metadata is not evaluated
   LaunchMetadataScope metadataScope(
-      kernelName.is_valid() && PyUnicode_Check(kernelName.ptr())
-          ? callPaths().intern(PyUnicode_AsUTF8(kernelName.ptr()))
-          : kNoName);
+      namedKernel ? callPaths().intern(PyUnicode_AsUTF8(kernelName.ptr()))
+                  : kNoName);
   nb::object data;
   PyObject *only =
       PyList_Check(extras.ptr()) && PyList_GET_SIZE(extras.ptr()) == 1
@@ -169,14 +200,20 @@ void tritonLaunchHook(nb::handle metadata) {
   if (!PyDict_Check(data.ptr()))
     throw nb::type_error(
         "a Triton launch_metadata function must return a dict");
+  PyObject *name = PyDict_GetItem(data.ptr(), nameKey); // borrowed
+  if (name && PyUnicode_Check(name) && !passesFilter(name))
+    return; // filtered out by the name launch_metadata gave it
   static const char *keys[5] = {"flops8", "flops16", "flops32", "flops64",
                                 "bytes"};
   static PyObject *keyObjects[5] = {
       PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
       PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
       PyUnicode_InternFromString(keys[4])}; // made once, never freed
+  static PyObject *ignored[3] = {nameKey,
+                                 PyUnicode_InternFromString("function"),
+                                 PyUnicode_InternFromString("stream")};
   double values[5] = {0, 0, 0, 0, 0};
-  bool any = false;
+  bool any = false, handOver = false;
   for (int i = 0; i < 5; ++i) {
     PyObject *value = PyDict_GetItem(data.ptr(), keyObjects[i]); // borrowed
     if (!value)
@@ -184,26 +221,51 @@ void tritonLaunchHook(nb::handle metadata) {
     values[i] = PyFloat_AsDouble(value);
     if (values[i] == -1.0 && PyErr_Occurred()) {
       PyErr_Clear();
-      PyObject *name = PyDict_GetItem(data.ptr(), nameKey);
-      if (!name && kernelName.is_valid())
-        name = kernelName.ptr();
+      values[i] = 0;
+      if (launchExtras) {
+        handOver = true; // a tensor, a list: the Python side reads it
+        continue;
+      }
+      PyObject *shown = name ? name : kernelName.ptr();
       std::string kernel =
-          name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
+          shown && PyUnicode_Check(shown) ? PyUnicode_AsUTF8(shown) : "?";
       throw nb::value_error(("launch_metadata of kernel " + kernel +
                              " gave a non-numeric '" + keys[i] + "'")
                                 .c_str());
     }
     any |= values[i] != 0;
   }
+  if (launchExtras && !handOver) {
+    // Any other key is a metric of its own (e.g. "flops", "extra_metric").
+    PyObject *key, *value;
+    Py_ssize_t position = 0;
+    while (!handOver && PyDict_Next(data.ptr(), &position, &key, &value)) {
+      bool known = false;
+      for (PyObject *k : keyObjects)
+        known |= key == k || PyObject_RichCompareBool(key, k, Py_EQ) == 1;
+      for (PyObject *k : ignored)
+        known |= key == k || PyObject_RichCompareBool(key, k, Py_EQ) == 1;
+      handOver = !known;
+    }
+  }
   // A "name" other than the kernel's own renames this launch's node, as
   // Triton's profiler does (e.g. "matmul_4096x4096x4096").
   uint32_t renamed = kNoName;
-  PyObject *name = PyDict_GetItem(data.ptr(), nameKey); // borrowed
   if (name && PyUnicode_Check(name) && kernelName.is_valid()) {
     if (PyObject_RichCompareBool(name, kernelName.ptr(), Py_NE) == 1) {
       renamed = callPaths().intern(PyUnicode_AsUTF8(name));
       any = true;
     }
+  }
+  if (handOver) {
+    nb::object shownName = nb::borrow(name && PyUnicode_Check(name) ? name
+                                      : kernelName.is_valid() ? kernelName.ptr()
+                                                              : Py_None);
+    nb::object done = nb::steal(PyObject_CallFunctionObjArgs(
+        launchExtras, data.ptr(), namedKernel ? kernelName.ptr() : Py_None,
+        shownName.ptr(), nullptr));
+    if (!done.is_valid())
+      throw nb::python_error();
   }
   if (!any)
     return;
@@ -335,6 +397,16 @@ void bindLaunchMetrics(nb::module_ &m) {
   m.def("set_launch_id_var", &setLaunchIdVar);
   m.def("mark_main_thread", &markMainThread);
   m.def("set_launch_metadata_per_kernel", &setLaunchMetadataPerKernel);
+  m.def(
+      "set_launch_filter",
+      [](nb::handle f) { setCallable(launchFilter, f, "a launch filter"); },
+      nb::arg("filter").none());
+  m.def(
+      "set_launch_extras",
+      [](nb::handle f) {
+        setCallable(launchExtras, f, "a launch extras handler");
+      },
+      nb::arg("handler").none());
   m.def("clear_launch_metrics", &clearLaunchMetrics);
 }
 
@@ -374,6 +446,7 @@ void bindSessions(nb::module_ &m) {
     out["rocprofiler_dropped_records"] = rocprofilerDropped();
     out["unattributed"] = activityStore().unattributed();
     out["graph_nodes_kept"] = activityStore().graphNodesKept();
+    out["uncaptured_graph_kernels"] = activityStore().uncapturedGraphKernels();
     out["pc_samples"] = pcSampler().totalSamples();
     out["pc_samples_dropped"] = pcSampler().droppedSamples();
     return out;

@@ -22,7 +22,7 @@ KINDS = ["scope", "event", "mark"]
 S, E = 0, 1
 
 
-def build(per_warp, ctas=1, segment_bytes=1024, clock_bits=64):
+def build(per_warp, ctas=1, segment_bytes=1024, clock_bits=64, table=TABLE, kinds=KINDS):
     """A buffer whose warp w writes per_warp[w] (a list of (id, end) records,
     one every STEP cycles; all warps the same length), in every CTA."""
     segments, n = len(per_warp), len(per_warp[0])
@@ -46,7 +46,7 @@ def build(per_warp, ctas=1, segment_bytes=1024, clock_bits=64):
         gt_end=gt_end,
         sm=np.zeros((ctas, segments)),
     )
-    return buf, synthetic.metadata(TABLE, lay, kernel="k", kinds=KINDS)
+    return buf, synthetic.metadata(table, lay, kernel="k", kinds=kinds)
 
 
 def producer_consumer():
@@ -162,33 +162,124 @@ def test_vectorized_pairing_matches_the_rule(seed):
     assert r[6] == unpaired
 
 
-def test_chrome_trace_draws_events_with_flows_and_marks_as_instants(tmp_path):
+def _trace(tmp_path, launches):
+    path = tmp_path / "t.json"
+    chrome_trace.write(str(path), launches, chrome_trace.session_origin(launches))
+    return json.loads(path.read_text())["traceEvents"]
+
+
+def test_chrome_trace_binds_an_event_across_warps_with_flow_endpoints_and_marks_as_instants(tmp_path):
     w0, w1 = producer_consumer()
     w0 = w0[:-2] + [(2, S), (2, S)]  # two marks instead of the last scope
     buf, meta = build([w0, w1])
     meta["scopes"][0]["name"] = "loop"
-    ev = decode.decode(buf, meta, 1)
-    path = tmp_path / "t.json"
-    chrome_trace.write(str(path), [ev], chrome_trace.session_origin([ev]))
-    events = json.loads(path.read_text())["traceEvents"]
-    slices = [e for e in events if e["ph"] == "X" and e["name"] == "copy"]
-    assert len(slices) == 3 and all(s["args"] == {"start_warp": 0, "end_warp": 1} for s in slices)
-    assert all(s["dur"] == pytest.approx(2 * STEP / CLOCK_GHZ / 1000, abs=1e-3) for s in slices)
-    starts = [e for e in events if e["ph"] == "s"]
-    finishes = [e for e in events if e["ph"] == "f"]
-    assert len(starts) == len(finishes) == 3
-    assert {e["id"] for e in starts} == {e["id"] for e in finishes}
-    assert all(e["tid"] == "warp 0" for e in starts)
-    assert all(e["tid"] == "warp 1" and e["bp"] == "e" for e in finishes)
-    # The flows bind to zero-length slices on the warps.
-    assert sum(e["ph"] == "X" and e["name"] == "copy start" and e["tid"] == "warp 0" for e in events) == 3
+    events = _trace(tmp_path, [decode.decode(buf, meta, 1)])
+    # Triton's Proton's layout: per pair, a zero-length X endpoint on each
+    # warp, bound by bind_id; no slice of its own, no s/f flow events.
+    copies = [e for e in events if e["name"] == "copy"]
+    assert len(copies) == 6 and {e["ph"] for e in copies} == {"X"} and {e["cat"] for e in copies} == {"flow"}
+    assert all(e["dur"] == 0 for e in copies)
+    assert not [e for e in events if e["ph"] in ("s", "f", "t")] and not [e for e in events if e.get("cat") == "async"]
+    links = {}
+    for e in copies:
+        links.setdefault(e["bind_id"], []).append(e)
+    assert len(links) == 3 and all(isinstance(b, int) for b in links)
+    for pair in links.values():
+        (out,) = [e for e in pair if e.get("flow_out")]
+        (into,) = [e for e in pair if e.get("flow_in")]
+        assert "flow_in" not in out and "flow_out" not in into
+        assert out["tid"] == "warp 0" and into["tid"] == "warp 1" and out["pid"] == into["pid"] == "k #0 Core0 CTA0"
+        # Each copy lasts two record steps.
+        assert into["ts"] - out["ts"] == pytest.approx(2 * STEP / CLOCK_GHZ / 1000, abs=2e-3)
+        for e in pair:  # what the lane slice showed, kept on the endpoints
+            assert e["args"]["start_warp"] == 0 and e["args"]["end_warp"] == 1
+            assert e["args"]["cycles"] == pytest.approx(2 * STEP, abs=2)
     marks = [e for e in events if e["ph"] == "i"]
     assert len(marks) == 2 and all(m["tid"] == "warp 0" and m["name"] == "tick" for m in marks)
-    # Two copies are in flight at once: two lanes, whose slices do not overlap.
-    assert {s["tid"] for s in slices} == {"event copy", "event copy (2)"}
-    for tid in {s["tid"] for s in slices}:
-        mine = sorted((s["ts"], s["ts"] + s["dur"]) for s in slices if s["tid"] == tid)
-        assert all(b[0] >= a[1] - 1e-6 for a, b in zip(mine, mine[1:])), mine
+
+
+def test_chrome_trace_draws_an_event_of_one_warp_as_an_async_slice_on_the_warp(tmp_path):
+    # The copy starts in one iteration and ends in the next, in every warp.
+    seq = [(1, S)] + [r for i in range(2) for r in ((1, E), (1, S))] + [(1, E)]
+    events = _trace(tmp_path, [decode.decode(*build([seq] * 4), 1)])
+    copies = [e for e in events if e["name"] == "copy"]
+    by_warp = {}
+    for e in copies:
+        assert e["ph"] == "X" and e["cat"] == "async" and e["dur"] > 0
+        assert not {"bind_id", "flow_in", "flow_out"} & set(e)
+        assert e["dur"] == pytest.approx(STEP / CLOCK_GHZ / 1000, abs=1e-3)
+        assert e["args"]["cycles"] == STEP
+        by_warp.setdefault(e["tid"], []).append(e)
+    assert {tid: len(v) for tid, v in by_warp.items()} == {f"warp {w}": 3 for w in range(4)}
+    assert all(e["pid"] == "k #0 Core0 CTA0" for e in copies)
+
+
+def test_an_event_that_would_not_nest_on_its_warp_goes_to_a_line_of_the_warp(tmp_path):
+    # Viewers drop slices of one thread that overlap without nesting. With
+    # record k at (k + 1) STEP: copy A [1, 3] crosses scope loop [2, 5];
+    # copy B [7, 8] nests in event wait [6, 9]; copy D [11, 13] crosses
+    # wait [10, 12]. A and D go to line 1, the rest stay on the warp.
+    table = TABLE + [("wait", -1)]
+    w = [(1, S), (0, S), (1, E), (2, S), (0, E), (3, S), (1, S), (1, E), (3, E), (3, S), (1, S), (3, E), (1, E)]
+    events = _trace(tmp_path, [decode.decode(*build([w], table=table, kinds=KINDS + ["event"]), 1)])
+    step_us = STEP / CLOCK_GHZ / 1000
+    tids = {(e["name"], round(e["ts"] / step_us)): e["tid"] for e in events if e.get("cat") == "async"}
+    assert tids == {
+        ("copy", 1): "warp 0 (line 1)",
+        ("wait", 6): "warp 0",
+        ("copy", 7): "warp 0",
+        ("wait", 10): "warp 0",
+        ("copy", 11): "warp 0 (line 1)",
+    }
+    for tid in {e["tid"] for e in events if e["ph"] == "X"}:
+        mine = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["ph"] == "X" and e["tid"] == tid]
+        for a in mine:
+            for b in mine:
+                overlap = min(a[1], b[1]) - max(a[0], b[0]) > 1e-9
+                assert not overlap or a[0] <= b[0] <= b[1] <= a[1] or b[0] <= a[0] <= a[1] <= b[1], (tid, a, b)
+
+
+def test_flow_bind_ids_are_unique_in_the_file(tmp_path):
+    launches = [decode.decode(*build(producer_consumer(), ctas=2), 2, launch=n) for n in range(2)]
+    flows = [e for e in _trace(tmp_path, launches) if e.get("cat") == "flow"]
+    assert len(flows) == 2 * 2 * 2 * 3
+    assert sorted({e["bind_id"] for e in flows}) == list(range(1, 13))
+
+
+def test_chrome_trace_like_upstreams_warp_specialized_event(tmp_path):
+    # Triton 3.9's test_gluon_warp_specialized_event, on a synthetic buffer:
+    # four producer warps start the event, four consumer warps end it.
+    producer, consumer = [(1, S), (0, S), (0, E)], [(0, S), (0, E), (1, E)]
+    events = _trace(tmp_path, [decode.decode(*build([consumer] * 4 + [producer] * 4), 1)])
+    copies = [e for e in events if e["name"] == "copy"]
+    links = {}
+    for e in copies:
+        assert e["ph"] == "X" and e["dur"] == 0 and "bind_id" in e
+        links.setdefault(e["bind_id"], []).append(e)
+    assert len(links) == 4
+    for endpoints in links.values():
+        assert len(endpoints) == 2
+        start = next(e for e in endpoints if e.get("flow_out"))
+        end = next(e for e in endpoints if e.get("flow_in"))
+        assert start["tid"] != end["tid"] and start["ts"] <= end["ts"]
+
+
+def test_every_intra_kernel_event_carries_the_ctas_timer_args(tmp_path):
+    # Triton 3.9's test_event_args: scope slices, async slices, flow
+    # endpoints and marks. The synthetic warps enter at global timer 5e17
+    # and return (n + 1) STEP cycles later.
+    w0, w1 = producer_consumer()
+    w0 = w0[:-2] + [(2, S), (2, S)]
+    seq = [(1, S), (0, S), (0, E), (1, E), (2, S), (0, S), (0, E)]
+    launches = [decode.decode(*build([w0, w1], ctas=2), 2), decode.decode(*build([seq] * 2), 1, launch=1)]
+    events = _trace(tmp_path, launches)
+    assert {e["ph"] for e in events} == {"X", "i"} and {e.get("cat") for e in events} >= {"k", "async", "flow"}
+    for e in events:
+        args = e["args"]
+        assert args["Init Time (ns)"] == 5 * 10**17
+        assert args["Post Final Time (ns)"] == 5 * 10**17 + int(STEP * 8 / CLOCK_GHZ)
+        assert args["Finalization Time (ns)"] == 0
+        assert args["call_stack"] == ["ROOT", "k"]
 
 
 def test_perfetto_trace_draws_events_on_event_tracks_with_flows(tmp_path):
@@ -238,7 +329,7 @@ def test_perfetto_trace_draws_events_on_event_tracks_with_flows(tmp_path):
     ) == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
 
 
-def test_tree_counts_events_and_marks_outside_the_scopes_time():
+def test_tree_gives_events_their_cycles_and_counts_marks():
     from proton.writers import hatchet_tree
 
     w0, w1 = producer_consumer()
@@ -252,6 +343,13 @@ def test_tree_counts_events_and_marks_outside_the_scopes_time():
     loop = nodes["loop"]
     tick = {c["frame"]["name"]: c for c in loop["children"]}["tick"]
     assert tick["metrics"]["count"] == 2 and tick["metrics"]["time (ns)"] == 0
-    copy = nodes["copy"]
-    assert copy["metrics"]["count"] == 3 and copy["metrics"]["time (ns)"] == 0
-    assert copy["metrics"]["event time (ns)"] == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
+    # The event's node: its three pairs of two steps each (Triton's Proton
+    # puts cycles there), in cycles and ns.
+    copy = nodes["copy"]["metrics"]
+    assert copy["count"] == 3 and copy["cycles"] == 3 * 2 * STEP
+    assert copy["time (ns)"] == copy["event time (ns)"] == pytest.approx(3 * 2 * STEP / CLOCK_GHZ, abs=3)
+    assert copy["normalized_cycles"] == copy["cycles"] / 2
+    # They come out of the kernel's own values as a child's do: the kernel's
+    # inclusive cycles stay the warps' lifetimes (8 steps each).
+    assert hatchet_tree.inclusive(kernel, "cycles") == 2 * 8 * STEP
+    assert hatchet_tree.inclusive(kernel, "time (ns)") == pytest.approx(2 * 8 * STEP / CLOCK_GHZ, abs=3)

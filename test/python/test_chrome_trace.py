@@ -24,12 +24,16 @@ def launches():
 
 def reference(launches, t0_ns) -> bytes:
     """The trace formatted one event at a time: Triton's Proton's layout
-    (X events only, string pid and tid, cat, args.call_stack), events by
-    warp and start within each launch."""
+    (X events only, string pid and tid, cat, args with the CTA's timer
+    stamps and call_stack), events by warp and start within each launch."""
     rows = []
     for ev in launches:
         cycles = np.maximum(ev.duration_cycles, 0)
         stack = json.dumps(["ROOT", *ev.call_stack, ev.kernel])
+        # The CTA's first entry and last return on the global timer, absolute ns.
+        cta_rows = lambda cta: slice(cta * ev.num_segments, (cta + 1) * ev.num_segments)  # noqa: E731
+        init = [ev.origin_ns + int(np.rint(ev.warp_begin_ns[cta_rows(c)].min())) for c in range(ev.num_ctas)]
+        post = [ev.origin_ns + int(np.rint(ev.warp_end_ns[cta_rows(c)].max())) for c in range(ev.num_ctas)]
         for i in np.lexsort((ev.start_cycles, ev.row)):
             ts = int(np.rint(max(ev.start_ns[i] + (ev.origin_ns - t0_ns), 0)))
             dur = int(np.rint(max(ev.end_ns[i] - ev.start_ns[i], 0)))
@@ -39,7 +43,8 @@ def reference(launches, t0_ns) -> bytes:
                 f'{{"ph":"X","name":{json.dumps(ev.scope_names[ev.scope[i]])},"cat":{json.dumps(ev.kernel)},'
                 f'"pid":{pid},"tid":{json.dumps(f"{ev.row_label} {ev.warp[i]}")},'
                 f'"ts":{ts // 1000}.{ts % 1000:03d},"dur":{dur // 1000}.{dur % 1000:03d},'
-                f'"args":{{"cycles":{cycles[i]},"call_stack":{stack}}}}}'
+                f'"args":{{"cycles":{cycles[i]},"Init Time (ns)":{init[ev.cta[i]]},'
+                f'"Post Final Time (ns)":{post[ev.cta[i]]},"Finalization Time (ns)":0,"call_stack":{stack}}}}}'
             )
     return ('{"displayTimeUnit":"ns","traceEvents":[\n' + ",\n".join(rows) + "\n]}\n").encode()
 
@@ -73,6 +78,15 @@ def test_chrome_trace(tmp_path, launches):
     assert e["dur"] == pytest.approx((ev.end_ns[i] - ev.start_ns[i]) / 1000, abs=1e-3)
     assert min(e["ts"] for e in events) >= 0
     assert all(e["dur"] > 0 and e["args"]["cycles"] > 0 for e in events)
+    # Triton 3.9's args: the CTA's entry and return stamps, no finalization timing.
+    for e in events:
+        cta = int(e["pid"].rsplit("CTA", 1)[1])
+        ev = launches[int(e["pid"].split("#")[1].split()[0])]
+        rows = slice(cta * ev.num_segments, (cta + 1) * ev.num_segments)
+        assert e["args"]["Init Time (ns)"] == ev.origin_ns + round(ev.warp_begin_ns[rows].min())
+        assert e["args"]["Post Final Time (ns)"] == ev.origin_ns + round(ev.warp_end_ns[rows].max())
+        assert e["args"]["Post Final Time (ns)"] >= e["args"]["Init Time (ns)"] >= 0
+        assert e["args"]["Finalization Time (ns)"] == 0
     assert path.read_bytes() == reference(launches, t0)
 
 

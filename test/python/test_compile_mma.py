@@ -80,8 +80,9 @@ def test_hopper_wgmma_gets_issue_and_wait_scopes(aligned):
     assert re.search(r"CFM+KCCWC", seq), f"expected reads around the issue run and the wait, got {seq}"
     # Every wgmma instruction is inside a window: an issue run or a wait.
     assert not set(re.sub(r"CW(?=C)", "", re.sub(r"CFM+KC", "", seq))) & set("FMKW"), seq
-    # Records in the K loop: auto picks the shared buffer, 1 KiB per warp.
-    assert meta["layout"]["buffer_type"] == "shared" and meta["layout"]["segment_bytes"] == 1024
+    # Records in the K loop: auto picks the shared buffer, 2 to 4 KiB per
+    # warp (what keeps the CTAs per SM that shared memory allows).
+    assert meta["layout"]["buffer_type"] == "shared" and meta["layout"]["segment_bytes"] in (2048, 4096)
     assert kernel.asm["cubin"]
 
 
@@ -145,8 +146,9 @@ def test_mode_strings_select_the_mma_scopes():
 
 def test_a_k_loop_longer_than_the_ring_keeps_the_newest_iterations():
     """The compiled kernel's scope table and layout, and a buffer as its warps
-    would write it for 100 K iterations: each warp's 1 KiB ring holds 128
-    records, so the newest 32 iterations of (issue, wait) are decoded."""
+    would write it for 100 K iterations: each warp's ring holds fewer than
+    the 400 records written, so only the newest iterations of (issue, wait)
+    are decoded, and the rest are counted as dropped."""
     meta = proton_meta(compile_mma(matmul_plain, MATMUL_SIGNATURE, SM90, **BLOCKS))
     lay = meta["layout"]
     issue, wait = (next(s["id"] for s in meta["scopes"] if s["name"] == n) for n in ("mma.issue", "mma.wait"))
@@ -160,7 +162,7 @@ def test_a_k_loop_longer_than_the_ring_keeps_the_newest_iterations():
     buf = synthetic.build(lay, tags, clocks, clk_start=clk0, clk_end=end, gt_start=10**12, gt_end=10**12 + (end - clk0))
     events = decode.decode(buf, {**meta, "kernel_id": 0}, ctas)
     kept = lay["capacity"] // 4
-    assert kept == 32
+    assert lay["capacity"] < ids.size and kept >= 32
     for scope in (issue, wait):
         per_warp = np.bincount(events.row[events.scope == scope], minlength=ctas * warps)
         assert (per_warp == kept).all(), f"scope {scope}: {per_warp}"

@@ -1,7 +1,8 @@
 """On a GPU: an asynchronous event that starts in iteration i and ends in
 iteration i + 1 (through a function call), and a mark per iteration, come
 back as recorded: n_tiles + 1 copies and n_tiles marks per warp, in order,
-and drawn in the Chrome trace with flows.
+and drawn in the Chrome trace as Triton's Proton draws an event that stays
+in its warp: an async slice on the warp, no flow.
 
 Run: pytest test/python/test_gpu_events.py -m gpu -q"""
 
@@ -51,6 +52,9 @@ def test_event_across_iterations_and_marks(tmp_path):
         assert ((e[:-1] <= m + 1e-3) & (m <= s[1:] + 1e-3)).all(), f"warp row {row}: marks out of place"
 
     trace = json.load(open(report.files["chrome_trace"]))["traceEvents"]
-    flows = [t for t in trace if t["ph"] in ("s", "f")]
-    assert len(flows) == 2 * a.num_events, "one flow start and finish per copy"
+    copies = [t for t in trace if t["name"] == "copy"]
+    assert len(copies) == a.num_events, "one slice per copy"
+    assert all(t["ph"] == "X" and t["cat"] == "async" and t["dur"] > 0 for t in copies)
+    assert not [t for t in trace if "bind_id" in t or t["ph"] in ("s", "f")], "copies stay in their warps: no flows"
+    assert all(t["tid"].startswith("warp ") for t in copies)
     assert sum(t["ph"] == "i" and t["name"] == "tile" for t in trace) == a.num_marks

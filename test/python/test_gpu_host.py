@@ -263,3 +263,55 @@ def test_command_line_profiles_a_script(tmp_path):
         text=True,
     )
     assert view.returncode == 0 and "cli_scope" in view.stdout and "add_one" in view.stdout
+
+
+def _tensor_metadata(grid, kernel, args):
+    # A metric only the device knows (a count computed by earlier kernels).
+    return {"name": "tensor_flops", "flops": args["counter"], "tokens": args["counter"].to(torch.int64)}
+
+
+@triton.jit(launch_metadata=_tensor_metadata)
+def counted(x_ptr, counter, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + 1.0)
+
+
+def test_device_tensor_metrics(tmp_path, x):
+    # Scope metrics and launch_metadata values that are device tensors are
+    # summed on the device, in stream order, and read at finalize; inside a
+    # CUDA graph every replay adds its value again.
+    counter = torch.full((), 8.0, device="cuda")
+    vector = torch.tensor([1.0, 2.0], device="cuda")
+    counted[(1,)](x, counter, BLOCK=128)  # compiled outside the session
+    torch.cuda.synchronize()
+    proton.start(str(tmp_path / "tensors"), backend="cupti", hook="triton", quiet=True)
+    with proton.scope("eager", metrics={"loss": counter, "vec": vector, "n": 1}):
+        counted[(1,)](x, counter, BLOCK=128)
+    counter.fill_(3.0)  # after the scope: its value was taken in stream order
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        counted[(1,)](x, counter, BLOCK=128)  # warm-up on the capture stream
+        stream.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            with proton.scope("captured", metrics={"loss": counter}):
+                counted[(1,)](x, counter, BLOCK=128)
+    for _ in range(4):
+        graph.replay()
+    torch.cuda.synchronize()
+    report = proton.finalize()
+    with open(report.files["tree"]) as f:
+        root = json.load(f)[0]
+    eager = find(root, "eager")
+    assert eager["metrics"]["loss"] == 8.0 and eager["metrics"]["vec"] == [1.0, 2.0] and eager["metrics"]["n"] == 1
+    assert find(eager, "tensor_flops")["metrics"]["flops"] == 8.0
+    assert find(eager, "tensor_flops")["metrics"]["tokens"] == 8
+    captured = [n for n in _all(root) if n["frame"]["name"] == "captured"]
+    assert sum(n["metrics"].get("loss", 0) for n in captured) == 4 * 3.0, json.dumps(root)[:3000]
+
+
+def _all(node):
+    out = [node]
+    for child in node["children"]:
+        out += _all(child)
+    return out

@@ -9,7 +9,7 @@ import pytest
 
 import proton
 from proton.host import hatchet_tree as profile_tree
-from proton.host import libraries, session as host_session
+from proton.host import chrome_trace, libraries, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h
 
@@ -77,6 +77,7 @@ def _find(node, *names):
 
 def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    monkeypatch.setattr(chrome_trace, "layout_39", lambda: False)  # 3.9's: test_host_trace_layout.py
     proton.start(str(tmp_path / "run"), data="trace", hook="triton", quiet=True)  # host: from its arguments
     with proton.scope("outer", metrics={"tokens": 3}):
         fake.fake_launch(CBID_cuLaunchKernel, b"k1", 100, 300, 1)
@@ -394,3 +395,100 @@ def test_launch_metadata_kernels_below_the_kernel_on_triton_38(fake, fake_path, 
     assert _find(root, "step", "k")["metrics"]["flops32"] == 10.0
     assert _find(root, "step", "__proton_launch_metadata", "k2", "fill")["metrics"]["count"] == 1
     assert _find(root, "step", "__proton_launch_metadata", "plain_fill")["metrics"]["count"] == 1
+
+
+def test_vector_metrics_sum_element_wise(fake, fake_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    proton.start(str(tmp_path / "vec"), backend="cupti", quiet=True)
+    for _ in range(2):
+        with proton.scope("s", metrics={"veci": [1, 2, 3], "vecd": (1.0, 2.0, 3.0), "n": 1}):
+            pass
+    with pytest.raises(proton.ProfilerError, match="vector metric of 3 values"):
+        proton.enter_scope("s", metrics={"veci": [1, 2]})
+    with pytest.raises(proton.ProfilerError, match="metric 'bad' of scope 's' is list"):
+        proton.enter_scope("s", metrics={"bad": [1, "x"]})
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert _find(root, "s")["metrics"] == {"veci": [2, 4, 6], "vecd": [2.0, 4.0, 6.0], "n": 2}
+
+
+def test_launch_metadata_metrics_beyond_flops_and_bytes(fake, fake_path, tmp_path, monkeypatch):
+    # Any numeric key of launch_metadata's result is a metric of the launch
+    # ("flops" and "extra_metric" here), typed as Triton's Proton types them.
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    proton.start(str(tmp_path / "extra"), backend="cupti", hook="triton", quiet=True)
+    with proton.scope("test0"):
+        for _ in range(2):
+            lazy = LazyDict({"name": "foo"})
+            lazy.add(
+                lambda: {"name": "foo_named", "flops32": 1.0, "flops": 3, "extra_metric": 7.0, "note": "x", "bytes": 4},
+                (),
+            )
+            triton.knobs.runtime.launch_enter_hook(lazy)
+            fake.fake_launch(CBID_cuLaunchKernel, b"foo", 0, 10, 1)
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    metrics = _find(root, "test0", "foo_named")["metrics"]
+    assert metrics["flops32"] == 2.0 and metrics["bytes"] == 8 and metrics["count"] == 2
+    assert metrics["flops"] == 6.0 and isinstance(metrics["flops"], float)
+    assert metrics["extra_metric"] == 14.0 and "note" not in metrics
+
+
+def test_launch_hook_filter_and_hook_object(fake, fake_path, tmp_path, monkeypatch):
+    # LaunchHook().configure(include=, exclude=): launch_metadata is evaluated
+    # only for kernels whose name matches; start(hook=LaunchHook()) is hook="triton".
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    from proton.hooks.launch import LaunchHook
+
+    called = []
+
+    def launch(kernel):
+        lazy = LazyDict({"name": kernel})
+        lazy.add(lambda: called.append(kernel) or {"name": kernel + "_meta", "flops32": 1.0}, ())
+        triton.knobs.runtime.launch_enter_hook(lazy)
+        fake.fake_launch(CBID_cuLaunchKernel, kernel.encode(), 0, 10, 1)
+
+    hook = LaunchHook()
+    assert hook is LaunchHook()
+    hook.configure(include=".*foo", exclude="foo_skip")
+    try:
+        proton.start(str(tmp_path / "filter"), backend="cupti", hook=hook, quiet=True)
+        with proton.scope("t"):
+            for kernel in ("my_foo", "bar", "foo_skip"):
+                launch(kernel)
+        root = json.load(open(proton.finalize().files["tree"]))[0]
+    finally:
+        hook.configure(include=None, exclude=None)
+    assert called == ["my_foo"]
+    assert sorted(c["frame"]["name"] for c in _find(root, "t")["children"]) == ["bar", "foo_skip", "my_foo_meta"]
+    with pytest.raises(proton.ProfilerError, match="unknown hook 'torch'"):
+        proton.start("x", backend="cupti", hook="torch")
+
+
+def test_cpu_tensor_metrics_are_their_values(fake, fake_path, tmp_path, monkeypatch):
+    # A tensor on the CPU is read at once (its number or list); a device
+    # tensor would be summed on the device (GPU tests).
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    np = pytest.importorskip("numpy")
+
+    class CpuTensor:  # what the session relies on: data_ptr, tolist, device
+        device = type("Device", (), {"type": "cpu"})()
+
+        def __init__(self, values):
+            self.values = np.asarray(values)
+
+        def data_ptr(self):
+            return 0
+
+        def tolist(self):
+            return self.values.tolist()
+
+    proton.start(str(tmp_path / "cpu_t"), backend="cupti", quiet=True)
+    with proton.scope("s", metrics={"one": CpuTensor(2.5), "many": CpuTensor([1, 2])}):
+        pass
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert _find(root, "s")["metrics"] == {"one": 2.5, "many": [1, 2]}

@@ -35,6 +35,10 @@ struct LaunchContext {
   uint32_t node = kRootNode;
   uint64_t sessions = 0; // bit i: session slot i was active at the launch
   LaunchMetrics metrics;
+  // For sessions that keep a timeline: when (the tracer's clock, as its
+  // activity records) and on which host thread the launch was made.
+  uint64_t launchNs = 0;
+  uint32_t thread = 0;
 };
 
 struct Activity {
@@ -62,6 +66,8 @@ struct TraceRow {
   ActivityKind kind;
   uint64_t start, end;
   uint32_t correlation;
+  uint64_t launchNs; // 0: not known (no clock, or a graph's kernel)
+  uint32_t thread;
 };
 
 struct SessionResult {
@@ -100,7 +106,17 @@ public:
   uint64_t unattributed() const {
     return unattributed_.load(std::memory_order_relaxed);
   }
+  // Kernels replayed by a CUDA graph whose capture was not seen (captured
+  // before tracing started): attributed to where the graph was launched.
+  uint64_t uncapturedGraphKernels() const {
+    return uncapturedGraphKernels_.load(std::memory_order_relaxed);
+  }
   size_t graphNodesKept();
+  // Slots of open sessions that keep a timeline (launch times are read
+  // only for them).
+  uint64_t traceSessions() const {
+    return traceSessions_.load(std::memory_order_relaxed);
+  }
   void reset();
 
 private:
@@ -117,6 +133,8 @@ private:
   std::vector<uint64_t> retiredGraphNodes_; // destroyed, still in graphNodes_
   std::mutex sessionMutex_;
   std::array<SessionData, kMaxSessions> sessions_;
+  std::atomic<uint64_t> traceSessions_{0};
+  std::atomic<uint64_t> uncapturedGraphKernels_{0};
   std::atomic<uint64_t> unattributed_{
       0}; // buffer threads add, counters() reads
 };
@@ -138,6 +156,10 @@ uint64_t activeSessions();
 // calling context (currentLaunchNode()) and the active sessions are
 // recorded under `correlation` and returned; otherwise the result has no
 // sessions and nothing is recorded.
+// The tracer's clock for launch times (nullptr: none; launches keep 0).
+using LaunchClock = uint64_t (*)();
+void setLaunchClock(LaunchClock clock);
+
 LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch);
 
 // Launches recorded by recordLaunchNow (a session was active).

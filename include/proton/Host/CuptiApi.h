@@ -26,6 +26,7 @@ struct CuptiApi {
   X(cuptiActivityGetNextRecord)                                                \
   X(cuptiActivityGetNumDroppedRecords)                                         \
   X(cuptiGetGraphNodeId)                                                       \
+  X(cuptiGetTimestamp)                                                         \
   X(cuptiFinalize)                                                             \
   X(cuptiPCSamplingEnable)                                                     \
   X(cuptiPCSamplingDisable)                                                    \

@@ -79,6 +79,8 @@ struct AggregateRow {
 struct TraceRowOut {
   uint32_t node, name, device, stream, kind, correlation;
   uint64_t start, end;
+  uint64_t launch; // the launch call's time (0: not known)
+  uint32_t thread; // the launching host thread's id
 };
 // One calling-context node: CallPathNode.
 struct NodeRow {
@@ -110,6 +112,8 @@ inline constexpr RowField kTraceFields[] = {
     PROTON_HOST_ROW_FIELD(TraceRowOut, correlation, "correlation"),
     PROTON_HOST_ROW_FIELD(TraceRowOut, start, "start"),
     PROTON_HOST_ROW_FIELD(TraceRowOut, end, "end"),
+    PROTON_HOST_ROW_FIELD(TraceRowOut, launch, "launch"),
+    PROTON_HOST_ROW_FIELD(TraceRowOut, thread, "thread"),
 };
 static_assert(tiles(kTraceFields, sizeof(TraceRowOut)),
               "kTraceFields must list every TraceRowOut member");

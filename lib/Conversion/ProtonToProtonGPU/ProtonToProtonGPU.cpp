@@ -18,8 +18,22 @@ namespace fmt = ::proton::format;
 
 namespace {
 
-constexpr unsigned kInferredSharedSegmentBytes = 1024;
 constexpr unsigned kInferredGlobalSegmentBytes = 4096;
+
+// A ring for records in loops (a count the compiler cannot bound) takes, by
+// default, the shared memory that keeps the CTAs per multiprocessor that
+// shared memory and threads allow (registers, unknown here, often allow
+// fewer), and at least kMinLoopSegmentBytes per warp (256 records) where the
+// kernel leaves that much; at most kMaxLoopSegmentBytes per warp (512
+// records), so that each kept launch's global copy stays small.
+constexpr unsigned kMinLoopSegmentBytes = 2048;
+constexpr unsigned kMaxLoopSegmentBytes = 4096;
+// The most threads and CTAs a multiprocessor holds (Hopper, Ampere A100,
+// CDNA3); smaller parts hold fewer, which only makes the budget smaller.
+constexpr unsigned kThreadsPerMultiprocessor = 2048;
+constexpr unsigned kMaxCtasPerMultiprocessor = 32;
+// Shared memory CUDA reserves per CTA, beside what the kernel asks for.
+constexpr unsigned kNvidiaReservedPerCta = 1024;
 
 constexpr unsigned kMinInferredSegmentBytes = 32; // one memory sector
 
@@ -238,14 +252,36 @@ struct ProtonToProtonGPUPass
     return sharedLimit > alignedOffset ? sharedLimit - alignedOffset : 0;
   }
 
+  /// Shared memory a CTA can add without lowering the CTAs per
+  /// multiprocessor that its shared memory and threads allow.
+  uint64_t sharedAtSameOccupancy(unsigned warps) {
+    unsigned reserved = threadsPerWarp == 32 ? kNvidiaReservedPerCta : 0;
+    uint64_t capacity = uint64_t(sharedLimit) + reserved; // per multiprocessor
+    uint64_t perCta = llvm::alignTo(sharedOffset, 16) + reserved;
+    uint64_t ctas = std::min<uint64_t>(
+        {perCta ? capacity / perCta : kMaxCtasPerMultiprocessor,
+         std::max(1u, kThreadsPerMultiprocessor / (warps * threadsPerWarp)),
+         kMaxCtasPerMultiprocessor});
+    ctas = std::max<uint64_t>(ctas, 1);
+    return capacity / ctas > perCta ? capacity / ctas - perCta : 0;
+  }
+
   FailureOr<unsigned> sharedSegmentBytes(LLVM::LLVMFuncOp kernel,
                                          const RecordSites &sites,
-                                         unsigned segments) {
+                                         unsigned segments, unsigned warps) {
     unsigned available = availableShared();
     unsigned segmentBytes;
-    if (bufferSize == 0) {
-      segmentBytes = std::min(sites.inferred(kInferredSharedSegmentBytes),
+    if (bufferSize == 0 && sites.bound) {
+      segmentBytes = std::min(sites.boundBytes,
                               largestSegmentFitting(available / segments));
+    } else if (bufferSize == 0) {
+      uint64_t free = sharedAtSameOccupancy(warps) / segments;
+      segmentBytes = std::min(kMaxLoopSegmentBytes,
+                              std::max(kMinLoopSegmentBytes,
+                                       largestSegmentFitting(std::min<uint64_t>(
+                                           free, UINT32_MAX))));
+      segmentBytes =
+          std::min(segmentBytes, largestSegmentFitting(available / segments));
     } else {
       segmentBytes = floorPowerOf2(bufferSize / segments);
       if (segmentBytes < 16)
@@ -307,7 +343,7 @@ struct ProtonToProtonGPUPass
     FailureOr<unsigned> segmentBytes =
         type == BufferType::registers ? registersSegmentBytes(kernel, sites)
         : type == BufferType::shared
-            ? sharedSegmentBytes(kernel, sites, segments)
+            ? sharedSegmentBytes(kernel, sites, segments, *warps)
             : globalSegmentBytes(kernel, sites, segments);
     if (::mlir::failed(segmentBytes))
       return failure();

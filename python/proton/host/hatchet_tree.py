@@ -40,6 +40,7 @@ def build(
     pc_samples=(),
     device_type: str = "CUDA",
     not_summed: frozenset = frozenset(),
+    kernel_metrics: dict | None = None,
 ) -> list:
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
     samples) rows (proton._host.take_pc_samples); not_summed: user metrics
@@ -80,6 +81,15 @@ def build(
             metrics["bytes"] = metrics.get("bytes", 0.0) + float(row["bytes"])
     for node_id, sums in user_metrics.items():
         context_node(int(node_id))["metrics"].update(sums)
+    # launch_metadata's own metrics, on the kernel's leaf (name as shown).
+    by_name = {(node, names[name]): leaf for (node, kind, name), leaf in leaves.items() if kind == 0}
+    for (node_id, kernel), sums in (kernel_metrics or {}).items():
+        leaf = by_name.get((int(node_id), kernel))
+        if leaf is None:  # its launch's activity was not seen in this phase
+            leaf = by_name[(int(node_id), kernel)] = _node(kernel, "kernel")
+            context_node(int(node_id))["children"].append(leaf)
+        for name, value in sums.items():
+            leaf["metrics"][name] = value if name not in leaf["metrics"] else _added(leaf["metrics"][name], value)
 
     kernels = {(node, names[name]): leaf for (node, kind, name), leaf in leaves.items() if kind == 0}
     lines: dict[tuple, dict] = {}
@@ -111,6 +121,12 @@ def build(
     _integral_times(root)
     declare_metrics_on_root(root, not_summed)
     return [root, dict(devices or {})]
+
+
+def _added(total, value):
+    if isinstance(total, list) and isinstance(value, list) and len(total) == len(value):
+        return [a + b for a, b in zip(total, value)]
+    return total + value if not isinstance(total, list) else value
 
 
 def declare_metrics_on_root(root: dict, not_summed: frozenset = frozenset()) -> None:

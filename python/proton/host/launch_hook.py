@@ -31,11 +31,54 @@ def install():
     # Triton 3.8+ shows launch_metadata's own kernels below the launching
     # kernel's name inside the metadata scope; 3.6 and 3.7 directly in it.
     host.set_launch_metadata_per_kernel(_triton_version() >= (3, 8))
+    host.set_launch_extras(launch_extras)
+    host.set_launch_filter(launch.LaunchHook().kernel_filter())
     hook = host.triton_launch_hook
     if not _users:
         triton.knobs.runtime.launch_enter_hook.add(hook)
     _users.append(hook)
     return hook
+
+
+# Keys Triton itself puts in the metadata, never metrics.
+RESERVED_KEYS = frozenset(["name", "function", "stream"])
+_KEPT_BY_RUNTIME = frozenset(["flops8", "flops16", "flops32", "flops64", "bytes"])
+
+
+def _metric_value(value) -> bool:
+    from numbers import Number
+
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_metric_value(v) for v in value)
+    return isinstance(value, Number) or hasattr(value, "data_ptr")
+
+
+def launch_extras(data: dict, raw_kernel: str | None, kernel: str | None) -> None:
+    """Called by the C++ hook for what it does not keep itself: metrics
+    other than flops8..64 and bytes (numbers, lists, tensors), and those
+    five when they are not plain numbers (device tensors); other values
+    (strings, objects) are not metrics and are left out."""
+    from ..state import metadata_state
+    from .session import _host, active_sessions
+
+    for key in _KEPT_BY_RUNTIME:
+        if key in data and not _metric_value(data[key]):
+            raise ValueError(f"launch_metadata of kernel {kernel or raw_kernel} gave a non-numeric {key!r}")
+    metrics = {
+        key: value
+        for key, value in data.items()
+        if key not in RESERVED_KEYS
+        and _metric_value(value)
+        and not (key in _KEPT_BY_RUNTIME and not isinstance(value, bool) and isinstance(value, (int, float)))
+    }
+    if not metrics or kernel is None:
+        return
+    node = _host().current_launch_node()  # where the launch about to be made goes
+    with metadata_state(raw_kernel):
+        for session in active_sessions():
+            session.add_kernel_metrics(node, kernel, metrics)
 
 
 def uninstall(hook) -> None:

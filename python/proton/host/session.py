@@ -16,8 +16,11 @@ import threading
 from dataclasses import dataclass, field
 
 from ..errors import ProfilerError
+from ..msgpack_codec import packb
 from ..paths import output_path, write_or_fall_back
+from ..metric import transform_tensor_metrics
 from . import libraries, hatchet_tree, records, chrome_trace
+from .device_metrics import DeviceSlots, is_device_tensor
 
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")
@@ -25,6 +28,8 @@ HOOKS = (None, "triton")
 HOST_BACKENDS = ("cupti", "rocprofiler", "roctracer")
 MAX_SESSIONS = 64
 TRACE_CAP = 10_000_000  # timeline rows kept per session
+#: The profile tree's file formats (finalize's output_format, periodic flushing's format=).
+TREE_FORMATS = ("hatchet", "hatchet_msgpack")
 
 
 def _host():
@@ -50,6 +55,7 @@ class HostReport:
     trace_dropped: int = 0  # timeline rows over the cap
     pc_samples: int = 0  # PC samples attributed to this session (mode="pcsampling")
     warnings: list = field(default_factory=list)
+    parts: list = field(default_factory=list)  # {"phase", "files"} per phase written as a part
 
     def summary(self) -> str:
         lines = [
@@ -57,8 +63,28 @@ class HostReport:
             + (f", {self.pc_samples} PC samples" if self.pc_samples else "")
         ]
         lines += [f"  warning: {w}" for w in self.warnings]
+        if len(self.parts) > 1:
+            lines.append(
+                f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
+                f"{self.parts[-1]['phase']}; the last:"
+            )
         lines += [f"  wrote {path}" for path in self.files.values()]
         return "\n".join(lines)
+
+
+class _Phase:
+    """One phase's records, moved out of the runtime's store at each phase
+    boundary (the store sums a session's records with no notion of phases)."""
+
+    def __init__(self):
+        self.aggregates: list = []  # arrays of records.AGGREGATE rows
+        self.trace: list = []  # arrays of records.TRACE rows
+        self.pc_samples: list = []  # (node, kernel demangled, line, stall reason, samples)
+        self.user_metrics: dict[int, dict] = {}  # scope node -> metric -> sum
+        self.scopes: list = []  # chrome_trace.ScopeRecord per scope instance (data="trace")
+        # (launch node, kernel name) -> metric -> sum: launch_metadata's
+        # metrics beyond flops8..64 and bytes (which the runtime keeps).
+        self.kernel_metrics: dict[tuple, dict] = {}
 
 
 class HostSession:
@@ -71,6 +97,7 @@ class HostSession:
         hook=None,
         pc_sampling=None,
         quiet: bool = False,
+        periodic_flushing: str | None = None,
     ):
         if backend not in HOST_BACKENDS:
             raise ProfilerError(f"unknown host backend {backend!r}; valid: {', '.join(HOST_BACKENDS)}")
@@ -80,15 +107,30 @@ class HostSession:
             raise ProfilerError(f"unknown data {data!r}; valid: {', '.join(DATA)}")
         if hook not in HOOKS:
             raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton'")
+        if periodic_flushing not in (None, *TREE_FORMATS):
+            raise ProfilerError(
+                f"unknown periodic flushing format {periodic_flushing!r}; valid: {', '.join(TREE_FORMATS)}"
+            )
         self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
         self.tracer = _tracer_for(backend)
         self.pc_sampling = pc_sampling
         self.quiet = quiet
         self.slot = -1
         self.active = False
-        self.user_metrics: dict[int, dict[str, float]] = {}  # scope node -> metric -> sum
+        # Phases (proton.data): records are moved from the runtime's store into
+        # the current phase at each boundary; a cleared phase has no entry.
+        self.phase = 0
+        self.phases: dict[int, _Phase] = {0: _Phase()}
+        self.periodic_flushing = periodic_flushing  # the parts' format, or None
+        self.tree_format = periodic_flushing or "hatchet"  # finalize's output_format may change it
+        self._parts: list[dict] = []  # phases written at advance_phase (periodic flushing)
+        self._taken = {"kernels": 0, "activities": 0, "trace_rows": 0, "trace_dropped": 0, "pc_samples": 0}
+        self._warnings: list[str] = []
         self.metric_types: dict[str, tuple] = {}  # name -> (type, "inc" | "exc" | "pty")
         self._launch_hook = None
+        self.clock_offset = 0  # set at start with data="trace" (chrome_trace.clock_offset)
+        self.device_slots = DeviceSlots()  # metrics that are device tensors
+        self._uncaptured_at_start = 0
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -109,6 +151,9 @@ class HostSession:
         if not free:
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
         self.tracer.start(host, self)
+        if self.data == "trace":  # read the tracer's clock while it is surely loaded
+            chrome_trace.clock = chrome_trace.tracer_clock(host, self.tracer.name)
+            self.clock_offset = chrome_trace.clock_offset(chrome_trace.clock)
         if threading.current_thread() is threading.main_thread():
             # Launches from threads with no scope of their own (autograd's
             # backward) go below the main thread's innermost scope.
@@ -121,6 +166,8 @@ class HostSession:
             from .launch_hook import install
 
             self._launch_hook = install()
+        _prepare_device_slots(self.device_slots)
+        self._uncaptured_at_start = host.counters().get("uncaptured_graph_kernels", 0)
         self.activate()
 
     def activate(self) -> None:
@@ -143,12 +190,12 @@ class HostSession:
             self._launch_hook = None
         _synchronize()
         report = HostReport(self.name)
+        report.warnings += self._warnings
         try:
             self.tracer.flush(host)
         except RuntimeError as error:
             report.warnings.append(f"flushing {self.tracer.name}: {error}")
-        aggregate_bytes, trace_bytes, trace_dropped = host.take_session(self.slot)
-        pc_samples = host.take_pc_samples(self.slot)
+        self._take(host, reopen=False)
         pc_error = host.pc_sampling_error() if self.pc_sampling is not None else ""
         del _sessions[self.slot]
         _update_context()
@@ -158,49 +205,196 @@ class HostSession:
                 self.tracer.stop(host)
             except RuntimeError as error:
                 report.warnings.append(f"stopping {self.tracer.name}: {error}")
-        aggregates = records.aggregates(aggregate_bytes)
-        names = host.names()
-        nodes = records.nodes(host.nodes())
-        trace_rows = records.trace_rows(trace_bytes)
-        # Activity names are shown demangled (CUDA C++ kernels); context names as they are.
-        for index in set(aggregates["name"].tolist()) | set(trace_rows["name"].tolist()):
-            names[index] = host.demangle(names[index])
-        pc_samples = [(node, host.demangle(kernel), *rest) for node, kernel, *rest in pc_samples]
-        report.kernels = int(aggregates["count"][aggregates["kind"] == 0].sum())
-        report.activities = int(aggregates["count"].sum())
+        report.kernels = self._taken["kernels"]
+        report.activities = self._taken["activities"]
         report.unattributed = counters["unattributed"]
         report.dropped_records = counters[self.tracer.dropped_key] if self.tracer.dropped_key else 0
-        report.trace_dropped = int(trace_dropped)
+        report.trace_dropped = self._taken["trace_dropped"]
         if report.dropped_records:
             report.warnings.append(f"{self.tracer.name} dropped {report.dropped_records} activity records")
         if report.trace_dropped:
             report.warnings.append(f"{report.trace_dropped} timeline rows over the cap of {TRACE_CAP} were not kept")
-        report.pc_samples = sum(int(row[4]) for row in pc_samples if not row[3].endswith(hatchet_tree.NOT_ISSUED))
+        report.pc_samples = self._taken["pc_samples"]
         if pc_error:
             report.warnings.append(f"PC sampling: {pc_error}")
+        uncaptured = counters.get("uncaptured_graph_kernels", 0) - self._uncaptured_at_start
+        if uncaptured > 0:
+            report.warnings.append(
+                f"{uncaptured} kernels were replayed by CUDA graphs captured before profiling started: they are "
+                "under the scope that replayed them, not where they were captured (start the session before "
+                "capturing to see that)"
+            )
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
-        tree = hatchet_tree.build(
-            nodes,
-            names,
-            aggregates,
-            self.user_metrics,
-            self.tracer.device_info(aggregates),
-            pc_samples=pc_samples,
-            device_type=self.tracer.device_type,
-        )
-        report.files["tree"] = write_or_fall_back(
-            output_path(self.name, ".hatchet"), lambda path: hatchet_tree.write(path, tree), report.warnings
-        )
-        if self.data == "trace":
-            report.files["chrome_trace"] = write_or_fall_back(
-                output_path(self.name, ".chrome_trace"),
-                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names),
-                report.warnings,
-            )
+        # A session that never advanced writes <name>.<ext>; one that did, each
+        # phase not cleared (and not written already) as <name>.part_<phase>.<ext>.
+        report.parts = list(self._parts)
+        for phase in sorted(set(self.phases) | {self.phase}):
+            part = phase if self.phase > 0 else None
+            report.files = self._write_phase(host, phase, part, report.warnings)
+            if part is not None:
+                report.parts.append({"phase": phase, "files": report.files})
+        self.phases.clear()
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
+
+    # -- phases (proton.data) ------------------------------------------------
+    # The runtime's store sums records per session with no notion of phases:
+    # at each phase boundary (advance_phase, and get/clear of the current
+    # phase) the session waits for the GPU, flushes the tracer and moves what
+    # the store summed into the current phase, here. An ended phase is thus
+    # complete at once.
+    def advance_phase(self) -> int:
+        """Ends the current phase (waiting for the GPU) and returns the next
+        one's number. With periodic flushing the ended phase is written as
+        <name>.part_<phase>.<format> and its records are let go."""
+        self._collect()
+        ended = self.phase
+        self.phase += 1
+        self.phases[self.phase] = _Phase()
+        if self.periodic_flushing and ended in self.phases:
+            files = self._write_phase(_host(), ended, ended, self._warnings)
+            del self.phases[ended]
+            self._parts.append({"phase": ended, "files": files})
+            if not self.quiet:
+                print(
+                    f"proton: session {self.name!r} phase {ended}: wrote " + ", ".join(files.values()), file=sys.stderr
+                )
+        return self.phase
+
+    def is_phase_complete(self, phase: int) -> bool:
+        """Whether no more records can come to `phase`: every ended phase."""
+        return 0 <= phase < self.phase
+
+    def flush(self) -> None:
+        """deactivate(flushing=True): the records so far go to the current phase."""
+        self._collect()
+
+    def phase_tree(self, phase: int) -> list:
+        """The hatchet tree of `phase` (the current one: of the records so far)."""
+        if phase == self.phase:
+            self._collect()
+            return self._tree(_host(), self.phases.get(phase) or _Phase())
+        data = self.phases.get(phase)
+        if data is None:
+            written = next((p["files"] for p in self._parts if p["phase"] == phase), None)
+            if written:
+                why = "it was written to " + ", ".join(written.values()) + " (periodic flushing)"
+            elif 0 <= phase < self.phase:
+                why = "it was cleared"
+            else:
+                why = f"the current phase is {self.phase}"
+            raise ProfilerError(f"session {self.name!r}: phase {phase} has no data: {why}")
+        return self._tree(_host(), data)
+
+    def clear(self, phase: int, up_to: bool = False) -> None:
+        """Lets go of `phase`'s records (of every phase up to it with
+        `up_to`). A cleared current phase gets the records that come later."""
+        if phase == self.phase or up_to and phase > self.phase:
+            self._collect()  # what was launched before the clear is cleared with it
+        for number in list(self.phases):
+            if number == phase or up_to and number <= phase:
+                del self.phases[number]
+
+    @property
+    def user_metrics(self) -> dict:
+        """The current phase's scope metrics: node -> metric -> sum."""
+        return self.phases.setdefault(self.phase, _Phase()).user_metrics
+
+    def scope_records(self) -> list:
+        """The current phase's host scope records (data="trace")."""
+        return self.phases.setdefault(self.phase, _Phase()).scopes
+
+    def _collect(self) -> None:
+        host = _host()
+        _synchronize()
+        try:
+            self.tracer.flush(host)
+        except RuntimeError as error:
+            self._warnings.append(f"flushing {self.tracer.name}: {error}")
+        self._take(host, reopen=True)
+
+    def _take(self, host, reopen: bool) -> None:
+        """Moves what the store summed for this session into the current phase."""
+        aggregate_bytes, trace_bytes, trace_dropped = host.take_session(self.slot)
+        pc_samples = host.take_pc_samples(self.slot)  # before open_session, which clears them
+        if reopen:
+            # take_session closed the store's session: records completing
+            # between these two calls (launched by other threads during the
+            # flush) are not attributed to it.
+            cap = max(0, TRACE_CAP - self._taken["trace_rows"] - len(trace_bytes) // records.TRACE.itemsize)
+            host.open_session(self.slot, self.data == "trace", cap)
+        aggregates = records.aggregates(aggregate_bytes)
+        trace_rows = records.trace_rows(trace_bytes)
+        pc_samples = [(node, host.demangle(kernel), *rest) for node, kernel, *rest in pc_samples]
+        taken = self._taken
+        taken["kernels"] += int(aggregates["count"][aggregates["kind"] == 0].sum())
+        taken["activities"] += int(aggregates["count"].sum())
+        taken["trace_rows"] += len(trace_rows)
+        taken["trace_dropped"] += int(trace_dropped)
+        taken["pc_samples"] += sum(int(row[4]) for row in pc_samples if not row[3].endswith(hatchet_tree.NOT_ISSUED))
+        if len(aggregates) or len(trace_rows) or pc_samples:
+            data = self.phases.setdefault(self.phase, _Phase())
+            data.aggregates.append(aggregates)
+            data.trace.append(trace_rows)
+            data.pc_samples += pc_samples
+        device_values = self.device_slots.take()  # the device was synchronized
+        if device_values:
+            data = self.phases.setdefault(self.phase, _Phase())
+            for (where, node, metric), value in device_values.items():
+                sums = (
+                    data.user_metrics.setdefault(node, {})
+                    if where == "scope"
+                    else data.kernel_metrics.setdefault(node, {})
+                )
+                sums[metric] = _sum(sums.get(metric), value)
+
+    def _tree(self, host, data: _Phase, names=None) -> list:
+        aggregates = _joined(data.aggregates, records.AGGREGATE)
+        nodes = records.nodes(host.nodes())
+        names = names if names is not None else self._names(host, aggregates)
+        return hatchet_tree.build(
+            nodes,
+            names,
+            aggregates,
+            data.user_metrics,
+            self.tracer.device_info(aggregates),
+            kernel_metrics=data.kernel_metrics,
+            pc_samples=data.pc_samples,
+            device_type=self.tracer.device_type,
+            not_summed=frozenset(name for name, (_, kind) in self.metric_types.items() if kind != "inc"),
+        )
+
+    @staticmethod
+    def _names(host, *row_arrays) -> list:
+        # Activity names are shown demangled (CUDA C++ kernels); context names as they are.
+        names = host.names()
+        for index in set().union(*(set(rows["name"].tolist()) for rows in row_arrays)):
+            names[index] = host.demangle(names[index])
+        return names
+
+    def _write_phase(self, host, phase: int, part: int | None, warnings: list) -> dict:
+        """Writes `phase` (a cleared one as empty) as <name>[.part_<part>].<ext>; returns the files."""
+        data = self.phases.get(phase) or _Phase()
+        aggregates = _joined(data.aggregates, records.AGGREGATE)
+        trace_rows = _joined(data.trace, records.TRACE)
+        names = self._names(host, aggregates, trace_rows)
+        tree = self._tree(host, data, names)
+        fmt = self.tree_format
+        files = {
+            "tree": write_or_fall_back(
+                output_path(self.name, "." + fmt, part=part), lambda path: _write_tree(path, tree, fmt), warnings
+            )
+        }
+        if self.data == "trace":
+            nodes = records.nodes(host.nodes())
+            files["chrome_trace"] = write_or_fall_back(
+                output_path(self.name, ".chrome_trace", part=part),
+                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names, data.scopes, self.clock_offset),
+                warnings,
+            )
+        return files
 
     # -- user metrics (proton.scope(..., metrics=...)) -----------------------
     # As Triton's Proton: "name" and "name(exc)" are int or float, summed on
@@ -210,18 +404,28 @@ class HostSession:
     def check_metrics(self, scope_name: str, metrics: dict) -> None:
         """A metric name keeps its kind (summed, "(exc)", "(pty)") in the
         session. Numbers are summed per node and keep their type (int or
-        float); a property keeps its last value, of any type, per scope;
-        strings are allowed for properties and "(exc)" metrics, where the
-        last value is kept (as in Triton's Proton)."""
+        float), lists of numbers element-wise, device tensors on the device
+        (read when the session collects); a property keeps its last value,
+        of any type, per scope; strings are allowed for properties and
+        "(exc)" metrics, where the last value is kept (as in Triton's Proton)."""
         for key, value in metrics.items():
             name, kind = split_metric(key)
+            if is_device_tensor(value):
+                if kind != "inc":
+                    raise ProfilerError(
+                        f"metric {key!r} of scope {scope_name!r}: a device tensor is summed, not {kind}"
+                    )
+                continue
+            value = _host_value(value)
             allowed = (int, float) if kind == "inc" else (int, float, str)
-            if isinstance(value, bool) or not isinstance(value, allowed):
+            items = value if isinstance(value, list) else [value]
+            if not items or any(isinstance(v, bool) or not isinstance(v, allowed) for v in items):
                 raise ProfilerError(
                     f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; metrics "
-                    "must be int or float" + (" (str only for '(pty)' and '(exc)')" if isinstance(value, str) else "")
+                    "must be int or float, lists of them, or tensors"
+                    + (" (str only for '(pty)' and '(exc)')" if isinstance(value, str) else "")
                 )
-            vtype = (int if isinstance(value, int) else float) if _summed(kind, value) else None
+            vtype = _value_type(value) if _summed(kind, value) else None
             previous = self.metric_types.get(name, (vtype, kind))
             if previous[1] != kind or None not in (vtype, previous[0]) and previous[0] != vtype:
                 raise ProfilerError(
@@ -234,12 +438,77 @@ class HostSession:
         sums = self.user_metrics.setdefault(node, {})
         for key, value in metrics.items():
             name, kind = split_metric(key)
+            if is_device_tensor(value):
+                self._add_on_device(("scope", node, name), name, value)
+                continue
+            value = _host_value(value)
             if _summed(kind, value):
-                self.metric_types[name] = (int if isinstance(value, int) else float, kind)
-                sums[name] = sums.get(name, 0) + value
+                self.metric_types[name] = (_value_type(value), kind)
+                sums[name] = _sum(sums.get(name), value)
             else:
                 self.metric_types.setdefault(name, (None, kind))
                 sums[name] = value
+
+    def add_kernel_metrics(self, node: int, kernel: str, metrics: dict) -> None:
+        """launch_metadata's metrics for the launch about to be made at
+        `node` (its kernel leaf: `kernel`), typed as metric.py says."""
+        scalars = {}
+        for name, value in metrics.items():
+            if is_device_tensor(value):
+                self._add_on_device(("kernel", (node, kernel), name), name, value)
+            else:
+                scalars[name] = value
+        scalars, _ = transform_tensor_metrics(scalars)
+        sums = self.phases.setdefault(self.phase, _Phase()).kernel_metrics.setdefault((node, kernel), {})
+        for name, value in scalars.items():
+            sums[name] = _sum(sums.get(name), value)
+
+    def _add_on_device(self, key, name: str, tensor) -> None:
+        # The add is a kernel of the profiler's own: below the metadata scope,
+        # not among the user's kernels.
+        from ..state import metadata_state
+
+        with metadata_state():
+            self.device_slots.add(key, name, tensor)
+
+
+def _host_value(value):
+    """A CPU tensor as its number or list; anything else as it is."""
+    if hasattr(value, "data_ptr") and hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, tuple):
+        value = list(value)
+    return value
+
+
+def _value_type(value) -> type:
+    """int or float (list: of its items; a float anywhere makes it float)."""
+    items = value if isinstance(value, list) else [value]
+    return float if any(isinstance(v, float) for v in items) else int
+
+
+def _sum(total, value):
+    """total + value, element-wise for lists (of equal lengths)."""
+    if total is None:
+        return list(value) if isinstance(value, list) else value
+    if isinstance(value, list) or isinstance(total, list):
+        if not (isinstance(value, list) and isinstance(total, list)) or len(value) != len(total):
+            raise ProfilerError(
+                f"a vector metric of {len(total) if isinstance(total, list) else 1} values got {value!r}"
+            )
+        return [a + b for a, b in zip(total, value)]
+    return total + value
+
+
+def _prepare_device_slots(slots: DeviceSlots) -> None:
+    """Slots on the current device before any graph capture, where CUDA is
+    up already (the profiler does not import torch or start CUDA itself)."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            slots.prepare(torch.device("cuda", torch.cuda.current_device()))
+    except Exception:  # no usable device: metrics on the device are refused later
+        pass
 
 
 def _summed(kind: str, value) -> bool:
@@ -260,6 +529,23 @@ def split_metric(key: str) -> tuple[str, str]:
 
 def _describe(vtype: type | None, kind: str) -> str:
     return (vtype.__name__ if vtype else "a kept value") + (f" ({kind})" if kind != "inc" else "")
+
+
+def _joined(arrays: list, dtype):
+    """One array of a phase's row arrays (empty of `dtype` when none)."""
+    import numpy as np
+
+    if not arrays:
+        return np.zeros(0, dtype=dtype)
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _write_tree(path: str, tree: list, fmt: str) -> str:
+    if fmt == "hatchet_msgpack":
+        with open(path, "wb") as out:
+            out.write(packb(tree))
+        return os.path.abspath(path)
+    return hatchet_tree.write(path, tree)
 
 
 _sessions: dict[int, HostSession] = {}  # slot -> open session
@@ -449,6 +735,7 @@ def _publish_active() -> None:
         if session.active:
             mask |= 1 << session.slot
     _host().set_active_sessions(mask)
+    chrome_trace.recording = any(s.active and s.data == "trace" for s in _sessions.values())
 
 
 def _update_context() -> None:

@@ -3,10 +3,11 @@ Triton's Proton: only events, no metadata records; one complete ("X")
 event per scope instance with `cat` the kernel, `pid` naming the kernel,
 launch, SM and CTA ("add #0 Core12 CTA3"; one process per launch and CTA),
 `tid` naming the warp ("warp 2", "warp 6 (worker 0)" in a warp-specialized
-kernel), and `args` holding the cycles and the launch's `call_stack` ("ROOT",
-the host scopes open at the launch, then the kernel). Within a launch, events
-go by warp and start. Asynchronous events (with flow events) and marks as
-writers/async_events draws them, values as counters
+kernel), and `args` holding the cycles, the CTA's timer stamps (TIMING_ARGS)
+and the launch's `call_stack` ("ROOT", the host scopes open at the launch,
+then the kernel). Within a launch, events go by warp and start.
+Asynchronous events (X slices and flow-bound X endpoints) and marks as
+writers/async_events writes them, values as counters
 (writers/chrome_counters). Times are microseconds (ns precision) from the
 session's first warp entry, converted with each launch's measured SM
 clock. Text is built with numpy (proton.writers.packed_text), a slice of
@@ -25,22 +26,58 @@ from ..instrument.decode import LaunchEvents
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
 
+#: The per-CTA args Triton's Proton writes on every intra-kernel event, filled
+#: from the segment headers' global-timer stamps (docs/buffer-format.md):
+#: "Init Time (ns)": the CTA's first kernel-entry stamp; "Post Final Time
+#: (ns)": its last return stamp, taken just before each warp writes its block
+#: out (upstream stamps after that copy, which is not timed here);
+#: "Finalization Time (ns)": the copy's duration, not measured: always 0.
+#: Stamps are absolute global-timer ns, as upstream's.
+TIMING_ARGS = ("Init Time (ns)", "Post Final Time (ns)", "Finalization Time (ns)")
+
 
 class Tracks:
     """The Chrome process and thread names of a launch's CTAs and warps, as
-    JSON strings (shared by the slices, the async events and the values)."""
+    JSON strings, and the CTAs' TIMING_ARGS (shared by the slices and the
+    async events)."""
 
     def __init__(self, ev: LaunchEvents):
         self.ev = ev
         self.kernel = json.dumps(ev.kernel)
-        sm = ev.warp_sm.reshape(ev.num_ctas, max(ev.num_segments, 1))[:, 0] if ev.num_ctas else []
+        segments = max(ev.num_segments, 1)
+        sm = ev.warp_sm.reshape(ev.num_ctas, segments)[:, 0] if ev.num_ctas else []
         self._cta_sm = [int(x) for x in sm]
+        n = ev.num_ctas * segments
+        begin = ev.warp_begin_ns[:n].reshape(ev.num_ctas, segments).min(axis=1) if ev.num_ctas else np.zeros(0)
+        end = ev.warp_end_ns[:n].reshape(ev.num_ctas, segments).max(axis=1) if ev.num_ctas else np.zeros(0)
+        self.init_ns = np.maximum(ev.origin_ns + np.rint(begin).astype(np.int64), 0)
+        self.post_final_ns = np.maximum(ev.origin_ns + np.rint(end).astype(np.int64), 0)
+        self.call_stack = json.dumps(["ROOT", *ev.call_stack, ev.kernel])
 
     def process(self, cta: int) -> str:
         return json.dumps(f"{self.ev.kernel} #{self.ev.launch} Core{self._cta_sm[cta]} CTA{cta}")
 
     def thread(self, warp_id: int) -> str:
         return json.dumps(self.ev.row_name(int(warp_id)))
+
+    def timing(self, cta: int) -> str:
+        """The CTA's TIMING_ARGS as JSON members (no braces)."""
+        init, post = int(self.init_ns[cta]), int(self.post_final_ns[cta])
+        return f'"{TIMING_ARGS[0]}":{init},"{TIMING_ARGS[1]}":{post},"{TIMING_ARGS[2]}":0'
+
+    def timing_pieces(self, suffix: bytes = b""):
+        """The CTAs' TIMING_ARGS, preceded by a comma and followed by
+        `suffix`, as a packed_text (strings, lengths) piece indexed by CTA."""
+        return T.record_strings(
+            self.init_ns.size,
+            [
+                T.const(f',"{TIMING_ARGS[0]}":'.encode()),
+                *T.decimal(self.init_ns),
+                T.const(f',"{TIMING_ARGS[1]}":'.encode()),
+                *T.decimal(self.post_final_ns),
+                T.const(f',"{TIMING_ARGS[2]}":0'.encode() + suffix),
+            ],
+        )
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
@@ -49,10 +86,12 @@ def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
     with open(path, "wb") as out:
         out.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         start = out.tell()
+        next_flow = 1  # flow bind_ids, unique in the file
         for ev in launches:
             tracks = Tracks(ev)
             _slices(out, ev, tracks, t0_ns)
-            out.write(async_events.chrome_rows(ev, tracks, t0_ns))
+            rows, next_flow = async_events.chrome_rows(ev, tracks, t0_ns, next_flow)
+            out.write(rows)
             out.write(chrome_counters.rows(ev, tracks, t0_ns))
             written += ev.num_events
         if out.tell() > start:
@@ -86,7 +125,9 @@ def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:
             T.const(b',"ts":'),
         ],
     )
-    closing = b',"call_stack":' + json.dumps(["ROOT", *ev.call_stack, ev.kernel]).encode() + b"}},\n"
+    # The args' rest, the same for a CTA's events: one piece per event.
+    closing = tracks.timing_pieces(b',"call_stack":' + tracks.call_stack.encode() + b"}},\n")
+    warp_cta = np.arange(ev.warp_ids.size) // max(ev.num_segments, 1)
     order = _warp_and_start_order(ev)
     shift = ev.origin_ns - t0_ns
     text = T.Text()
@@ -94,6 +135,7 @@ def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:
         hi = min(lo + EVENTS_PER_SLICE, ev.num_events)
         pick = slice(lo, hi) if order is None else order[lo:hi]
         row, scope = ev.row[pick], ev.scope[pick]
+        cta = warp_cta[row]
         start_cycles, end_cycles = ev.start_cycles[pick], ev.end_cycles[pick]
         start, end = ev.ns_at(start_cycles, row), ev.ns_at(end_cycles, row)
         ts = np.rint(np.maximum(start + shift, 0)).astype(np.uint64)
@@ -108,7 +150,7 @@ def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:
                     *T.microseconds(ts, b',"dur":'),
                     *T.microseconds(dur, b',"args":{"cycles":'),
                     *T.decimal(cycles),
-                    T.const(closing),
+                    (closing[0][cta], closing[1][cta]),
                 ],
             )
         )

@@ -12,6 +12,11 @@ lifetimes (entry to return) less its top-level scopes:
   normalized_cycles  cycles / (recording warps x launches): one warp, one launch
   time (ns)          the same as cycles, in global-timer nanoseconds
   count              completed scope instances (launches, for a kernel)
+  event time (ns)    an asynchronous event's node (proton.language
+                     start_event/end_event): its pairs' durations; its
+                     cycles and time (ns) hold the same (cycles on the
+                     launch's measured SM clock), taken from its parent's
+                     own values as a child scope's are
   device_id, device_type   labels ("0", "CUDA" or "HIP")
   <value name>       a value's node (proton.language.record_value): the sum
                      of the values recorded there ("value <name>" where the
@@ -59,13 +64,17 @@ def build(
         k["ns"] += float((ev.warp_end_ns - ev.warp_begin_ns).sum())
         n = len(ev.scope_names)
         count, cycles, ns = _scope_sums(ev, n)
-        # Events and marks count their pairs and instants; an event's time
-        # overlaps the scopes' (it runs asynchronously), so it is its own
-        # metric, outside the exclusive-time accounting.
+        # Events and marks count their pairs and instants. An event's node
+        # measures its pairs' durations (cycles through the launch's clock,
+        # as the Chrome trace's): Triton's Proton puts cycles there. They
+        # leave the parent's own values as a child's do, so that the
+        # parent's inclusive total stays what it measured.
         a = ev.asynchronous
         count = count + np.bincount(a.event_id, minlength=n) + np.bincount(a.mark_id, minlength=n)
         count = count + np.bincount(a.value_id, minlength=n)
-        event_ns = np.bincount(a.event_id, weights=a.end_ns - a.start_ns, minlength=n)
+        event_span = np.maximum(a.end_ns - a.start_ns, 0)
+        event_ns = np.bincount(a.event_id, weights=event_span, minlength=n)
+        event_cycles = np.bincount(a.event_id, weights=np.rint(event_span * ev.clock_ghz), minlength=n)
         value_sum = np.bincount(a.value_id, weights=a.value, minlength=n)
         is_value = np.zeros(n, dtype=bool)
         is_value[a.value_id] = True
@@ -74,8 +83,8 @@ def build(
         for sid in range(n):
             path = _path(ev, sid)
             node = k["scopes"].setdefault(path, {"cycles": 0.0, "ns": 0.0, "count": 0, "event_ns": 0.0})
-            node["cycles"] += cycles[sid]
-            node["ns"] += ns[sid]
+            node["cycles"] += cycles[sid] + event_cycles[sid]
+            node["ns"] += ns[sid] + event_ns[sid]
             node["count"] += int(count[sid])
             node["event_ns"] += float(event_ns[sid])
             if is_value[sid]:

@@ -53,12 +53,14 @@ llvm.func ptx_kernelcc @branches(%arg0: !llvm.ptr<1>, %c: i1, %arg1: !llvm.ptr<1
 
 // -----
 
-// One record before a loop and one inside it: unbounded, the default cap
-// (1 KiB per warp in shared memory, 4 KiB in global memory).
+// One record before a loop and one inside it: unbounded. In shared memory
+// the ring takes what leaves the CTAs per SM unchanged (4 warps, no shared
+// memory: 16 CTAs by threads, 13.25 KiB each -> 2 KiB per warp), 2 to 4 KiB
+// per warp; 4 KiB in global memory.
 // CHECK-LABEL: llvm.func ptx_kernelcc @loop
-// CHECK:       segment_bytes 1024,
+// CHECK:       segment_bytes 2048,
 // CLK32-LABEL: llvm.func ptx_kernelcc @loop
-// CLK32:       segment_bytes 1024,
+// CLK32:       segment_bytes 2048,
 // GLOBAL-LABEL: llvm.func ptx_kernelcc @loop
 // GLOBAL:      <global, {{.*}} segment_bytes 4096,
 // With buffer-type=registers the loop is an error (registers hold no ring).

@@ -18,12 +18,12 @@
 
 // From inline-asm markers to NVPTX code in one pass: the two per-thread
 // copies of each marker become one scope, the 256-thread CTA has 8 warps.
-// The records sit in a loop: inferred sizes take the 1 KiB cap or what the
-// architecture's shared memory leaves.
+// The records sit in a loop: inferred sizes take 2-4 KiB per warp (what
+// keeps the CTAs per SM) or what the architecture's shared memory leaves.
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func ptx_kernelcc @k
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
-// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 1024, shared_offset 0>
+// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 2048, shared_offset 0>
 // CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:5:9", "scope"]]
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
@@ -55,7 +55,7 @@
 // too large; a 32-byte segment's is 96.
 // SM80:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 166000>
 // An explicit shared-limit wins over the arch's.
-// LIMIT:       proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 1024, shared_offset 166000>
+// LIMIT:       proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 4096, shared_offset 166000>
 // sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp: a 64-byte
 // segment's 128-byte block fits.
 // SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 100000>

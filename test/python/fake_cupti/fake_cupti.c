@@ -354,6 +354,18 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode node, uint64_t 
   return CUPTI_SUCCESS;
 }
 
+/* The clock launch times are read from: a value the test sets. */
+static uint64_t fakeTimestamp = 1;
+
+FAKE_EXPORT void fake_set_timestamp(uint64_t ns) { fakeTimestamp = ns; }
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp) {
+  if (!timestamp)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  *timestamp = fakeTimestamp;
+  return CUPTI_SUCCESS;
+}
+
 /* ---------------------------------------------------------- PC sampling */
 
 /* Three stall reasons, with CUPTI's kind of names and non-contiguous
