@@ -41,22 +41,29 @@ class DeviceSlots:
         self._chunks = {True: [], False: []}  # integral? -> [(tensor, used)]
         self._where: dict = {}  # key -> (integral, chunk index, offset, count, scalar)
 
-    def add(self, key, name: str, tensor) -> None:
+    def add(self, key, name: str, tensor) -> bool:
+        """Adds `tensor` into `key`'s slots on the current stream; False
+        (nothing added) when its slots would have to be made inside a CUDA
+        graph capture."""
         import torch
 
         flat = tensor.detach().reshape(-1)
         where = self._where.get(key)
         if where is None:
+            place = self._allocate(_integral(name, tensor), flat.numel(), flat.device)
+            if place is None:
+                return False
             scalar = tensor.dim() == 0 or tensor.numel() == 1
-            where = self._where[key] = self._allocate(_integral(name, tensor), flat.numel(), flat.device) + (scalar,)
+            where = self._where[key] = place + (scalar,)
         integral, chunk, offset, count, _ = where
         if count != flat.numel():
             raise ProfilerError(f"metric {name!r}: a tensor of {flat.numel()} values where earlier ones had {count}")
         buffer = self._chunks[integral][chunk][0]
         dtype = torch.int64 if integral else torch.float64
         buffer[offset : offset + count].add_(flat.to(device=buffer.device, dtype=dtype))
+        return True
 
-    def _allocate(self, integral: bool, count: int, device) -> tuple:
+    def _allocate(self, integral: bool, count: int, device) -> tuple | None:
         import torch
 
         if count > CHUNK_SLOTS:
@@ -68,11 +75,8 @@ class DeviceSlots:
                 return integral, index, used, count
         if torch.cuda.is_current_stream_capturing():
             # A buffer made now would belong to the graph's memory pool and
-            # its zeroing would be replayed: the session makes them outside.
-            raise ProfilerError(
-                "a device-tensor metric first seen inside a CUDA graph capture: use it once before capturing "
-                "(or start the session after CUDA is initialized), so that its slot exists outside the graph"
-            )
+            # its zeroing would be replayed with the graph.
+            return None
         dtype = torch.int64 if integral else torch.float64
         chunks.append((torch.zeros(CHUNK_SLOTS, dtype=dtype, device=device), count))
         return integral, len(chunks) - 1, 0, count

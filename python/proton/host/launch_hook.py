@@ -78,7 +78,7 @@ def launch_extras(data: dict, raw_kernel: str | None, kernel: str | None) -> Non
     node = _host().current_launch_node()  # where the launch about to be made goes
     with metadata_state(raw_kernel):
         for session in active_sessions():
-            session.add_kernel_metrics(node, kernel, metrics)
+            session.add_kernel_metrics(node, kernel, metrics, data.get("stream"))
 
 
 def uninstall(hook) -> None:

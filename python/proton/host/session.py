@@ -130,6 +130,7 @@ class HostSession:
         self._launch_hook = None
         self.clock_offset = 0  # set at start with data="trace" (chrome_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
+        self._skipped_device_metrics = 0  # first seen inside a graph capture, with no slot free
         self._uncaptured_at_start = 0
 
     # -- lifecycle -----------------------------------------------------------
@@ -217,6 +218,12 @@ class HostSession:
         report.pc_samples = self._taken["pc_samples"]
         if pc_error:
             report.warnings.append(f"PC sampling: {pc_error}")
+        if self._skipped_device_metrics:
+            report.warnings.append(
+                f"{self._skipped_device_metrics} device-tensor metric values were not kept: first seen inside a "
+                "CUDA graph capture with no slot made for them (start the session after CUDA is initialized, or "
+                "use the metric once before capturing)"
+            )
         uncaptured = counters.get("uncaptured_graph_kernels", 0) - self._uncaptured_at_start
         if uncaptured > 0:
             report.warnings.append(
@@ -449,13 +456,13 @@ class HostSession:
                 self.metric_types.setdefault(name, (None, kind))
                 sums[name] = value
 
-    def add_kernel_metrics(self, node: int, kernel: str, metrics: dict) -> None:
+    def add_kernel_metrics(self, node: int, kernel: str, metrics: dict, stream=None) -> None:
         """launch_metadata's metrics for the launch about to be made at
         `node` (its kernel leaf: `kernel`), typed as metric.py says."""
         scalars = {}
         for name, value in metrics.items():
             if is_device_tensor(value):
-                self._add_on_device(("kernel", (node, kernel), name), name, value)
+                self._add_on_device(("kernel", (node, kernel), name), name, value, stream)
             else:
                 scalars[name] = value
         scalars, _ = transform_tensor_metrics(scalars)
@@ -463,13 +470,17 @@ class HostSession:
         for name, value in scalars.items():
             sums[name] = _sum(sums.get(name), value)
 
-    def _add_on_device(self, key, name: str, tensor) -> None:
+    def _add_on_device(self, key, name: str, tensor, stream=None) -> None:
         # The add is a kernel of the profiler's own: below the metadata scope,
-        # not among the user's kernels.
+        # not among the user's kernels; on the launch's stream (a capture may
+        # span several streams), else the current one.
+        import torch
+
         from ..state import metadata_state
 
-        with metadata_state():
-            self.device_slots.add(key, name, tensor)
+        with metadata_state(), _on_stream(torch, stream):
+            if not self.device_slots.add(key, name, tensor):
+                self._skipped_device_metrics += 1
 
 
 def _host_value(value):
@@ -500,14 +511,32 @@ def _sum(total, value):
     return total + value
 
 
+def _on_stream(torch, stream):
+    """torch's stream context for a raw CUDA stream handle (a launch's), or
+    a context that changes nothing."""
+    import contextlib
+
+    if isinstance(stream, int) and stream:
+        return torch.cuda.stream(torch.cuda.ExternalStream(stream))
+    return contextlib.nullcontext()
+
+
 def _prepare_device_slots(slots: DeviceSlots) -> None:
     """Slots on the current device before any graph capture, where CUDA is
-    up already (the profiler does not import torch or start CUDA itself)."""
+    up already (the profiler does not import torch or start CUDA itself).
+    No session sees the zeroing kernels this launches."""
     torch = sys.modules.get("torch")
     try:
-        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+            return
+        if torch.cuda.is_current_stream_capturing():
+            return
+        _host().set_active_sessions(0)
+        try:
             slots.prepare(torch.device("cuda", torch.cuda.current_device()))
-    except Exception:  # no usable device: metrics on the device are refused later
+        finally:
+            _publish_active()
+    except Exception:  # no usable device: metrics on the device are counted as skipped
         pass
 
 
