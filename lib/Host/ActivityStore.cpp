@@ -81,6 +81,9 @@ static uint64_t aggregateKey(uint32_t node, uint32_t name, uint32_t device,
          (uint64_t(device & 0x3ff) << 2) | uint64_t(kind);
 }
 
+// Counts aggregates as they are made (under sessionMutex_).
+static uint64_t aggregateOrder = 0;
+
 void ActivityStore::add(const Activity &activity) {
   LaunchContext context;
   bool found = false;
@@ -137,6 +140,7 @@ void ActivityStore::add(const Activity &activity) {
     Aggregate &agg = session.aggregates[aggregateKey(
         context.node, name, activity.device, activity.kind)];
     if (agg.count == 0) {
+      agg.first = aggregateOrder++;
       agg.node = context.node;
       agg.name = name;
       agg.device = activity.device;

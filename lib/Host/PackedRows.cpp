@@ -16,7 +16,8 @@ packAggregates(const std::vector<Aggregate> &aggregates) {
                     a.minNs,
                     a.maxNs,
                     {a.flops[0], a.flops[1], a.flops[2], a.flops[3]},
-                    a.bytes});
+                    a.bytes,
+                    a.first});
   return rows;
 }
 

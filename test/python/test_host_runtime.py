@@ -145,7 +145,7 @@ def test_row_layouts_come_from_cpp():
             assert field_offset == offset, (row, name)
             assert field.base == np.dtype(scalar) and int(np.prod(field.shape)) == count, (row, name)
     # The wire format itself is unchanged (packed, little-endian).
-    assert (records.AGGREGATE.itemsize, records.TRACE.itemsize, records.NODE.itemsize) == (88, 52, 12)
+    assert (records.AGGREGATE.itemsize, records.TRACE.itemsize, records.NODE.itemsize) == (96, 52, 12)
     assert records.NODE_KINDS == h.NODE_KINDS and records.ACTIVITY_KINDS == h.ACTIVITY_KINDS
     assert records.NODE_KINDS == {0: "root", 1: "scope", 2: "frame", 3: "state", 4: "captured_at", 5: "nvtx"}
     assert records.ACTIVITY_KINDS == {0: "kernel", 1: "memcpy", 2: "memset"}

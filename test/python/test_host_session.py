@@ -492,3 +492,21 @@ def test_cpu_tensor_metrics_are_their_values(fake, fake_path, tmp_path, monkeypa
         pass
     root = json.load(open(proton.finalize().files["tree"]))[0]
     assert _find(root, "s")["metrics"] == {"one": 2.5, "many": [1, 2]}
+
+
+def test_children_in_the_order_this_session_used_them(fake, fake_path, tmp_path, monkeypatch):
+    # Context nodes are process-wide: a scope an earlier session made first
+    # must not come first in a later session that used it second.
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    proton.start(str(tmp_path / "earlier"), backend="cupti", quiet=True)
+    with proton.scope("order_second"):
+        fake.fake_launch(CBID_cuLaunchKernel, b"k2", 0, 1, 1)
+    proton.finalize()
+    proton.start(str(tmp_path / "later"), backend="cupti", quiet=True)
+    fake.fake_launch(CBID_cuLaunchKernel, b"at_root", 0, 1, 1)
+    with proton.scope("order_first"):
+        fake.fake_launch(CBID_cuLaunchKernel, b"k1", 0, 1, 1)
+    with proton.scope("order_second"):
+        fake.fake_launch(CBID_cuLaunchKernel, b"k2", 0, 1, 1)
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert [c["frame"]["name"] for c in root["children"]] == ["at_root", "order_first", "order_second"]

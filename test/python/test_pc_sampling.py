@@ -59,8 +59,8 @@ def _tree(pc_samples):
     names = ["ROOT", "outer", "k", "other"]
     nodes = np.array([(0, 0, 0), (0, 1, 1)], dtype=records.NODE)
     aggregates = np.zeros(2, dtype=records.AGGREGATE)
-    aggregates[0] = (1, 2, 0, 0, 2, 500, 200, 300, (0, 0, 0, 0), 0)  # k under outer, 2 launches
-    aggregates[1] = (0, 3, 0, 0, 1, 40, 40, 40, (0, 0, 0, 0), 0)  # other at the root
+    aggregates[0] = (1, 2, 0, 0, 2, 500, 200, 300, (0, 0, 0, 0), 0, 0)  # k under outer, 2 launches
+    aggregates[1] = (0, 3, 0, 0, 1, 40, 40, 40, (0, 0, 0, 0), 0, 1)  # other at the root
     return profile_tree.inclusive(profile_tree.build(nodes, names, aggregates, {}, {}, pc_samples=pc_samples)[0])
 
 

@@ -59,6 +59,9 @@ struct Aggregate {
   uint64_t totalNs = 0, minNs = UINT64_MAX, maxNs = 0;
   double flops[4] = {0, 0, 0, 0};
   double bytes = 0;
+  // When its first activity arrived (a process-wide count): trees list
+  // contexts in the order the session first saw them, as Triton's Proton.
+  uint64_t first = 0;
 };
 
 struct TraceRow {

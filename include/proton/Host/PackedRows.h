@@ -74,6 +74,7 @@ struct AggregateRow {
   uint64_t count, totalNs, minNs, maxNs;
   double flops[4]; // flops8, flops16, flops32, flops64
   double bytes;
+  uint64_t first; // arrival order of its first activity (process-wide)
 };
 // One activity of a session's timeline: ActivityStore's TraceRow.
 struct TraceRowOut {
@@ -99,6 +100,7 @@ inline constexpr RowField kAggregateFields[] = {
     PROTON_HOST_ROW_FIELD(AggregateRow, maxNs, "max_ns"),
     PROTON_HOST_ROW_FIELD(AggregateRow, flops, "flops"),
     PROTON_HOST_ROW_FIELD(AggregateRow, bytes, "bytes"),
+    PROTON_HOST_ROW_FIELD(AggregateRow, first, "first"),
 };
 static_assert(tiles(kAggregateFields, sizeof(AggregateRow)),
               "kAggregateFields must list every AggregateRow member");

@@ -60,9 +60,11 @@ def build(
         return node
 
     leaves: dict[tuple, dict] = {}
-    # Contexts in the order they were created (node ids count up), as Triton's
-    # Proton lays children out: the first scope entered comes first.
-    for row in aggregates[np.argsort(aggregates["node"], kind="stable")] if len(aggregates) else aggregates:
+    # Contexts in the order this session first saw activity in them, as
+    # Triton's Proton lays children out: the first scope used comes first
+    # (node ids are process-wide: an earlier session may have made them).
+    order = "first" if "first" in (aggregates.dtype.names or ()) else "node"
+    for row in aggregates[np.argsort(aggregates[order], kind="stable")] if len(aggregates) else aggregates:
         context = context_node(int(row["node"]))
         key = (int(row["node"]), int(row["kind"]), int(row["name"]))
         leaf = leaves.get(key)
