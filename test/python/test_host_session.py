@@ -257,6 +257,9 @@ def test_kernels_launched_by_launch_metadata_are_kept_apart(fake, fake_path, tmp
         fake.fake_launch(CBID_cuLaunchKernel, b"item_copy", 0, 3, 1)
         return {"flops32": 10.0}
 
+    from proton.host import launch_hook
+
+    monkeypatch.setattr(launch_hook, "_triton_version", lambda: (3, 6))  # 3.8+ adds the kernel's frame
     proton.start(str(tmp_path / "apart"), backend="cupti", hook="triton", quiet=True)
     with proton.scope("step"):
         lazy = LazyDict({"name": "k"})
@@ -281,6 +284,9 @@ def test_launch_metadata_kernels_under_python_frames(fake, fake_path, tmp_path, 
         fake.fake_launch(CBID_cuLaunchKernel, b"reduce_in_metadata", 0, 3, 1)
         return {"name": "renamed"}
 
+    from proton.host import launch_hook
+
+    monkeypatch.setattr(launch_hook, "_triton_version", lambda: (3, 6))  # 3.8+ adds the kernel's frame
     proton.start(str(tmp_path / "pyctx"), backend="cupti", hook="triton", context="python", quiet=True)
     lazy = LazyDict({"name": "k"})
     lazy.add(metadata_that_launches, ())
