@@ -373,6 +373,11 @@ def _trace_39(rows: np.ndarray, nodes: np.ndarray, names: list[str], scopes: lis
         event["ts"] = (event["ts"] - origin) / 1000.0
         if "dur" in event:
             event["dur"] = event["dur"] / 1000.0
+            if event.get("cat") in ("scope", "metric"):
+                # A scope ends with its last kernel, to the ns; in µs floats
+                # ts + dur can round below the kernel's end: 1 fs of margin
+                # keeps every kernel inside its scope for viewers.
+                event["dur"] += 1e-6
     events.sort(key=lambda event: (event["ts"], -event.get("dur", 0.0)))
     names_of_threads = [
         {"ph": "M", "name": "thread_name", "pid": f"GPU {device}", "tid": tid, "args": {"name": tid}}
