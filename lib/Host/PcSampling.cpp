@@ -325,7 +325,10 @@ const std::string &PcSampler::lineOf(uint64_t crc, uint32_t function,
       std::string file = params.fileName;
       if (file.front() != '/' && params.dirName && *params.dirName)
         file = std::string(params.dirName) + "/" + file;
-      line = file + ":" + std::to_string(params.lineNumber);
+      // "file:line@function", as context="python" names frames (and as
+      // Triton's Proton names sampled lines).
+      line =
+          file + ":" + std::to_string(params.lineNumber) + "@" + functionName;
     }
     // Allocated by CUPTI for the caller (its docs): freed here.
     std::free(params.fileName);

@@ -197,7 +197,8 @@ def samples(slot) -> dict:
 
 
 def expected(node, kernel, launches, line_info=True):
-    per_launch = dict(ONE_LAUNCH) if line_info else {}
+    # Sampled lines are named "file:line@function".
+    per_launch = {(f"{line}@{kernel}", stall): n for (line, stall), n in ONE_LAUNCH.items()} if line_info else {}
     if not line_info:  # every PC falls back to function+offset
         for pc, stalls in ((0x10, {LONG_SB: 3, SELECTED: 1}), (0x20, {MATH: 2}), (0x30, {LONG_SB: 1})):
             for stall, count in stalls.items():
@@ -344,8 +345,9 @@ def test_session_end_to_end(fake, tmp_path, monkeypatch):
         kernel["metrics"]["stall_math_pipe_throttle"],
         kernel["metrics"]["stall_selected"],
     ) == (16, 8, 4, 4)
-    assert [c["frame"]["name"] for c in kernel["children"]] == [LINE10, LINE11, "pc_session_k+0x400"]
-    assert _find(kernel, LINE10)["metrics"] == {"num_samples": 8, "stall_long_scoreboard": 6, "stall_selected": 2}
+    line10, line11 = LINE10 + "@pc_session_k", LINE11 + "@pc_session_k"
+    assert [c["frame"]["name"] for c in kernel["children"]] == [line10, line11, "pc_session_k+0x400"]
+    assert _find(kernel, line10)["metrics"] == {"num_samples": 8, "stall_long_scoreboard": 6, "stall_selected": 2}
     assert root["metrics"]["num_samples"] == 16
 
 
