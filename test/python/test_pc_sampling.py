@@ -77,7 +77,7 @@ def test_build_adds_line_children_with_inclusive_totals():
     kernel = outer["children"][0]
     assert kernel["frame"] == {"name": "k", "type": "kernel"}
     lines = {c["frame"]["name"]: c for c in kernel["children"]}
-    assert set(lines) == {"a.py:3", "a.py:9", "k+0x40"}
+    assert set(lines) == {"a.py:3", "a.py:9"}  # "k+0x40" has no line: on the kernel itself
     assert all(c["frame"]["type"] == "line" and c["children"] == [] for c in lines.values())
     # A "_not_issued" reason is a subset of its twin's samples: not counted again.
     assert lines["a.py:3"]["metrics"] == {
@@ -87,9 +87,8 @@ def test_build_adds_line_children_with_inclusive_totals():
         "stall_long_scoreboard_not_issued": 4,
     }
     assert lines["a.py:9"]["metrics"] == {"num_samples": 11, "stall_math_pipe_throttle": 11}
-    assert lines["k+0x40"]["metrics"] == {"num_samples": 1, "stall_selected": 1}
     # Hottest line first.
-    assert [c["frame"]["name"] for c in kernel["children"]] == ["a.py:9", "a.py:3", "k+0x40"]
+    assert [c["frame"]["name"] for c in kernel["children"]] == ["a.py:9", "a.py:3"]
     # The kernel, its scope and the root sum their lines; times and counts stay.
     for node in (kernel, outer, root):
         m = node["metrics"]
@@ -346,7 +345,7 @@ def test_session_end_to_end(fake, tmp_path, monkeypatch):
         kernel["metrics"]["stall_selected"],
     ) == (16, 8, 4, 4)
     line10, line11 = LINE10 + "@pc_session_k", LINE11 + "@pc_session_k"
-    assert [c["frame"]["name"] for c in kernel["children"]] == [line10, line11, "pc_session_k+0x400"]
+    assert [c["frame"]["name"] for c in kernel["children"]] == [line10, line11]  # 0x400: no line, the kernel's own
     assert _find(kernel, line10)["metrics"] == {"num_samples": 8, "stall_long_scoreboard": 6, "stall_selected": 2}
     assert root["metrics"]["num_samples"] == 16
 

@@ -22,6 +22,12 @@ STALL_PREFIXES = ("smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_")
 NOT_ISSUED = "_not_issued"
 
 
+def _without_line(line: str) -> bool:
+    """The runtime names a sample with no source line "function+0xOFFSET"
+    (with one: "file:line@function")."""
+    return "@" not in line and "+0x" in line
+
+
 def stall_metric(reason: str) -> str:
     """The metric name of a CUPTI stall reason: "stall_long_scoreboard"."""
     for prefix in STALL_PREFIXES:
@@ -101,15 +107,21 @@ def build(
         if leaf is None:  # samples of a launch whose activity this session did not see
             leaf = kernels[key] = _node(kernel, "kernel")
             context_node(key[0])["children"].append(leaf)
-        child = lines.get(key + (line,))
-        if child is None:
-            child = lines[key + (line,)] = {
-                "frame": {"name": line, "type": "line"},
-                "metrics": {"num_samples": 0},
-                "children": [],
-            }
-            leaf["children"].append(child)
-        metrics = child["metrics"]
+        if _without_line(line):
+            # No line table (a library's kernel): the samples are the
+            # kernel's own, as Triton's Proton keeps them.
+            metrics = leaf["metrics"]
+            metrics.setdefault("num_samples", 0)
+        else:
+            child = lines.get(key + (line,))
+            if child is None:
+                child = lines[key + (line,)] = {
+                    "frame": {"name": line, "type": "line"},
+                    "metrics": {"num_samples": 0},
+                    "children": [],
+                }
+                leaf["children"].append(child)
+            metrics = child["metrics"]
         if not stall.endswith(NOT_ISSUED):
             metrics["num_samples"] += int(count)
         metric = stall_metric(stall)
