@@ -1,7 +1,7 @@
 """Prints the top of the tree a PC-sampling session writes for a program of
 two scopes ("init": torch fills, "test": one Triton kernel looping over a
-load/store): which children the root has, in which order, and what is under
-each. For checking the order Triton's Proton tests expect."""
+load/store): which children the root has, in which order, what is under
+each, and the samples each kernel node keeps itself. For checking the order Triton's Proton tests expect."""
 
 import json
 import sys
@@ -32,7 +32,10 @@ def main():
     proton.finalize()
     root = json.load(open(out + ".hatchet"))[0]
     for child in root["children"]:
-        below = [(c["frame"]["name"][:60], len(c["children"])) for c in child["children"]]
+        below = [
+            (c["frame"]["name"][:60], c["metrics"].get("num_samples"), [g["frame"]["name"] for g in c["children"]][:2])
+            for c in child["children"]
+        ]
         print(child["frame"]["name"], child["frame"].get("type"), below)
     return 0
 
