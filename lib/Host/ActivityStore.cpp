@@ -24,8 +24,10 @@ void ActivityStore::forgetLaunch(uint32_t correlation) {
 
 void ActivityStore::graphNodeCreated(uint64_t nodeId,
                                      const LaunchContext &context) {
+  LaunchContext stored = context;
+  stored.openAtCapture = openSessions_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(graphMutex_);
-  graphNodes_[nodeId] = context;
+  graphNodes_[nodeId] = stored;
 }
 
 void ActivityStore::graphNodeCloned(uint64_t originalId, uint64_t cloneId) {
@@ -87,6 +89,7 @@ static uint64_t aggregateOrder = 0;
 void ActivityStore::add(const Activity &activity) {
   LaunchContext context;
   bool found = false;
+  uint64_t capturedFor = ~uint64_t(0); // sessions that may see a graph node
   if (activity.graphNode) {
     // A graph's kernel belongs where it was captured; the launch of the
     // graph decides which sessions see it.
@@ -94,8 +97,10 @@ void ActivityStore::add(const Activity &activity) {
     auto node = graphNodes_.find(activity.graphNode);
     if (node != graphNodes_.end()) {
       context = node->second;
-      context.sessions =
-          0; // not those active at capture: the graph launch's, below
+      // Seen by the sessions active at its replay, less those that were open
+      // but deactivated when it was captured.
+      capturedFor = context.sessions | ~context.openAtCapture;
+      context.sessions = 0;
       found = true;
     }
   }
@@ -107,7 +112,7 @@ void ActivityStore::add(const Activity &activity) {
         if (found) {
           // Below the graph launch's context, as upstream Proton shows it:
           // <launch context>/<captured_at>/<capture context>/kernel.
-          context.sessions = slot.sessions;
+          context.sessions = slot.sessions & capturedFor;
           context.node = graftCaptured(slot.node, context.node);
           // Its launch is the graph's, made now, not the captured one.
           context.launchNs = slot.launchNs;
@@ -173,6 +178,7 @@ void ActivityStore::openSession(int slot, bool keepTrace, uint64_t traceCap) {
   sessions_[slot].open = true;
   sessions_[slot].keepTrace = keepTrace;
   sessions_[slot].traceCap = traceCap;
+  openSessions_.fetch_or(uint64_t(1) << slot, std::memory_order_relaxed);
   if (keepTrace)
     traceSessions_.fetch_or(uint64_t(1) << slot, std::memory_order_relaxed);
   else
@@ -182,6 +188,7 @@ void ActivityStore::openSession(int slot, bool keepTrace, uint64_t traceCap) {
 SessionResult ActivityStore::takeSession(int slot) {
   std::lock_guard<std::mutex> lock(sessionMutex_);
   traceSessions_.fetch_and(~(uint64_t(1) << slot), std::memory_order_relaxed);
+  openSessions_.fetch_and(~(uint64_t(1) << slot), std::memory_order_relaxed);
   SessionData &session = sessions_[slot];
   SessionResult result = std::move(session.result);
   result.aggregates.reserve(session.aggregates.size());

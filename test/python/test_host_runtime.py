@@ -779,3 +779,29 @@ def test_stop_unsubscribes_and_restart_works(fake):
     h.flush_cupti()
     rows = by_path(take(slot)[0])
     assert list(rows) == [("restart_scope", "restart_k")] and rows[("restart_scope", "restart_k")]["total_ns"] == 9
+
+
+def test_graph_nodes_captured_while_deactivated_are_not_seen(fake):
+    # A session open but deactivated while a graph was captured does not see
+    # those nodes' replays (Triton's Proton skips them); nodes captured while
+    # it was active, or before it was opened, it sees.
+    before = new_slot()  # opened before the capture, active throughout
+    h.set_active_sessions(1 << before)
+    h.enter_scope("gd2_on")
+    seen = fake.fake_capture_launch(b"gd2_seen")
+    h.exit_scope("gd2_on")
+    h.set_active_sessions(0)  # deactivated
+    h.enter_scope("gd2_off")
+    skipped = fake.fake_capture_launch(b"gd2_skipped")
+    h.exit_scope("gd2_off")
+    later = new_slot()  # opened after the capture
+    h.set_active_sessions((1 << before) | (1 << later))
+    graph_launch(fake, [seen, skipped], start=0, duration=10)
+    h.flush_cupti()
+    assert set(by_path(take(before)[0])) == {("<captured_at>", "gd2_on", "gd2_seen")}
+    assert set(by_path(take(later)[0])) == {
+        ("<captured_at>", "gd2_on", "gd2_seen"),
+        ("<captured_at>", "gd2_off", "gd2_skipped"),
+    }
+    for node in (seen, skipped):
+        fake.fake_destroy_node(node)

@@ -39,6 +39,10 @@ struct LaunchContext {
   // activity records) and on which host thread the launch was made.
   uint64_t launchNs = 0;
   uint32_t thread = 0;
+  // For a graph node: the sessions open (active or not) when it was
+  // captured; a session that was open but deactivated then does not see
+  // the node's replays, as in Triton's Proton.
+  uint64_t openAtCapture = 0;
 };
 
 struct Activity {
@@ -137,6 +141,7 @@ private:
   std::mutex sessionMutex_;
   std::array<SessionData, kMaxSessions> sessions_;
   std::atomic<uint64_t> traceSessions_{0};
+  std::atomic<uint64_t> openSessions_{0};
   std::atomic<uint64_t> uncapturedGraphKernels_{0};
   std::atomic<uint64_t> unattributed_{
       0}; // buffer threads add, counters() reads
