@@ -81,8 +81,17 @@ uint32_t frameName(PyCodeObject *code, int line) {
   return id;
 }
 
+// Python 3.13 made the interpreter's finalizing check public.
+bool interpreterFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 uint32_t capturePythonContext(uint32_t base) {
-  if (!Py_IsInitialized() || _Py_IsFinalizing())
+  if (!Py_IsInitialized() || interpreterFinalizing())
     return base;
   std::vector<uint32_t> names; // innermost first
   PyGILState_STATE gil = PyGILState_Ensure();
