@@ -7,8 +7,11 @@ One row per warp, grouped by CTA (labelled with its SM); one bar per scope
 instance, coloured by scope, nested scopes drawn inside their parents;
 a time axis in ns from the launch's first warp entry, with the cycles the
 launch's measured clock gives. Warp-specialized kernels keep their partition
-labels ("warp 6 (worker 0)"). At most `max_rows` rows are drawn: beyond
-that, every k-th CTA is shown, and the picture says how many of how many.
+labels ("warp 6 (worker 0)"). Async events (`pl` events) that start and end
+in one warp are bars like scopes (class "event"); one that starts in one warp
+and ends in another is an arrow from its start to its end. At most
+`max_rows` rows are drawn: beyond that, every k-th CTA is shown, and the
+picture says how many of how many.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class Row:
     sm: int
     label: str  # the warp's track name
     warp: int
-    bars: list = field(default_factory=list)  # (start_ns, end_ns, name, depth)
+    bars: list = field(default_factory=list)  # (start_ns, end_ns, name, depth, kind)
 
 
 def launches(events: list) -> dict[str, list]:
@@ -66,10 +69,12 @@ def _ranges(text: str | None, what: str) -> set[int] | None:
     return chosen
 
 
-def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[Row], float]:
-    """Rows of the launch's warps, with nesting depths; and cycles per ns."""
+def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[Row], float, list]:
+    """Rows of the launch's warps, with nesting depths; cycles per ns; and the
+    cross-warp async events as (name, (cta, warp, ns) start, (cta, warp, ns) end)."""
     by_row: dict[tuple, Row] = {}
     cycles = ns = 0.0
+    ends: dict = {}  # bind_id -> {"out"/"in": (cta, warp, ns), "name": ...}
     for e, match in events:
         cta, warp = int(match["cta"]), int(_WARP.match(e["tid"])["warp"])
         if (ctas is not None and cta not in ctas) or (warps is not None and warp not in warps):
@@ -79,7 +84,12 @@ def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[
         except (KeyError, TypeError, ValueError):
             raise TimelineError(f"event {e.get('name')!r} of {e['pid']}: no numeric ts and dur") from None
         row = by_row.setdefault((cta, warp), Row(cta, int(match["sm"]), e["tid"], warp))
-        row.bars.append([start, start + dur, str(e.get("name", "?")), 0])
+        if e.get("cat") == "flow" and "bind_id" in e:  # one end of a cross-warp event
+            end = ends.setdefault(e["bind_id"], {"name": str(e.get("name", "?"))})
+            end["out" if e.get("flow_out") else "in"] = (cta, warp, start)
+            continue
+        kind = "event" if e.get("cat") == "async" else "scope"
+        row.bars.append([start, start + dur, str(e.get("name", "?")), 0, kind])
         c = (e.get("args") or {}).get("cycles")
         if isinstance(c, (int, float)) and dur > 0:
             cycles, ns = cycles + c, ns + dur
@@ -92,7 +102,8 @@ def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[
                 open_ends.pop()
             bar[3] = len(open_ends)
             open_ends.append(bar[1])
-    return rows, (cycles / ns if ns else 0.0)
+    arrows = [(end["name"], end["out"], end["in"]) for end in ends.values() if "out" in end and "in" in end]
+    return rows, (cycles / ns if ns else 0.0), arrows
 
 
 def render(trace: dict, launch: str | None = None, ctas: str | None = None, warps: str | None = None,
@@ -107,7 +118,7 @@ def render(trace: dict, launch: str | None = None, ctas: str | None = None, warp
         launch = min(found, key=lambda k: min(float(e["ts"]) for e, _ in found[k]))
     if launch not in found:
         raise TimelineError(f"no launch {launch!r}; the trace has: {', '.join(sorted(found))}")
-    rows, ghz = build_rows(found[launch], _ranges(ctas, "ctas"), _ranges(warps, "warps"))
+    rows, ghz, arrows = build_rows(found[launch], _ranges(ctas, "ctas"), _ranges(warps, "warps"))
     if not rows:
         raise TimelineError(f"launch {launch!r} has no events in the CTAs and warps chosen")
     total = len(rows)
@@ -119,12 +130,12 @@ def render(trace: dict, launch: str | None = None, ctas: str | None = None, warp
         keep = set(cta_ids[::step])
         rows = [r for r in rows if r.cta in keep]
         note = f"showing {len(rows)} of {total} warps: every {step}th CTA ({len(keep)} of {len(cta_ids)})"
-    return _svg(launch, rows, ghz, note, width)
+    return _svg(launch, rows, ghz, note, width, arrows)
 
 
-def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int) -> str:
-    t0 = min(b[0] for r in rows for b in r.bars)
-    t1 = max(b[1] for r in rows for b in r.bars)
+def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows: list = ()) -> str:
+    times = [t for r in rows for b in r.bars for t in b[:2]] + [end[2] for a in arrows for end in a[1:]]
+    t0, t1 = min(times), max(times)
     span = max(t1 - t0, 1e-9)
     left, right, top, row_h, gap = 190, 20, 56, 14, 6
     plot_w = width - left - right
@@ -145,6 +156,8 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int) -> str
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
+        'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#222"/></marker></defs>',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(launch)}</text>',
         f'<text x="10" y="36" fill="#555">{len(rows)} warps, {span:.0f} ns'
@@ -158,13 +171,21 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int) -> str
         out.append(f'<text class="warp" x="16" y="{ry + 10}">{escape(row.label)}</text>')
         line_y = ry + row_h - 1
         out.append(f'<line x1="{left}" y1="{line_y}" x2="{left + plot_w}" y2="{line_y}" stroke="#eee"/>')
-        for start, end, name, depth in row.bars:
+        for start, end, name, depth, kind in row.bars:
             inset = min(depth, 4) * 2
             w = max(x(end) - x(start), 0.5)
             out.append(
-                f'<rect class="scope" x="{x(start):.2f}" y="{ry + inset}" width="{w:.2f}" '
+                f'<rect class="{kind}" x="{x(start):.2f}" y="{ry + inset}" width="{w:.2f}" '
                 f'height="{row_h - 2 - 2 * inset if row_h - 2 - 2 * inset > 2 else 2}" fill="{colour[name]}">'
                 f"<title>{escape(name)}: {end - start:.0f} ns</title></rect>"
+            )
+    row_y = {(row.cta, row.warp): ry + row_h / 2 - 1 for ry, row in placed}
+    for name, (c0, w0, s), (c1, w1, e) in arrows:  # drawn over the bars; only between rows shown
+        if (c0, w0) in row_y and (c1, w1) in row_y:
+            out.append(
+                f'<line class="flow" x1="{x(s):.2f}" y1="{row_y[(c0, w0)]:.1f}" x2="{x(e):.2f}" '
+                f'y2="{row_y[(c1, w1)]:.1f}" stroke="#222" stroke-width="1" marker-end="url(#arrow)">'
+                f"<title>{escape(name)}: warp {w0} -> warp {w1}, {e - s:.0f} ns</title></line>"
             )
     axis_y = y + 4
     out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="#333"/>')

@@ -104,3 +104,35 @@ def test_chromium_renders_the_picture(tmp_path):
         [*common, f"--screenshot={png}", "--window-size=1200,500", svg.as_uri()], capture_output=True, timeout=120
     )
     assert shot.returncode == 0 and png.stat().st_size > 5000
+
+
+def test_async_events_are_bars_in_one_warp_and_arrows_across_warps(tmp_path):
+    # The Chrome layout of async events: a same-warp event is an X event of
+    # cat "async"; a cross-warp one is two zero-length "flow" events sharing
+    # a bind_id (flow_out where it started, flow_in where it ended).
+    pid = "k #0 Core5 CTA0"
+    events = [
+        {"ph": "X", "cat": "scope", "name": "mainloop", "pid": pid, "tid": "warp 0", "ts": 0.0, "dur": 4.0},
+        {"ph": "X", "cat": "async", "name": "tma", "pid": pid, "tid": "warp 0", "ts": 0.5, "dur": 1.0},
+        {"ph": "X", "cat": "flow", "name": "full", "pid": pid, "tid": "warp 0", "ts": 1.0, "dur": 0, "bind_id": 7,
+         "flow_out": True},
+        {"ph": "X", "cat": "flow", "name": "full", "pid": pid, "tid": "warp 4", "ts": 3.0, "dur": 0, "bind_id": 7,
+         "flow_in": True},
+        {"ph": "X", "cat": "flow", "name": "lonely", "pid": pid, "tid": "warp 4", "ts": 3.5, "dur": 0, "bind_id": 8,
+         "flow_out": True},
+    ]  # fmt: skip
+    svg = timeline_svg.render({"traceEvents": events})
+    root = ElementTree.fromstring(svg)
+    rects = lambda cls: [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == cls]  # noqa: E731
+    lines = [e for e in root.iter("{http://www.w3.org/2000/svg}line") if e.get("class") == "flow"]
+    assert len(rects("scope")) == 1 and len(rects("event")) == 1
+    assert len(lines) == 1  # the unpaired end draws nothing
+    (arrow,) = lines
+    assert float(arrow.get("x2")) > float(arrow.get("x1")) and float(arrow.get("y2")) > float(arrow.get("y1"))
+    assert (
+        arrow.get("marker-end") == "url(#arrow)"
+        and "warp 0 -> warp 4" in arrow.find("{http://www.w3.org/2000/svg}title").text
+    )
+    # Only the rows of the chosen warps: an arrow needs both ends shown.
+    assert not [e for e in ElementTree.fromstring(timeline_svg.render({"traceEvents": events}, warps="0")).iter(
+        "{http://www.w3.org/2000/svg}line") if e.get("class") == "flow"]  # fmt: skip
