@@ -157,7 +157,9 @@ class _Module:
                     result = m.group("results").split(",")[0].strip()[1:].split(":")[0]
             # Braces and runs of other characters outside string literals
             # (a literal counts as its opening quote): a few tokens a line.
-            for token in _TOKENS.findall(code_text(body)):
+            # Most lines have no brace at all: they open and close nothing.
+            tokens = _TOKENS.findall(code_text(body)) if "{" in body or "}" in body else ()
+            for token in tokens:
                 if token != "}" and op_region is None:
                     op_region, op_block = stack[-1], blocks[-1]
                 if token == "{":
