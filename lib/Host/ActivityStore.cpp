@@ -48,13 +48,16 @@ void ActivityStore::graphNodeDestroyed(uint64_t nodeId) {
   if (!graphNodes_.count(nodeId))
     return;
   retiredGraphNodes_.push_back(nodeId);
-  if (retiredGraphNodes_.size() > kMaxRetiredGraphNodes) {
-    size_t half = retiredGraphNodes_.size() / 2;
-    for (size_t i = 0; i < half; ++i)
-      graphNodes_.erase(retiredGraphNodes_[i]);
-    retiredGraphNodes_.erase(retiredGraphNodes_.begin(),
-                             retiredGraphNodes_.begin() + half);
-  }
+  if (retiredGraphNodes_.size() > kMaxRetiredGraphNodes)
+    forgetOldestRetiredLocked(retiredGraphNodes_.size() / 2);
+}
+
+void ActivityStore::forgetOldestRetiredLocked(size_t count) {
+  count = std::min(count, retiredGraphNodes_.size());
+  for (size_t i = 0; i < count; ++i)
+    graphNodes_.erase(retiredGraphNodes_[i]);
+  retiredGraphNodes_.erase(retiredGraphNodes_.begin(),
+                           retiredGraphNodes_.begin() + count);
 }
 
 size_t ActivityStore::retiredGraphNodes() {
@@ -64,11 +67,7 @@ size_t ActivityStore::retiredGraphNodes() {
 
 void ActivityStore::releaseRetiredGraphNodes(size_t count) {
   std::lock_guard<std::mutex> lock(graphMutex_);
-  count = std::min(count, retiredGraphNodes_.size());
-  for (size_t i = 0; i < count; ++i)
-    graphNodes_.erase(retiredGraphNodes_[i]);
-  retiredGraphNodes_.erase(retiredGraphNodes_.begin(),
-                           retiredGraphNodes_.begin() + count);
+  forgetOldestRetiredLocked(count);
 }
 
 size_t ActivityStore::graphNodesKept() {

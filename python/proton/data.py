@@ -36,24 +36,24 @@ def advance_phase(session: int | None = 0) -> int | None:
     return None if target is None else target.advance_phase()
 
 
+def _phase_done(session: int | None, phase: int, what: str) -> bool:
+    target = _session(session, what)
+    if target is None:
+        return False
+    if api._is_instrumentation(target):
+        return target.is_phase_flushed(phase)
+    return target.is_phase_complete(phase)
+
+
 def is_phase_complete(session: int | None = 0, phase: int = 0) -> bool:
     """Whether `phase` has all its records: an ended phase of a host session,
     a written one of an instrumentation session."""
-    target = _session(session, "checked for complete phases")
-    if target is None:
-        return False
-    if api._is_instrumentation(target):
-        return target.is_phase_flushed(phase)
-    return target.is_phase_complete(phase)
+    return _phase_done(session, phase, "checked for complete phases")
 
 
 def is_phase_flushed(session: int | None = 0, phase: int = 0) -> bool:
-    target = _session(session, "checked for flushed phases")
-    if target is None:
-        return False
-    if api._is_instrumentation(target):
-        return target.is_phase_flushed(phase)
-    return target.is_phase_complete(phase)
+    """The same question, by its older name."""
+    return _phase_done(session, phase, "checked for flushed phases")
 
 
 def get(session: int | None = 0, phase: int = 0) -> list | None:

@@ -218,9 +218,14 @@ void tritonLaunchHook(nb::handle metadata) {
       PyUnicode_InternFromString(keys[0]), PyUnicode_InternFromString(keys[1]),
       PyUnicode_InternFromString(keys[2]), PyUnicode_InternFromString(keys[3]),
       PyUnicode_InternFromString(keys[4])}; // made once, never freed
-  static PyObject *ignored[3] = {nameKey,
-                                 PyUnicode_InternFromString("function"),
-                                 PyUnicode_InternFromString("stream")};
+  // The keys kept here or never metrics: any other hands the dict over.
+  static PyObject *knownKeys = [] {
+    PyObject *set = PySet_New(nullptr);
+    for (const char *key : {"flops8", "flops16", "flops32", "flops64", "bytes",
+                            "name", "function", "stream"})
+      PySet_Add(set, PyUnicode_InternFromString(key));
+    return set; // made once, never freed
+  }();
   double values[5] = {0, 0, 0, 0, 0};
   bool any = false, handOver = false;
   for (int i = 0; i < 5; ++i) {
@@ -249,11 +254,9 @@ void tritonLaunchHook(nb::handle metadata) {
     PyObject *key, *value;
     Py_ssize_t position = 0;
     while (!handOver && PyDict_Next(data.ptr(), &position, &key, &value)) {
-      bool known = false;
-      for (PyObject *k : keyObjects)
-        known |= key == k || PyObject_RichCompareBool(key, k, Py_EQ) == 1;
-      for (PyObject *k : ignored)
-        known |= key == k || PyObject_RichCompareBool(key, k, Py_EQ) == 1;
+      int known = PySet_Contains(knownKeys, key); // one hash lookup a key
+      if (known < 0)
+        throw nb::python_error(); // an unhashable key
       handOver = !known;
     }
   }

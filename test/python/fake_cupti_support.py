@@ -103,3 +103,18 @@ def reset_thread_state():
     h.clear_launch_metrics()
     for name in reversed(h.scope_stack()):
         h.exit_scope(name)
+
+
+@pytest.fixture
+def fake_host_sessions(fake_path, monkeypatch):
+    """Host sessions over the fake libcupti: PROTON_CUPTI_LIB points at it,
+    and no session, scope or state is left from the test before or for the
+    one after (a session still open is finalized)."""
+    import proton
+
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    reset_thread_state()
+    yield
+    if proton.sessions():
+        proton.finalize()
+    reset_thread_state()

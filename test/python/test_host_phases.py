@@ -13,19 +13,12 @@ import pytest
 import proton
 from proton import msgpack_codec
 
-from fake_cupti_support import reset_thread_state
+from fake_cupti_support import fake_host_sessions  # noqa: F401 (fixture)
 
 CBID_cuLaunchKernel = 307
 
 
-@pytest.fixture(autouse=True)
-def _clean(fake_path, monkeypatch):
-    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
-    reset_thread_state()
-    yield
-    if proton.sessions():
-        proton.finalize()
-    reset_thread_state()
+pytestmark = pytest.mark.usefixtures("fake_host_sessions")
 
 
 def _launch(fake, name: bytes, ns: int = 10):

@@ -13,19 +13,12 @@ from proton.host import hatchet_tree
 from proton.host import scope as hs
 from proton.context import depth
 
-from fake_cupti_support import h, reset_thread_state
+from fake_cupti_support import fake_host_sessions, h  # noqa: F401 (fixture)
 
 CBID_cuLaunchKernel = 307
 
 
-@pytest.fixture(autouse=True)
-def _clean(fake_path, monkeypatch):
-    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
-    reset_thread_state()
-    yield
-    if proton.sessions():
-        proton.finalize()
-    reset_thread_state()
+pytestmark = pytest.mark.usefixtures("fake_host_sessions")
 
 
 def _find(node, *names):

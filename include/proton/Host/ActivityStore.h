@@ -138,6 +138,8 @@ private:
   std::mutex graphMutex_;
   std::unordered_map<uint64_t, LaunchContext> graphNodes_;
   std::vector<uint64_t> retiredGraphNodes_; // destroyed, still in graphNodes_
+  // Forgets the first `count` retired nodes; graphMutex_ held.
+  void forgetOldestRetiredLocked(size_t count);
   std::mutex sessionMutex_;
   std::array<SessionData, kMaxSessions> sessions_;
   std::atomic<uint64_t> traceSessions_{0};
