@@ -30,6 +30,7 @@ std::vector<proton::NamedInt> proton::bufferFormatConstants() {
   return {
       {"MAGIC", fmt::kMagic},
       {"VERSION", fmt::kVersion},
+      {"PREVIOUS_VERSION", fmt::kPreviousVersion},
       {"HEADER_WORDS", fmt::kHeaderWords},
       {"SEGMENT_HEADER_BYTES", fmt::kSegmentHeaderBytes},
       {"W_MAGIC_FLAGS", fmt::kWordMagicFlags},

@@ -77,6 +77,7 @@ llvm::json::Object layoutJson(pgpu::LayoutAttr layout) {
       {"record_bytes", layout.getRecordBytes()},
       {"capacity", layout.getCapacity()},
       {"segment_header_bytes", pgpu::LayoutAttr::kSegmentHeaderBytes},
+      {"overhang", layout.getOverhang()},
       {"block_bytes", layout.getBlockBytes()},
       {"bytes_per_cta", layout.getBytesPerCta()},
       {"shared_offset", layout.getSharedOffset()},

@@ -16,11 +16,12 @@ def layout(
     warps=None,
     buffer_type: str = "shared",
     granularity: str = "warp",
+    overhang: int = 0,
 ) -> dict:
     """A layout dict as the compiler reports it in metadata["layout"]."""
     warps = list(range(num_warps)) if warps is None else list(warps)
     record_bytes = fmt.RECORD_WORDS * 4
-    block_bytes = fmt.block_bytes(segment_bytes)
+    block_bytes = fmt.block_bytes(segment_bytes, overhang)
     return {
         "buffer_type": buffer_type,
         "granularity": granularity,
@@ -30,6 +31,7 @@ def layout(
         "segment_bytes": segment_bytes,
         "record_bytes": record_bytes,
         "capacity": segment_bytes // record_bytes,
+        "overhang": overhang,
         "segment_header_bytes": fmt.HEADER_WORDS * 4,
         "block_bytes": block_bytes,
         "bytes_per_cta": len(warps) * block_bytes,
@@ -77,8 +79,13 @@ def build(
     xcc=None,
     kernel_id: int = 0,
     target: str = "nvptx",
+    run_starts=None,
 ) -> np.ndarray:
     """A buffer of `tags.shape[0]` CTAs.
+
+    run_starts: (n,) bools, True where a run of records starts (a layout
+    with an overhang): a run's records follow its first one in memory, past
+    the ring's end into the overhang, as the kernel writes them.
 
     tags, clocks: (ctas, segments, n) in the order written (n may exceed the
     capacity: the ring then keeps the last `capacity`, as the kernel does).
@@ -112,15 +119,41 @@ def build(
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))
         head[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         head[:, :, word + 1] = (value >> np.uint64(32)).astype(np.uint32)
-    records = blocks[:, :, fmt.HEADER_WORDS : fmt.HEADER_WORDS + cap * fmt.RECORD_WORDS].reshape(
-        ctas, segments, cap, fmt.RECORD_WORDS
+    overhang = lay.get("overhang", 0)
+    slots_total = cap + overhang
+    records = blocks[:, :, fmt.HEADER_WORDS : fmt.HEADER_WORDS + slots_total * fmt.RECORD_WORDS].reshape(
+        ctas, segments, slots_total, fmt.RECORD_WORDS
     )
-    kept = min(n, cap)
-    order = np.arange(n - kept, n)
-    slots = order % cap
+    if overhang:
+        # The kernel's entry fills the overhang with the entry clock (tag 0).
+        entry = np.broadcast_to(np.asarray(clk_start, dtype=np.uint64), (ctas, segments))
+        records[:, :, cap:, 0] = (entry & np.uint64(0xFFFFFFFF)).astype(np.uint32)[:, :, None]
+        records[:, :, cap:, 1] = (entry >> np.uint64(32)).astype(np.uint32)[:, :, None]
+    if run_starts is None:
+        kept = min(n, cap)
+        order = np.arange(n - kept, n)
+        slots = order % cap
+    else:
+        # In the order written (a later record overwrites an earlier one).
+        order, slots, first = np.arange(n), np.empty(n, dtype=np.int64), 0
+        for i in range(n):
+            first = i if run_starts[i] else first
+            slots[i] = first % cap + (i - first)
     t = tags[:, :, order]
     c = clocks[:, :, order]
-    high = (c >> np.uint64(32)).astype(np.uint32) & np.uint32(0xFFFF) if lay["clock_bits"] == 64 else 0
-    records[:, :, slots, 0] = (c & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    records[:, :, slots, 1] = high | ((t & np.uint32(0x7FFF)) << np.uint32(16)) | (t & fmt.END_BIT)
+    tag_word = ((t & np.uint32(0x7FFF)) << np.uint32(16)) | (t & fmt.END_BIT)
+    if lay["clock_bits"] == 64:
+        # Format 4: clock bits 32-63 plus the tag, modulo 2**32.
+        second = (((c >> np.uint64(32)) + tag_word.astype(np.uint64)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    else:
+        second = tag_word
+    low = (c & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    if run_starts is None:
+        records[:, :, slots, 0] = low
+        records[:, :, slots, 1] = second
+    else:
+        for i, slot in enumerate(slots):
+            records[:, :, slot, 0] = low[:, :, i]
+            records[:, :, slot, 1] = second[:, :, i]
     return blocks.view(np.uint8).reshape(-1)
+

@@ -85,7 +85,7 @@ def test_flags_of_another_layout_are_rejected():
 
 
 def test_layout_of_another_format_is_rejected():
-    with pytest.raises(BufferFormatError, match="not of buffer format 3"):
+    with pytest.raises(BufferFormatError, match="not of buffer format 4"):
         read(handwritten(), {**LAYOUT, "warps": [0, 1, 2]}, 3)
-    with pytest.raises(BufferFormatError, match="not of buffer format 3"):
+    with pytest.raises(BufferFormatError, match="not of buffer format 4"):
         read(handwritten(), {**LAYOUT, "record_bytes": 16}, 3)

@@ -68,7 +68,9 @@ def test_matmul_with_k_loop_keeps_wgmma_and_records_the_loop():
     assert len(ptx_lines(kernel, r"mov\.u64 %rd\d+, %clock64;")) >= 4
     # Four 8-byte records (clock64): mainloop and iteration, start and end;
     # and the header's three parts.
-    assert len(ptx_lines(kernel, r"st\.shared\.v2\.b32")) == 4
+    # Two records in the loop, two around it, and the entry's fill of the
+    # ring's overhang (records in a loop share one slot computation).
+    assert len(ptx_lines(kernel, r"st\.shared\.v2\.b32")) == 5
     assert len(ptx_lines(kernel, r"st\.shared\.v4\.b32")) == 3
     # Records in a loop: auto picks shared memory, 2 KiB per warp here (what
     # keeps the CTAs per SM that this kernel's shared memory allows).

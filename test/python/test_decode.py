@@ -19,9 +19,19 @@ CLOCK_GHZ = 1.75
 
 
 def make(
-    ctas=3, segments=4, clock_bits=64, reps=1, segment_bytes=1024, clk0=10**12, kernel_id=7, gt0=1_763_000_000 * 10**9
+    ctas=3,
+    segments=4,
+    clock_bits=64,
+    reps=1,
+    segment_bytes=1024,
+    clk0=10**12,
+    kernel_id=7,
+    gt0=1_763_000_000 * 10**9,
+    overhang=0,
 ):
-    lay = synthetic.layout(num_warps=segments, segment_bytes=segment_bytes, clock_bits=clock_bits)
+    """With an overhang, each repetition of the six records is one run (the
+    records of a loop body share one slot computation)."""
+    lay = synthetic.layout(num_warps=segments, segment_bytes=segment_bytes, clock_bits=clock_bits, overhang=overhang)
     ids, ends = np.tile(IDS, reps), np.tile(ENDS, reps)
     n = ids.size
     tags = np.broadcast_to(synthetic.tag(ids, ends), (ctas, segments, n))
@@ -45,6 +55,7 @@ def make(
         gt_end=gt_end,
         sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :],
         kernel_id=kernel_id,
+        run_starts=np.arange(n) % len(IDS) == 0 if overhang else None,
     )
     return buf, synthetic.metadata(SCOPES, lay, kernel="k", kernel_id=kernel_id)
 
@@ -127,6 +138,45 @@ def test_full_ring_keeps_the_last_records_and_counts_the_lost(clock_bits):
     assert (ev.duration_cycles > 0).all()
     # the kept records are the last ones written
     assert (ev.end_cycles + ev.warp_clk_base[ev.row]).max() == 10**12 + 2 * 10_000 + 3 + STEP * 120
+
+
+def test_clocks_past_2_to_the_48_decode_the_tags_from_their_sums():
+    # Format 4 writes clock bits 32-63 plus the tag: at 2**48 cycles and past
+    # them (a GPU up for 39 hours at 2 GHz) bits 48-63 enter the tag's half,
+    # and a warp may cross 2**48 while it runs.
+    small = decode.decode(*make(reps=3), 3)
+    for clk0 in ((3 << 48) + 10**6, (3 << 48) - 250, (1 << 64) - (1 << 40)):
+        big = decode.decode(*make(reps=3, clk0=clk0), 3)
+        assert big.scope.tolist() == small.scope.tolist()
+        assert (big.duration_cycles == small.duration_cycles).all()
+        assert (big.start_cycles == small.start_cycles).all() and big.unmatched == 0
+
+
+@pytest.mark.parametrize("reps", [2, 3, 7, 20, 21])
+def test_runs_into_the_overhang_decode_as_a_plain_ring(reps):
+    # Runs of six records in a ring of 16 with 5 overhang slots: runs that
+    # start near the ring's end continue past it; the decoder keeps per
+    # slot the newer of the ring's and the overhang's record.
+    plain_buf, plain_meta = make(reps=reps, segment_bytes=16 * 8)
+    runs_buf, runs_meta = make(reps=reps, segment_bytes=16 * 8, overhang=5)
+    assert runs_meta["layout"]["bytes_per_cta"] > plain_meta["layout"]["bytes_per_cta"]
+    plain, runs = decode.decode(plain_buf, plain_meta, 3), decode.decode(runs_buf, runs_meta, 3)
+    assert decoded(runs) == decoded(plain)
+    assert (runs.dropped == plain.dropped).all() and runs.unmatched == plain.unmatched
+    if reps > 3:
+        assert (runs.dropped > 0).all()
+
+
+def test_overhang_record_older_than_the_ring_is_ignored():
+    # A stale overhang record (from a run two laps ago) loses to the ring's.
+    buf, meta = make(reps=8, segment_bytes=16 * 8, overhang=5)
+    ev = decode.decode(buf, meta, 3)
+    raw = fmt.read(buf, meta["layout"], 3)
+    assert raw.overhang.shape == (3, 4, 5, 2)
+    clocks = raw.overhang[..., 0].astype(np.uint64) | (raw.overhang[..., 1].astype(np.uint64) & np.uint64(0xFFFF)) << np.uint64(32)
+    newest = (ev.end_cycles + ev.warp_clk_base[ev.row]).max()
+    assert (clocks < np.uint64(newest)).all()
+    assert decoded(ev) == decoded(decode.decode(*make(reps=8, segment_bytes=16 * 8), 3))
 
 
 def test_warps_with_different_sequences():
@@ -238,7 +288,7 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
     outer = ev.end_ns[ev.scope == 0] - ev.start_ns[ev.scope == 0]
     assert np.allclose(outer, 5 * STEP / 2.1, atol=1.0)
     # Read as an NVIDIA buffer, the timer flag does not match.
-    with pytest.raises(BufferFormatError, match="flags 0x0203, expected 0x0003"):
+    with pytest.raises(BufferFormatError, match="flags 0x0204, expected 0x0004"):
         decode.decode(buf, synthetic.metadata(SCOPES, lay), 2)
 
 

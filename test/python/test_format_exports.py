@@ -52,6 +52,7 @@ def test_every_constant_is_exported_as_an_int():
     names = [
         "MAGIC",
         "VERSION",
+        "PREVIOUS_VERSION",
         "HEADER_WORDS",
         "SEGMENT_HEADER_BYTES",
         "W_MAGIC_FLAGS",
@@ -92,8 +93,8 @@ def test_magic_and_version():
 def test_segment_header():
     assert F.HEADER_WORDS == int(stated(r"## Segment header \((\d+) x u32\)"))
     assert F.SEGMENT_HEADER_BYTES == int(stated(r"its (\d+)-byte header")) == 4 * F.HEADER_WORDS
-    header, sector = stated(r"`block_bytes = roundup\((\d+) \+ segment_bytes, (\d+)\)`")
-    assert (F.SEGMENT_HEADER_BYTES, F.SECTOR_BYTES) == (int(header), int(sector))
+    header, record, sector = stated(r"`block_bytes = roundup\((\d+) \+ segment_bytes \+ (\d+) \* overhang, (\d+)\)`")
+    assert (F.SEGMENT_HEADER_BYTES, F.RECORD_BYTES, F.SECTOR_BYTES) == (int(header), int(record), int(sector))
 
 
 @pytest.mark.parametrize(

@@ -97,8 +97,8 @@ def test_vector_add_buffer_holds_every_record(buffer_type):
     assert layout["segment_bytes"] == 64 and layout["bytes_per_cta"] == 4 * 128
     seg, records = parse(buffer, layout, num_ctas)
     assert (seg[:, :, 0] >> 16 == MAGIC).all()
-    # Format version 3, clock32, the buffer type, warp granularity, 1 GHz timer.
-    assert (seg[:, :, 0] & 0xFFFF == (3 | {"shared": 0, "global": 1, "registers": 2}[buffer_type] << 5)).all()
+    # Format version 4, clock32, the buffer type, warp granularity, 1 GHz timer.
+    assert (seg[:, :, 0] & 0xFFFF == (4 | {"shared": 0, "global": 1, "registers": 2}[buffer_type] << 5)).all()
     assert (seg[:, :, 1] == meta["kernel_id"]).all()
     assert (seg[:, :, 2] == 6).all()  # three scopes: six records per warp
     assert (seg[:, :, 3] >> 20 == np.arange(4)).all()  # warp ids

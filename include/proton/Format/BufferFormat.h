@@ -16,7 +16,10 @@ namespace proton::format {
 
 /// Header word 0: this magic in bits 16-31 (bytes "PR"), the flags in 0-15.
 constexpr uint32_t kMagic = 0x5250;
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
+/// The one older version the decoder still reads: records kept clock bits
+/// 32-47 masked below the tag, and blocks had no overhang.
+constexpr uint32_t kPreviousVersion = 3;
 
 /// A segment's header: 12 words (48 bytes) in three 16-byte parts.
 constexpr unsigned kHeaderWords = 12;
@@ -39,8 +42,11 @@ constexpr unsigned kTimer100MHzBit = 1u << 9; // AMD: the timer ticks at 100 MHz
 /// Header word 3: the warp id above the target's 20-bit location.
 constexpr unsigned kWarpShift = 20;
 
-/// A record: clock bits 0-31, then clock bits 32-47 (0 with 32-bit clocks)
-/// and above them the tag: the end bit and a 15-bit scope id.
+/// A record: clock bits 0-31, then the tag (the end bit and a 15-bit scope
+/// id) shifted left by kTagShift, added to clock bits 32-63 with 64-bit
+/// clocks (one add where a mask and an or were needed; the decoder subtracts
+/// the entry clock's bits 32-63, which leaves bits 32-47 relative to entry
+/// below the tag while a warp lives less than 2^48 cycles).
 constexpr unsigned kRecordWords = 2;
 constexpr unsigned kRecordBytes = kRecordWords * 4;
 constexpr unsigned kTagShift = 16;

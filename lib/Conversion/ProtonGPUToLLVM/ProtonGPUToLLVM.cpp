@@ -13,6 +13,7 @@
 
 #include "LLVMBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/Passes.h"
@@ -109,6 +110,84 @@ Value selectSegment(LLVMBuilder &l, KernelSegment &s) {
   return index;
 }
 
+/// Does the search from `from`'s successors, expanding neither `leader` nor
+/// `next`, find `next` and no other block that writes records? (With `next`
+/// null: does it find none of `blocks`?)
+bool reachesOnly(Block *from, Block *next, Block *leader,
+                 const llvm::SmallPtrSetImpl<Block *> &blocks) {
+  SmallVector<Block *> work(from->getSuccessors().begin(),
+                           from->getSuccessors().end());
+  llvm::SmallPtrSet<Block *, 32> seen;
+  bool found = false;
+  while (!work.empty()) {
+    Block *block = work.pop_back_val();
+    if (block == leader || !seen.insert(block).second)
+      continue;
+    if (next && block == next) {
+      found = true;
+      continue;
+    }
+    if (blocks.contains(block))
+      return false;
+    work.append(block->getSuccessors().begin(), block->getSuccessors().end());
+  }
+  return !next || found;
+}
+
+/// Runs of records that share one slot computation, the first record's: its
+/// run's records follow it in memory, into the overhang rather than around
+/// the ring. A run is a chain of blocks (Triton's LLVM IR splits a loop body
+/// at every select it lowers to a branch) that, once its first block runs,
+/// run in order, each once, with no other record between them: each block
+/// is dominated by the first, reaches the next before any other block that
+/// writes records, and the last reaches none of the chain again before the
+/// first block runs again.
+void findRecordRuns(InitSegmentOp init, KernelSegment &s) {
+  auto kernel = init->getParentOfType<LLVM::LLVMFuncOp>();
+  unsigned longest = s.layout.getOverhang() + 1;
+  llvm::MapVector<Block *, SmallVector<Operation *>> storesOf;
+  kernel.walk([&](CircularStoreOp store) {
+    if (store.getSegment() == init.getResult())
+      storesOf[store->getBlock()].push_back(store);
+  });
+  llvm::SmallPtrSet<Block *, 32> recordBlocks;
+  for (auto &entry : storesOf)
+    recordBlocks.insert(entry.first);
+  DominanceInfo dominance(kernel);
+
+  SmallVector<Block *> chain;
+  unsigned count = 0;
+  auto emit = [&] {
+    if (count >= 2) {
+      unsigned position = 0;
+      for (Block *block : chain)
+        for (Operation *store : storesOf[block])
+          s.runPosition[store] = position++;
+    }
+    chain.clear();
+    count = 0;
+  };
+  for (auto &[block, stores] : storesOf) {
+    if (!chain.empty() && count + stores.size() <= longest &&
+        dominance.properlyDominates(chain.front(), block) &&
+        reachesOnly(chain.back(), block, chain.front(), recordBlocks)) {
+      llvm::SmallPtrSet<Block *, 8> later(chain.begin() + 1, chain.end());
+      later.insert(block);
+      if (reachesOnly(block, nullptr, chain.front(), later)) {
+        chain.push_back(block);
+        count += stores.size();
+        continue;
+      }
+    }
+    emit();
+    if (stores.size() <= longest) {
+      chain.push_back(block);
+      count = stores.size();
+    }
+  }
+  emit();
+}
+
 /// The values `init` shares with the kernel's other proton_gpu ops, emitted
 /// in front of it.
 KernelSegment computeSegment(InitSegmentOp init, const TargetInfo &target,
@@ -148,6 +227,10 @@ KernelSegment computeSegment(InitSegmentOp init, const TargetInfo &target,
     s.staging = s.block;
   }
   s.records = l.gep(s.staging, l.i32(fmt::kSegmentHeaderBytes));
+  if (s.layout.getOverhang() > 0) {
+    s.runSlot = newSlot(b, loc, entry);
+    findRecordRuns(init, s);
+  }
   return s;
 }
 
@@ -221,7 +304,9 @@ SmallVector<Value> readStamps(LLVMBuilder &l, const TargetInfo &target) {
 /// records, rounded up to whole 32-byte sectors (a partly written sector
 /// costs the memory a read-modify-write).
 Value usedBytes(LLVMBuilder &l, const KernelSegment &s, Value count) {
-  Value recorded = l.mul(l.umin(count, l.i32(s.layout.getCapacity())),
+  // A run that went past the ring's end wrote the overhang only if more
+  // records than the ring holds were written.
+  Value recorded = l.mul(l.umin(count, l.i32(s.layout.getSlots())),
                          l.i32(s.layout.getRecordBytes()));
   Value written =
       l.add(recorded, l.i32(fmt::kSegmentHeaderBytes + fmt::kSectorBytes - 1));
@@ -289,7 +374,9 @@ struct InitSegmentLowering : ProtonGPUPattern<InitSegmentOp> {
     LLVMBuilder l{rewriter, loc};
     l.store(l.i32(0), s.indexSlot, 4);
     if (s.layout.getBufferType() != BufferType::registers) {
-      storeHeaderPart(rewriter, loc, s, kEntryPart, readStamps(l, target));
+      SmallVector<Value> stamps = readStamps(l, target);
+      storeHeaderPart(rewriter, loc, s, kEntryPart, stamps);
+      initOverhang(rewriter, s, stamps[2], stamps[3]);
       return;
     }
     // Lane 1 holds the entry stamps from now on; lanes 0 and 2 get theirs
@@ -298,6 +385,22 @@ struct InitSegmentLowering : ProtonGPUPattern<InitSegmentOp> {
     SmallVector<Value> stamps = readStamps(l, target);
     for (auto [slot, stamp] : llvm::zip_equal(s.chunkSlots, stamps))
       l.store(l.select(holdsEntry, stamp, l.i32(0)), slot, 4);
+  }
+
+  /// Fills the overhang with records of the entry clock (tag 0), older than
+  /// any record the warp writes: where no run reached a slot of the overhang,
+  /// the decoder keeps the ring's record. One lane per slot.
+  void initOverhang(RewriterBase &rewriter, const KernelSegment &s,
+                    Value clockLo, Value clockHi) const {
+    unsigned overhang = s.layout.getOverhang();
+    if (overhang == 0)
+      return;
+    LLVMBuilder l{rewriter, s.lane.getLoc()};
+    Value slot = l.add(s.lane, l.i32(s.layout.getCapacity()));
+    Value address =
+        l.gep(s.records, l.mul(slot, l.i32(s.layout.getRecordBytes())));
+    Value mine = l.band(s.isRecorder, l.ult(s.lane, l.i32(overhang)));
+    target.storeWords(rewriter, l.loc, address, {clockLo, clockHi}, mine);
   }
 };
 
@@ -312,12 +415,8 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
     LLVMBuilder l{rewriter, loc};
     const LayoutAttr &layout = s.layout;
     Value index = l.load(rewriter.getI32Type(), s.indexSlot, 4);
-    Value slot = l.band(index, l.i32(layout.getCapacity() - 1));
     bool inRegisters = layout.getBufferType() == BufferType::registers;
-    Value address =
-        inRegisters
-            ? Value()
-            : l.gep(s.records, l.mul(slot, l.i32(layout.getRecordBytes())));
+    Value address = inRegisters ? Value() : recordAddress(l, s, op, index);
     bool isEnd = op.getKind() == RecordKind::end ||
                  op.getKind() == RecordKind::event_end ||
                  op.getKind() == RecordKind::value_end;
@@ -326,15 +425,43 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
     SmallVector<Value> words;
     if (layout.getClockBits() == 64) {
       auto [lo, hi] = l.split64(adaptor.getCounter());
-      words = {lo, l.bor(l.band(hi, l.i32(0xFFFF)), tagBits)};
+      words = {lo, l.add(hi, tagBits)};
     } else {
       words = {adaptor.getCounter(), tagBits};
     }
     if (inRegisters)
-      keepInChunk(l, s, slot, words);
+      keepInChunk(l, s, slotOf(l, s, index), words);
     else
       target.storeWords(rewriter, loc, address, words, s.isWriter);
     l.store(l.add(index, l.i32(1)), s.indexSlot, 4);
+  }
+
+  /// The ring slot of record `index`.
+  static Value slotOf(LLVMBuilder &l, const KernelSegment &s, Value index) {
+    return l.band(index, l.i32(s.layout.getCapacity() - 1));
+  }
+
+  /// Where the record goes: its slot, or, in a run, the slot its run's
+  /// first record computed plus its place in the run (past the ring's end
+  /// into the overhang rather than wrapping).
+  static Value recordAddress(LLVMBuilder &l, const KernelSegment &s,
+                             CircularStoreOp op, Value index) {
+    unsigned recordBytes = s.layout.getRecordBytes();
+    auto it = s.runPosition.find(op);
+    if (it == s.runPosition.end()) {
+      Value slot = slotOf(l, s, index);
+      return l.gep(s.records, l.mul(slot, l.i32(recordBytes)));
+    }
+    Value offset;
+    if (it->second == 0) {
+      Value slot = slotOf(l, s, index);
+      offset = l.mul(slot, l.i32(recordBytes));
+      l.store(offset, s.runSlot, 4);
+    } else {
+      offset = l.add(l.load(l.b.getI32Type(), s.runSlot, 4),
+                     l.i32(it->second * recordBytes));
+    }
+    return l.gep(s.records, offset);
   }
 
   /// Registers buffer: the lane whose chunk holds record `slot` keeps its

@@ -37,6 +37,10 @@ constexpr unsigned kNvidiaReservedPerCta = 1024;
 
 constexpr unsigned kMinInferredSegmentBytes = 32; // one memory sector
 
+// The most records that share one slot computation (the layout's overhang
+// is one less): longer runs compute a slot per record.
+constexpr unsigned kMaxRunRecords = 16;
+
 unsigned floorPowerOf2(unsigned n) { return n ? 1u << llvm::Log2_32(n) : 0; }
 
 /// The largest power-of-two segment whose block (header, records, sector
@@ -73,6 +77,15 @@ std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
         work.append(next->getSuccessors().begin(), next->getSuccessors().end());
     }
   }
+  return records;
+}
+
+/// Records of the kernel's record sites (a value site writes two).
+unsigned recordSiteCount(LLVM::LLVMFuncOp kernel) {
+  unsigned records = 0;
+  kernel.walk([&](RecordOp record) {
+    records += record.getKind() == RecordKind::value ? 2 : 1;
+  });
   return records;
 }
 
@@ -347,9 +360,33 @@ struct ProtonToProtonGPUPass
             : globalSegmentBytes(kernel, sites, segments);
     if (::mlir::failed(segmentBytes))
       return failure();
+    unsigned overhang =
+        type == BufferType::registers
+            ? 0
+            : overhangFor(kernel, sites, *segmentBytes, segments, type);
     return LayoutAttr::get(&getContext(), type, granularity, clockBits, *warps,
                            *selected, *segmentBytes,
-                           llvm::alignTo(sharedOffset, 16));
+                           llvm::alignTo(sharedOffset, 16), overhang);
+  }
+
+  /// Record slots past the ring, so that the records of a block in a loop
+  /// share one slot computation (three instructions per record less). Only
+  /// where the index is not known at compile time (records in loops), and
+  /// with 64-bit clocks, by which the decoder tells which of two records of
+  /// a slot is newer; none where shared memory lacks the room.
+  unsigned overhangFor(LLVM::LLVMFuncOp kernel, const RecordSites &sites,
+                       unsigned segmentBytes, unsigned segments,
+                       BufferType type) {
+    if (sites.bound || clockBits != 64)
+      return 0;
+    unsigned capacity = segmentBytes / fmt::kRecordBytes;
+    unsigned run = std::min({recordSiteCount(kernel), kMaxRunRecords, capacity});
+    unsigned overhang = run > 1 ? run - 1 : 0;
+    if (type == BufferType::shared &&
+        LayoutAttr::blockBytesFor(segmentBytes, overhang) * segments >
+            availableShared())
+      return 0;
+    return overhang;
   }
 
   LogicalResult convertKernel(LLVM::LLVMFuncOp kernel) {
@@ -391,8 +428,18 @@ struct ProtonToProtonGPUPass
         if (!bits.getType().isInteger(32))
           bits =
               LLVM::BitcastOp::create(builder, loc, builder.getI32Type(), bits);
-        if (clockBits != 32)
-          bits = LLVM::ZExtOp::create(builder, loc, counterType, bits);
+        if (clockBits != 32) {
+          // Above the value, the time's clock bits 32-63: the decoder
+          // subtracts the entry clock's from every record's second word.
+          Value high = LLVM::AndOp::create(
+              builder, loc, counter,
+              LLVM::ConstantOp::create(builder, loc, counterType,
+                                       builder.getI64IntegerAttr(
+                                           (int64_t)0xFFFFFFFF00000000ull)));
+          bits = LLVM::OrOp::create(
+              builder, loc, high,
+              LLVM::ZExtOp::create(builder, loc, counterType, bits));
+        }
         CircularStoreOp::create(builder, loc, segment, bits,
                                 RecordKindAttr::get(ctx, RecordKind::value_end),
                                 id);

@@ -11,6 +11,8 @@ from .format import LAYOUT, BufferType, Granularity
 
 MAGIC = LAYOUT.MAGIC  # header word 0, bits 16-31 (bytes "PR")
 VERSION = LAYOUT.VERSION
+# Still read: 64-bit clocks' bits 32-47 masked below the tag, no overhang.
+PREVIOUS_VERSION = LAYOUT.PREVIOUS_VERSION
 HEADER_WORDS = LAYOUT.HEADER_WORDS  # the segment header
 RECORD_WORDS = LAYOUT.RECORD_WORDS
 SECTOR_BYTES = LAYOUT.SECTOR_BYTES  # blocks are padded to whole sectors
@@ -53,15 +55,16 @@ class BufferFormatError(ValueError):
     """A buffer that is truncated, corrupted, or not of this layout."""
 
 
-def block_bytes(segment_bytes: int) -> int:
-    """A segment's header and records, padded to whole sectors."""
-    return -(-(HEADER_WORDS * 4 + segment_bytes) // SECTOR_BYTES) * SECTOR_BYTES
+def block_bytes(segment_bytes: int, overhang: int = 0) -> int:
+    """A segment's header, records and overhang, padded to whole sectors."""
+    used = HEADER_WORDS * 4 + segment_bytes + overhang * 4 * RECORD_WORDS
+    return -(-used // SECTOR_BYTES) * SECTOR_BYTES
 
 
-def flags_word(layout: dict, target: str = "nvptx") -> int:
+def flags_word(layout: dict, target: str = "nvptx", version: int = VERSION) -> int:
     """Segment header word 0, magic and flags, for a layout (what the kernel writes)."""
     flags = (
-        VERSION
+        version
         | (CLOCK64_BIT if layout["clock_bits"] == 64 else 0)
         | BUFFER_TYPES[layout["buffer_type"]] << BUFFER_TYPE_SHIFT
         | GRANULARITIES[layout["granularity"]] << GRANULARITY_SHIFT
@@ -73,9 +76,17 @@ def flags_word(layout: dict, target: str = "nvptx") -> int:
 @dataclass
 class RawProfile:
     headers: np.ndarray  # (ctas, segments, 12) u32
-    records: np.ndarray  # (ctas, segments, capacity, 2) u32
+    records: np.ndarray  # (ctas, segments, capacity, 2) u32: the ring
     layout: dict
     target: str = "nvptx"  # "amdgpu": the location is HW_ID[15:0] and XCC_ID
+    overhang: np.ndarray | None = None  # (ctas, segments, overhang, 2) u32 after the ring
+    version: int = VERSION
+
+    @property
+    def tags_added_to_clock(self) -> bool:
+        """Records' second words are clock bits 32-63 plus the tag (format 4,
+        64-bit clocks), not bits 32-47 below it."""
+        return self.version >= 4 and self.layout["clock_bits"] == 64
 
     @property
     def counts(self) -> np.ndarray:
@@ -169,7 +180,8 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = 
             f"{layout['bytes_per_cta']} bytes ({expected} expected)"
         )
     segments = len(layout["warps"])
-    block = block_bytes(layout["segment_bytes"])
+    overhang = layout.get("overhang", 0)
+    block = block_bytes(layout["segment_bytes"], overhang)
     if (
         block * segments != layout["bytes_per_cta"]
         or layout.get("block_bytes", block) != block
@@ -192,16 +204,21 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = 
             "was the kernel launched, and did it return normally?"
         )
     word = np.uint32(flags_word(layout, target))
-    bad = np.argwhere(first != word)
-    if bad.size:
-        cta, seg = bad[0]
-        raise BufferFormatError(
-            f"profile buffer does not match the kernel's layout: CTA {cta} segment {seg} has "
-            f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
-            f"(format version {VERSION}, clock bits, buffer type, granularity, timer)"
-        )
+    version = VERSION
+    if overhang == 0 and (first == np.uint32(flags_word(layout, target, PREVIOUS_VERSION))).all():
+        version = PREVIOUS_VERSION  # a buffer saved by an earlier release
+    else:
+        bad = np.argwhere(first != word)
+        if bad.size:
+            cta, seg = bad[0]
+            raise BufferFormatError(
+                f"profile buffer does not match the kernel's layout: CTA {cta} segment {seg} has "
+                f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
+                f"(format version {VERSION}, clock bits, buffer type, granularity, timer)"
+            )
     capacity = layout["segment_bytes"] // (4 * RECORD_WORDS)
-    records = blocks[:, :, HEADER_WORDS : HEADER_WORDS + capacity * RECORD_WORDS].reshape(
-        num_ctas, segments, capacity, RECORD_WORDS
-    )
-    return RawProfile(headers, records, layout, target)
+    ring_end = HEADER_WORDS + capacity * RECORD_WORDS
+    records = blocks[:, :, HEADER_WORDS:ring_end].reshape(num_ctas, segments, capacity, RECORD_WORDS)
+    extra = blocks[:, :, ring_end : ring_end + overhang * RECORD_WORDS]
+    extra = extra.reshape(num_ctas, segments, overhang, RECORD_WORDS)
+    return RawProfile(headers, records, layout, target, extra, version)

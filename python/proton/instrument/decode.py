@@ -158,7 +158,7 @@ def decode(
         value_ids[: kinds.size] = kinds == decode_async.KIND_CODES["value"]
     ctas, segments = raw.counts.shape
     rows = ctas * segments
-    counts, kept, words = _records_in_order(raw, layout, kernel)
+    counts, kept, words = _records_in_order(raw, layout, kernel, value_ids)
     dropped = counts - kept
     width = words.shape[1]
 
@@ -283,10 +283,11 @@ def _check_kernel_id(raw, expected_id, kernel: str) -> None:
         )
 
 
-def _records_in_order(raw, layout: dict, kernel: str):
+def _records_in_order(raw, layout: dict, kernel: str, value_ids=None):
     """Per warp: records counted (int64), records kept, and the kept
-    records as (rows, width) u64 in the order written: a view of the buffer
-    unless a ring is full (then a reordered copy)."""
+    records as (rows, width) u64 in the order written, each with clock bits
+    0-47 below its tag: a view of the buffer unless the tags must be taken
+    from clock sums or a ring is full (then a copy)."""
     ctas, segments = raw.counts.shape
     cap = layout["capacity"]
     rows = ctas * segments
@@ -302,6 +303,16 @@ def _records_in_order(raw, layout: dict, kernel: str):
     kept = np.minimum(counts, cap)
     width = int(kept.max()) if rows else 0  # columns that hold records
     whole = raw_buffer.record_words(raw.records).reshape(rows, cap)
+    overhang = raw.overhang if raw.overhang is not None else np.empty((ctas, segments, 0, 2), np.uint32)
+    over = raw_buffer.record_words(overhang).reshape(rows, overhang.shape[2])
+    if raw.tags_added_to_clock:
+        entry_hi = raw.headers[:, :, raw_buffer.W_CLK_START + 1].reshape(rows)
+        exit_hi = raw.headers[:, :, raw_buffer.W_CLK_END + 1].reshape(rows)
+        whole = _tags_from_sums(whole, entry_hi, exit_hi)
+        over = _tags_from_sums(over, entry_hi, exit_hi)
+    if over.shape[1] and (counts > cap).any():
+        clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows)
+        whole = _merge_overhang(whole, over, np.flatnonzero(counts > cap), clk_end, value_ids)
     words = whole[:, :width]
     if (counts > cap).any():
         # A full ring starts at slot count % cap.
@@ -309,6 +320,55 @@ def _records_in_order(raw, layout: dict, kernel: str):
         slots = (first[:, None] + np.arange(width)[None, :]) % cap
         words = np.take_along_axis(whole, slots, axis=1)
     return counts, kept, words
+
+
+def _tags_from_sums(words, entry_hi, exit_hi, rows_at_once=1 << 12):
+    """Format 4 with 64-bit clocks: a record's second word is clock bits
+    32-63 plus the tag << 16; subtracting the warp's entry clock bits 32-63
+    leaves the tag above bits 32-47 relative to entry (exact while a warp
+    lives less than 2**48 cycles), and the clock's own bits 32-47 stay below
+    it. Returns `words` itself where nothing changes (clocks below 2**48)."""
+    if not words.size or (not (entry_hi >> np.uint32(16)).any() and not (exit_hi >> np.uint32(16)).any()):
+        return words
+    out = np.empty_like(words)
+    for lo in range(0, words.shape[0], rows_at_once):
+        block = words[lo : lo + rows_at_once]
+        second = (block >> np.uint64(32)).astype(np.uint32)
+        tag = (second - entry_hi[lo : lo + rows_at_once, None]) & np.uint32(0xFFFF0000)
+        second = (second & np.uint32(0xFFFF)) | tag
+        out[lo : lo + rows_at_once] = (block & np.uint64(0xFFFFFFFF)) | (second.astype(np.uint64) << np.uint64(32))
+    return out
+
+
+def _merge_overhang(whole, over, rows, clk_end, value_ids):
+    """Rings with an overhang: a run of records that started near the ring's
+    end continued into the overhang, so slot p of a full ring holds its
+    newest record either in the ring or in the overhang: the one written
+    last, the smaller age (exit clock minus record clock, 48 bits). A value
+    half has no clock: its age is that of the time record before it."""
+    h = over.shape[1]
+    cap = whole.shape[1]
+    whole = np.array(whole)  # never write into the caller's buffer
+    mask = np.uint64((1 << STORED_CLOCK_BITS[64]) - 1)
+    exit_u = clk_end.view(np.uint64)[rows, None]
+    ring = whole[rows, :h]
+    extra = over[rows]
+    last = whole[rows, cap - 1 : cap]
+    ring_prev = np.concatenate([last, ring[:, :-1]], axis=1)
+    extra_prev = np.concatenate([last, extra[:, :-1]], axis=1)
+
+    def ages(records, before):
+        age = (exit_u - records) & mask
+        if value_ids is not None:
+            halves = raw_buffer.tag_halves(np.ascontiguousarray(records))
+            ids = halves & np.uint16(raw_buffer.SCOPE_ID_MASK)
+            is_value = ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[ids]
+            age = np.where(is_value, (exit_u - before) & mask, age)
+        return age
+
+    newer = ages(extra, extra_prev) < ages(ring, ring_prev)
+    whole[rows, :h] = np.where(newer, extra, ring)
+    return whole
 
 
 def _time_base(ticks_per_us, clk_start, clk_end, gt_start, gt_end, kernel: str, warnings: list):

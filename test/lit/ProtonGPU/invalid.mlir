@@ -129,3 +129,13 @@ llvm.func @k(%arg0: !llvm.ptr<1>) {
   proton_gpu.circular_store start %s, %c scope 32768 : i64
   llvm.return
 }
+
+// -----
+
+// expected-error @+1 {{overhang must be smaller than the ring's 8 records, got 8}}
+llvm.func @a() attributes {l = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0], segment_bytes 64, shared_offset 0, overhang 8>}
+
+// -----
+
+// expected-error @+1 {{a registers buffer has no overhang}}
+llvm.func @a() attributes {l = #proton_gpu.layout<registers, warp, clock 64, num_warps 4, warps[0], segment_bytes 64, shared_offset 0, overhang 1>}

@@ -77,7 +77,7 @@
 // CHECK-NEXT:    llvm.br ^bb4
 // CHECK-NEXT:  ^bb4:
 // Finalize: the location word is HW_ID[15:0] | XCC_ID[3:0] << 16 | wave <<
-// 20; word 0 is magic "PR" << 16 | flags 0x203 (version 3, 32-bit clock,
+// 20; word 0 is magic "PR" << 16 | flags 0x204 (version 4, 32-bit clock,
 // s_memrealtime's 100 MHz timer, bit 9).
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memrealtime"() : () -> i64
 // CHECK:         llvm.call_intrinsic "llvm.amdgcn.s.memtime"() : () -> i64
@@ -93,7 +93,7 @@
 // CHECK-NEXT:    %[[HW16:.+]] = llvm.and %[[HW]], %[[M16]] : i32
 // CHECK-NEXT:    %[[CU:.+]] = llvm.or %[[HW16]], %[[XCCHI]] : i32
 // CHECK-NEXT:    %[[WHERE:.+]] = llvm.or %[[CU]], %[[WAVEHI]] : i32
-// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380975107 : i32) : i32
+// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380975108 : i32) : i32
 // CHECK-NEXT:    %[[KID:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
@@ -142,9 +142,7 @@ llvm.func amdgpu_kernelcc @lds(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.no
 // CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(-2147352576 : i32) : i32
 // CHECK-NEXT:    %[[LO:.+]] = llvm.trunc %[[T]] : i64 to i32
 // CHECK:         %[[HI:.+]] = llvm.trunc %{{.+}} : i64 to i32
-// CHECK-NEXT:    %[[M16:.+]] = llvm.mlir.constant(65535 : i32) : i32
-// CHECK-NEXT:    %[[HI16:.+]] = llvm.and %[[HI]], %[[M16]] : i32
-// CHECK-NEXT:    %[[W1:.+]] = llvm.or %[[HI16]], %[[TAG]] : i32
+// CHECK-NEXT:    %[[W1:.+]] = llvm.add %[[HI]], %[[TAG]] : i32
 // CHECK-NEXT:    llvm.cond_br %{{.+}}, ^bb{{[0-9]+}}, ^bb{{[0-9]+}}
 // CHECK-NEXT:  ^bb{{[0-9]+}}:
 // CHECK-NEXT:    llvm.mlir.poison : vector<2xi32>
@@ -153,9 +151,9 @@ llvm.func amdgpu_kernelcc @lds(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.no
 // CHECK-NEXT:    llvm.mlir.constant(1 : i32)
 // CHECK-NEXT:    %[[V1:.+]] = llvm.insertelement %[[W1]], %[[V0]][%{{.+}}] : vector<2xi32>
 // CHECK-NEXT:    llvm.store %[[V1]], %[[ADDR]] {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
-// Flags at return: version 3 | 64-bit clock | global << 5 | cta << 7 |
-// 100 MHz timer: 0x52500333.
-// CHECK:         llvm.mlir.constant(1380975411 : i32) : i32
+// Flags at return: version 4 | 64-bit clock | global << 5 | cta << 7 |
+// 100 MHz timer: 0x52500334.
+// CHECK:         llvm.mlir.constant(1380975412 : i32) : i32
 // CHECK-NOT:     llvm.amdgcn.wave.barrier
 // CHECK-NOT:     !llvm.ptr<3>
 // CHECK:         llvm.return

@@ -66,9 +66,7 @@
 // CHECK-NEXT:    llvm.mlir.constant(32 : i64)
 // CHECK-NEXT:    %[[SH0:.+]] = llvm.lshr %[[R0]]
 // CHECK-NEXT:    %[[HI0:.+]] = llvm.trunc %[[SH0]] : i64 to i32
-// CHECK-NEXT:    %[[LOW16:.+]] = llvm.mlir.constant(65535 : i32) : i32
-// CHECK-NEXT:    %[[HI16:.+]] = llvm.and %[[HI0]], %[[LOW16]] : i32
-// CHECK-NEXT:    %[[WORD1:.+]] = llvm.or %[[HI16]], %[[TAG0]] : i32
+// CHECK-NEXT:    %[[WORD1:.+]] = llvm.add %[[HI0]], %[[TAG0]] : i32
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %[[ADDR0]], %[[LO0]], %[[WORD1]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
 // CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX0]], %[[ONE]] : i32
@@ -78,20 +76,20 @@
 // CHECK:         %[[R1:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
 // CHECK:         llvm.and %[[IDX1]], %{{.+}} : i32
 // CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147155968 : i32) : i32
-// CHECK:         %[[WORD1B:.+]] = llvm.or %{{.+}}, %[[TAG1]] : i32
+// CHECK:         %[[WORD1B:.+]] = llvm.add %{{.+}}, %[[TAG1]] : i32
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %[[WORD1B]], %[[WRITER]]
 // CHECK:         %[[COUNT:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
 // Finalize: exit stamps, then {magic << 16 | flags, kernel id, count,
 // smid | warp << 20} at offset 0 and the stamps at offset 32, in shared
-// memory. Flags: version 3 | 64-bit clock (bit 4) | shared << 5 | warp << 7
-// | 1 GHz timer: 0x52500013.
+// memory. Flags: version 4 | 64-bit clock (bit 4) | shared << 5 | warp << 7
+// | 1 GHz timer: 0x52500014.
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"
 // CHECK:         %[[C20:.+]] = llvm.mlir.constant(20 : i32) : i32
 // CHECK-NEXT:    %[[WARPHI:.+]] = llvm.shl %[[WARP]], %[[C20]] : i32
 // CHECK-NEXT:    %[[SM:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %smid;", "=r"  : () -> i32
 // CHECK-NEXT:    %[[WHERE:.+]] = llvm.or %[[SM]], %[[WARPHI]] : i32
-// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380974611 : i32) : i32
+// CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380974612 : i32) : i32
 // CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
@@ -130,7 +128,7 @@
 // CHECK-NEXT:    llvm.return
 // CHECK-NEXT:  }
 // ID-LABEL:      llvm.func ptx_kernelcc @shared64
-// ID:            %[[MAGIC:.+]] = llvm.mlir.constant(1380974611 : i32) : i32
+// ID:            %[[MAGIC:.+]] = llvm.mlir.constant(1380974612 : i32) : i32
 // ID-NEXT:       %[[KERNEL_ID:.+]] = llvm.mlir.constant(305419896 : i32) : i32
 // ID:            llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %{{.+}}, %[[MAGIC]], %[[KERNEL_ID]], %{{.+}}, %{{.+}}, %{{.+}}
 llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) {
@@ -180,8 +178,8 @@ llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.
 // CHECK:         llvm.mlir.constant(8 : i32) : i32
 // CHECK:         %[[TAG:.+]] = llvm.mlir.constant(196608 : i32) : i32
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[CLK]], %[[TAG]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
-// Magic and flags at return: version 3 with 32-bit clocks, 0x52500003.
-// CHECK:         llvm.mlir.constant(1380974595 : i32) : i32
+// Magic and flags at return: version 4 with 32-bit clocks, 0x52500004.
+// CHECK:         llvm.mlir.constant(1380974596 : i32) : i32
 // Only recording warps copy.
 // CHECK:         bar.warp.sync
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
@@ -225,8 +223,8 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 // CHECK:         %[[IDX2:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
 // CHECK:         llvm.cond_br %{{.+}}, ^bb2, ^bb1(%{{.+}}, %[[IDX2]] : i32, i32)
 // CHECK-NEXT:  ^bb2:
-// Magic and flags at return: version 3 | global << 5, 0x52500023.
-// CHECK:         llvm.mlir.constant(1380974627 : i32) : i32
+// Magic and flags at return: version 4 | global << 5, 0x52500024.
+// CHECK:         llvm.mlir.constant(1380974628 : i32) : i32
 // CHECK-NOT:     bar.warp.sync
 // CHECK-NOT:     vector<4xi32>
 // CHECK:         llvm.return
@@ -267,8 +265,8 @@ llvm.func ptx_kernelcc @global_loop(%n: i32, %arg1: !llvm.ptr<1>) {
 // CHECK-NEXT:    %[[REC:.+]] = llvm.icmp "eq" %[[LOW]], %[[Z]] : i32
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
 // CHECK:         llvm.mlir.addressof @global_smem : !llvm.ptr<3>
-// Flags: version 3 | 64-bit clock (bit 4) | warp_group << 7, 0x52500093.
-// CHECK:         llvm.mlir.constant(1380974739 : i32) : i32
+// Flags: version 4 | 64-bit clock (bit 4) | warp_group << 7, 0x52500094.
+// CHECK:         llvm.mlir.constant(1380974740 : i32) : i32
 llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 llvm.func ptx_kernelcc @warp_groups(%arg1: !llvm.ptr<1> {llvm.readonly, llvm.noalias}) {
   %s = proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 128, shared_offset 0>

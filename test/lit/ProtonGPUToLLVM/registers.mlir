@@ -23,9 +23,8 @@
 // CHECK:         %[[C0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;"
 // CHECK:         %[[TAG0:.+]] = llvm.mlir.constant(327680 : i32) : i32
 // CHECK:         %[[LO0:.+]] = llvm.trunc %[[C0]] : i64 to i32
-// CHECK:         %[[HI0:.+]] = llvm.or %{{.+}}, %[[TAG0]] : i32
-// CHECK:         %[[THREE:.+]] = llvm.mlir.constant(3 : i32) : i32
-// CHECK-NEXT:    %[[OWNER0:.+]] = llvm.add %[[THREE]], %{{.+}} : i32
+// CHECK:         %[[HI0:.+]] = llvm.add %{{.+}}, %[[TAG0]] : i32
+// CHECK:         %[[OWNER0:.+]] = llvm.add %{{.+}}, %{{.+}} : i32
 // CHECK-NEXT:    %[[MINE0:.+]] = llvm.icmp "eq" %[[LANE]], %[[OWNER0]] : i32
 // CHECK:         %[[LOWER0:.+]] = llvm.and %[[MINE0]], %{{.+}} : i1
 // CHECK-NEXT:    %[[W0:.+]] = llvm.select %[[LOWER0]], %[[LO0]], %[[E0]] : i1, i32
@@ -33,8 +32,8 @@
 // The end record ((5 | 1 << 15) << 16) goes to the upper half of the same chunk.
 // CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147155968 : i32) : i32
 // At return: lane 2 the exit stamps, lane 0 the identity (magic and flags
-// 0x52500053: version 3 | 64-bit clock | registers (2) << 5).
-// CHECK:         %[[MAGIC:.+]] = llvm.mlir.constant(1380974675 : i32) : i32
+// 0x52500054: version 4 | 64-bit clock | registers (2) << 5).
+// CHECK:         %[[MAGIC:.+]] = llvm.mlir.constant(1380974676 : i32) : i32
 // CHECK:         %[[ISIDENT:.+]] = llvm.icmp "eq" %[[LANE]], %{{.+}} : i32
 // CHECK:         %[[ISEXIT:.+]] = llvm.icmp "eq" %[[LANE]], %{{.+}} : i32
 // CHECK-NEXT:    %[[X0:.+]] = llvm.select %[[ISEXIT]], %{{.+}}, %{{.+}} : i1, i32

@@ -22,24 +22,24 @@
 // RUN: proton-opt %s --convert-proton-to-protongpu="buffer-type=global shared-offset=232448 buffer-size=64" | FileCheck %s --check-prefix=GLOBAL-NO-SMEM
 // With buffer-type=auto, a kernel that leaves no shared memory records to global memory.
 // RUN: proton-opt %s --convert-proton-to-protongpu="shared-offset=232440" | FileCheck %s --check-prefix=AUTO-NO-SMEM
-// AUTO-NO-SMEM:   proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 232448>
+// AUTO-NO-SMEM:   proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 232448, overhang 1>
 
-// DEFAULT:        proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 0>
+// DEFAULT:        proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 0, overhang 1>
 // DEFAULT-COUNT-2: proton_gpu.read_counter : i64
-// GLOBAL:         proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 0>
-// GLOBAL-SIZE:    proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 0>
-// SHARED-SIZE:    proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 512, shared_offset 0>
+// GLOBAL:         proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 0, overhang 1>
+// GLOBAL-SIZE:    proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 0, overhang 1>
+// SHARED-SIZE:    proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 512, shared_offset 0, overhang 1>
 // 3000 bytes over 4 segments: 750 each, rounded down to a power of two.
-// ROUNDED:        proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 512, shared_offset 0>
+// ROUNDED:        proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 512, shared_offset 0, overhang 1>
 // An explicit size may exceed the 1 KiB per segment of the inferred one.
-// LARGE:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 0>
-// GROUP:          proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 4096, shared_offset 0>
-// CTA:            proton_gpu.init_segment %arg1 <shared, cta, clock 64, num_warps 4, warps[0], segment_bytes 4096, shared_offset 0>
-// CTA8:           proton_gpu.init_segment %arg1 <shared, cta, clock 64, num_warps 8, warps[0], segment_bytes 4096, shared_offset 0>
+// LARGE:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 0, overhang 1>
+// GROUP:          proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 4096, shared_offset 0, overhang 1>
+// CTA:            proton_gpu.init_segment %arg1 <shared, cta, clock 64, num_warps 4, warps[0], segment_bytes 4096, shared_offset 0, overhang 1>
+// CTA8:           proton_gpu.init_segment %arg1 <shared, cta, clock 64, num_warps 8, warps[0], segment_bytes 4096, shared_offset 0, overhang 1>
 // The ids are sorted into segment order.
-// SELECT:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[1, 3], segment_bytes 4096, shared_offset 0>
+// SELECT:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[1, 3], segment_bytes 4096, shared_offset 0, overhang 1>
 // Warp-group ids select the first warp of each group.
-// SELECT-GROUP:   proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 16, warps[0, 8], segment_bytes 4096, shared_offset 0>
+// SELECT-GROUP:   proton_gpu.init_segment %arg1 <shared, warp_group, clock 64, num_warps 16, warps[0, 8], segment_bytes 4096, shared_offset 0, overhang 1>
 // CLK32:          %[[SEG:.+]] = proton_gpu.init_segment %arg1 <shared, warp, clock 32, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 0>
 // CLK32:          llvm.br ^[[LOOP:.+]]
 // CLK32-NEXT:   ^[[LOOP]]:
@@ -49,17 +49,17 @@
 // CLK32-NEXT:     %[[C1:.+]] = proton_gpu.read_counter : i32
 // CLK32-NEXT:     proton_gpu.circular_store end %[[SEG]], %[[C1]] scope 0 : i32
 // An explicit num-warps wins over the kernel's attribute.
-// WARPS:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 2048, shared_offset 0>
-// WAVE64:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 4096, shared_offset 0>
+// WARPS:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 2048, shared_offset 0, overhang 1>
+// WAVE64:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 2, warps[0, 1], segment_bytes 4096, shared_offset 0, overhang 1>
 // The buffer goes after the kernel's own shared memory, 16-byte aligned.
-// OFFSET:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 112>
+// OFFSET:         proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 2048, shared_offset 112, overhang 1>
 // 232448 - 231008 = 1440 bytes left: 360 per segment, less its 64-byte
 // header, rounded down to 256.
-// TIGHT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 231008>
+// TIGHT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 231008, overhang 1>
 // 2048 bytes: 512 per warp, less its 64-byte header, rounded down to 256.
-// LIMIT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 0>
+// LIMIT:          proton_gpu.init_segment %arg1 <shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 256, shared_offset 0, overhang 1>
 // A global buffer needs no shared memory.
-// GLOBAL-NO-SMEM: proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 16, shared_offset 232448>
+// GLOBAL-NO-SMEM: proton_gpu.init_segment %arg1 <global, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 16, shared_offset 232448, overhang 1>
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {
   llvm.br ^loop
 ^loop:

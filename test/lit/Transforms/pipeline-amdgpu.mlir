@@ -11,7 +11,7 @@
 // CHECK-LABEL: llvm.func amdgpu_kernelcc @k
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
 // CHECK-SAME:    passthrough = {{\[}}["amdgpu-flat-work-group-size", "1,256"]]
-// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes {{2048|4096}}, shared_offset 0>
+// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes {{2048|4096}}, shared_offset 0, overhang 1>
 // CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:8:3", "scope"]]
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
@@ -40,15 +40,15 @@
 // gfx942 has 64 KiB of LDS: 65536 - 65008 = 528 bytes, 132 per wavefront,
 // less its 64-byte header: 68, rounded to 64. Without sched-barriers there
 // are none.
-// GFX942:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 64, shared_offset 65008>
+// GFX942:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 64, shared_offset 65008, overhang 1>
 // GFX942-NOT:  rocdl.sched.barrier
 // GFX942:      llvm.call_intrinsic "llvm.amdgcn.s.memtime"
 // GFX942-NOT:  rocdl.sched.barrier
 // GFX942:      llvm.return
 // gfx950 has 160 KiB: plenty left.
-// GFX950:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 65008>
+// GFX950:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 4096, shared_offset 65008, overhang 1>
 // An explicit threads-per-warp wins over the target's.
-// WAVE32:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 2048, shared_offset 0>
+// WAVE32:      proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 2048, shared_offset 0, overhang 1>
 llvm.func amdgpu_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["amdgpu-flat-work-group-size", "1,256"], "amdgpu-no-dispatch-ptr"]} {
   llvm.br ^loop
 ^loop:

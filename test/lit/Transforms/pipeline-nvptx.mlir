@@ -23,7 +23,7 @@
 // CHECK:       llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func ptx_kernelcc @k
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
-// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 2048, shared_offset 0>
+// CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 2048, shared_offset 0, overhang 1>
 // CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:5:9", "scope"]]
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
@@ -53,12 +53,12 @@
 // sm_80 leaves 166912 - 166000 = 912 bytes: 114 per warp. A 64-byte
 // segment's block (48-byte header, padded to whole 32-byte sectors) is 128:
 // too large; a 32-byte segment's is 96.
-// SM80:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 166000>
+// SM80:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 32, shared_offset 166000, overhang 1>
 // An explicit shared-limit wins over the arch's.
-// LIMIT:       proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 4096, shared_offset 166000>
+// LIMIT:       proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 4096, shared_offset 166000, overhang 1>
 // sm_86 leaves 101376 - 100000 = 1376 bytes: 172 per warp: a 64-byte
 // segment's 128-byte block fits.
-// SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 100000>
+// SM86:        proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 64, shared_offset 100000, overhang 1>
 // sm_121 leaves 101376 - 101008 (the offset aligned to 16) = 368 bytes: not
 // the 8 x 64 (16-byte segments after 48-byte headers) that 8 warps need at
 // the least.
@@ -80,7 +80,7 @@
 // SCHED-NEXT:    llvm.store %[[V]], %arg0
 
 // GLOBAL-NOT:  @global_smem
-// GLOBAL:      proton.layout = #proton_gpu.layout<global, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 4096, shared_offset 0>
+// GLOBAL:      proton.layout = #proton_gpu.layout<global, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 4096, shared_offset 0, overhang 1>
 // GLOBAL-NOT:  st.shared
 // GLOBAL-NOT:  bar.warp.sync
 // GLOBAL:      llvm.func ptx_kernelcc @no_markers

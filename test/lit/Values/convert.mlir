@@ -3,19 +3,24 @@
 
 // A value site gets its own id after the scopes (parent: the scope open
 // there; the table adds its type) and writes two records: the time, then
-// the value's bits (an f32's bit pattern, zero-extended to the counter's
-// width) as value_end.
+// the value's bits (an f32's bit pattern) as value_end, with a 64-bit
+// counter below the time's clock bits 32-63 (the decoder subtracts the
+// entry clock's from every record's second word).
 // CHECK-LABEL: llvm.func ptx_kernelcc @values
 // CHECK-SAME:    proton.scopes = {{\[}}["loop", -1 : i32, "k.py:1:1", "scope"], ["iter", 0 : i32, "k.py:2:1", "value", "i32"], ["loss", -1 : i32, "k.py:3:1", "value", "f32"]]
 // CHECK:         proton_gpu.circular_store start %{{.+}}, %{{.+}} scope 0 : i64
 // CHECK:         %[[C1:.+]] = proton_gpu.read_counter : i64
 // CHECK-NEXT:    proton_gpu.circular_store value %{{.+}}, %[[C1]] scope 1 : i64
-// CHECK-NEXT:    %[[W1:.+]] = llvm.zext %arg1 : i32 to i64
+// CHECK-NEXT:    %[[HIGH:.+]] = llvm.mlir.constant(-4294967296 : i64) : i64
+// CHECK-NEXT:    %[[T1:.+]] = llvm.and %[[C1]], %[[HIGH]] : i64
+// CHECK-NEXT:    %[[V1:.+]] = llvm.zext %arg1 : i32 to i64
+// CHECK-NEXT:    %[[W1:.+]] = llvm.or %[[T1]], %[[V1]] : i64
 // CHECK-NEXT:    proton_gpu.circular_store value_end %{{.+}}, %[[W1]] scope 1 : i64
 // CHECK:         proton_gpu.circular_store end %{{.+}}, %{{.+}} scope 0 : i64
 // CHECK:         proton_gpu.circular_store value %{{.+}}, %{{.+}} scope 2 : i64
 // CHECK-NEXT:    %[[B:.+]] = llvm.bitcast %arg2 : f32 to i32
-// CHECK-NEXT:    %[[W2:.+]] = llvm.zext %[[B]] : i32 to i64
+// CHECK:         %[[V2:.+]] = llvm.zext %[[B]] : i32 to i64
+// CHECK-NEXT:    %[[W2:.+]] = llvm.or %{{.+}}, %[[V2]] : i64
 // CHECK-NEXT:    proton_gpu.circular_store value_end %{{.+}}, %[[W2]] scope 2 : i64
 // The time record has no end bit, the value record has it: tags
 // (id | end << 15) << 16.

@@ -33,6 +33,12 @@ struct KernelSegment {
                     // (none with a registers buffer)
   Value records;    // the records in `staging`
   Value indexSlot;  // stack slot of the record index (promoted later)
+  Value runSlot; // stack slot of the byte offset of the current run's first
+                 // record, with an overhang (promoted later)
+  // With an overhang: each circular_store's place in its block's run of
+  // records, which share the slot its first record computes. A store not
+  // listed computes its own slot.
+  llvm::DenseMap<Operation *, unsigned> runPosition;
   // Registers buffer: stack slots (promoted later) of the four words of the
   // 16-byte chunk of the block this lane writes at return.
   SmallVector<Value, 4> chunkSlots;

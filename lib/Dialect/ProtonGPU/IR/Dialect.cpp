@@ -35,7 +35,7 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  BufferType bufferType, Granularity granularity,
                                  unsigned clockBits, unsigned numWarps,
                                  ArrayRef<int32_t> warps, unsigned segmentBytes,
-                                 unsigned sharedOffset) {
+                                 unsigned sharedOffset, unsigned overhang) {
   if (bufferType == BufferType::automatic)
     return emitError() << "a layout's buffer type is shared, global or "
                           "registers; auto is resolved by the conversion";
@@ -60,6 +60,13 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (sharedOffset % 16 != 0)
     return emitError() << "shared_offset must be a multiple of 16, got "
                        << sharedOffset;
+  // A run continues into the overhang at most once around the ring.
+  unsigned capacity = segmentBytes / ::proton::format::kRecordBytes;
+  if (overhang >= capacity)
+    return emitError() << "overhang must be smaller than the ring's "
+                       << capacity << " records, got " << overhang;
+  if (overhang != 0 && bufferType == BufferType::registers)
+    return emitError() << "a registers buffer has no overhang";
   return success();
 }
 

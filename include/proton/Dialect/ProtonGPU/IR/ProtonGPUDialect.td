@@ -32,6 +32,12 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
     at `sharedOffset` and are copied to global memory at every return; with
     a `registers` buffer each lane keeps one 16-byte chunk of its warp's
     block in registers and writes it at return.
+
+    `overhang` record slots follow the ring (0 unless printed): a run of
+    records in one block computes its first slot once and writes the rest
+    after it, so a run that starts near the ring's end continues past it
+    instead of wrapping; the decoder keeps, per slot, the newer of the ring's
+    and the overhang's record.
   }];
   let parameters = (ins
     EnumParameter<ProtonGPU_BufferType>:$bufferType,
@@ -40,12 +46,14 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
     "unsigned":$numWarps,
     ArrayRefParameter<"int32_t">:$warps,
     "unsigned":$segmentBytes,
-    "unsigned":$sharedOffset
+    "unsigned":$sharedOffset,
+    DefaultValuedParameter<"unsigned", "0">:$overhang
   );
   let assemblyFormat = [{
     `<` $bufferType `,` $granularity `,` `clock` $clockBits `,`
     `num_warps` $numWarps `,` `warps` `[` $warps `]` `,`
-    `segment_bytes` $segmentBytes `,` `shared_offset` $sharedOffset `>`
+    `segment_bytes` $segmentBytes `,` `shared_offset` $sharedOffset
+    (`,` `overhang` $overhang^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -59,14 +67,20 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
     unsigned getCapacity() const {
       return getSegmentBytes() / ::proton::format::kRecordBytes;
     }
-    /// A segment's header and records, contiguous in profile_scratch (and
-    /// in shared memory with a shared buffer).
-    static unsigned blockBytesFor(unsigned segmentBytes) {
+    /// Record slots: the ring and its overhang.
+    unsigned getSlots() const { return getCapacity() + getOverhang(); }
+    /// A segment's header, records and overhang, contiguous in
+    /// profile_scratch (and in shared memory with a shared buffer).
+    static unsigned blockBytesFor(unsigned segmentBytes,
+                                  unsigned overhang = 0) {
       constexpr unsigned sector = ::proton::format::kSectorBytes;
-      unsigned bytes = ::proton::format::kSegmentHeaderBytes + segmentBytes;
+      unsigned bytes = ::proton::format::kSegmentHeaderBytes + segmentBytes +
+                       overhang * ::proton::format::kRecordBytes;
       return (bytes + sector - 1) / sector * sector;
     }
-    unsigned getBlockBytes() const { return blockBytesFor(getSegmentBytes()); }
+    unsigned getBlockBytes() const {
+      return blockBytesFor(getSegmentBytes(), getOverhang());
+    }
     unsigned getBytesPerCta() const {
       return getNumSegments() * getBlockBytes();
     }
