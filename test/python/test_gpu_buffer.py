@@ -43,12 +43,17 @@ class Buffers:
 def parse(buffer, layout, num_ctas):
     """Raw buffer -> per-segment headers (12 words) and records as
     (tag, clock) pairs (tag: scope id | end bit 31; clock: the low 48 or 32
-    bits), written independently of proton.instrument.buffer from docs/buffer-format.md."""
+    bits), the ring's then the overhang's, written independently of
+    proton.instrument.buffer from docs/buffer-format.md."""
     segments = len(layout["warps"])
     data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, segments, -1)
-    capacity = layout["segment_bytes"] // 8
-    raw = data[:, :, 12 : 12 + 2 * capacity].reshape(num_ctas, segments, capacity, 2)
-    tags = ((raw[..., 1] >> 16) & 0x7FFF) | (raw[..., 1] & np.uint32(1 << 31))
+    slots = layout["segment_bytes"] // 8 + layout.get("overhang", 0)
+    raw = data[:, :, 12 : 12 + 2 * slots].reshape(num_ctas, segments, slots, 2)
+    second = raw[..., 1]
+    if layout["clock_bits"] == 64:
+        # Format 4: clock bits 32-63 plus the tag; less the entry's bits 32-63.
+        second = second - data[:, :, 7][:, :, None]
+    tags = ((second >> 16) & 0x7FFF) | (second & np.uint32(1 << 31))
     high = (raw[..., 1] & 0xFFFF).astype(np.uint64) if layout["clock_bits"] == 64 else np.uint64(0)
     clocks = raw[..., 0].astype(np.uint64) | (high << np.uint64(32))
     return data[:, :, :12], np.stack([tags.astype(np.uint64), clocks], axis=-1)
@@ -59,11 +64,18 @@ def u64(lo, hi):
 
 
 def unpack_records(records, count, capacity):
-    """The records of one segment in the order they were written."""
+    """The records of one segment in the order they were written: where a
+    run continued past the ring's end, overhang slot p holds the newer
+    record of ring slot p (no clock in these tests nears a 48-bit wrap)."""
+    ring = records[:capacity].copy()
+    if count > capacity:
+        for p, extra in enumerate(records[capacity:]):
+            if extra[1] > ring[p, 1]:
+                ring[p] = extra
     if count <= capacity:
-        return records[:count]
+        return ring[:count]
     start = count % capacity
-    return np.concatenate([records[start:], records[:start]])[-capacity:]
+    return np.concatenate([ring[start:], ring[:start]])[-capacity:]
 
 
 def run_vector_add(n, options=None):
