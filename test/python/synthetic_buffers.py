@@ -156,4 +156,3 @@ def build(
             records[:, :, slot, 0] = low[:, :, i]
             records[:, :, slot, 1] = second[:, :, i]
     return blocks.view(np.uint8).reshape(-1)
-

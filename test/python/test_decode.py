@@ -173,7 +173,9 @@ def test_overhang_record_older_than_the_ring_is_ignored():
     ev = decode.decode(buf, meta, 3)
     raw = fmt.read(buf, meta["layout"], 3)
     assert raw.overhang.shape == (3, 4, 5, 2)
-    clocks = raw.overhang[..., 0].astype(np.uint64) | (raw.overhang[..., 1].astype(np.uint64) & np.uint64(0xFFFF)) << np.uint64(32)
+    clocks = raw.overhang[..., 0].astype(np.uint64) | (
+        raw.overhang[..., 1].astype(np.uint64) & np.uint64(0xFFFF)
+    ) << np.uint64(32)
     newest = (ev.end_cycles + ev.warp_clk_base[ev.row]).max()
     assert (clocks < np.uint64(newest)).all()
     assert decoded(ev) == decoded(decode.decode(*make(reps=8, segment_bytes=16 * 8), 3))

@@ -116,7 +116,7 @@ Value selectSegment(LLVMBuilder &l, KernelSegment &s) {
 bool reachesOnly(Block *from, Block *next, Block *leader,
                  const llvm::SmallPtrSetImpl<Block *> &blocks) {
   SmallVector<Block *> work(from->getSuccessors().begin(),
-                           from->getSuccessors().end());
+                            from->getSuccessors().end());
   llvm::SmallPtrSet<Block *, 32> seen;
   bool found = false;
   while (!work.empty()) {

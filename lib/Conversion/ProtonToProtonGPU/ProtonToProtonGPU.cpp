@@ -380,7 +380,8 @@ struct ProtonToProtonGPUPass
     if (sites.bound || clockBits != 64)
       return 0;
     unsigned capacity = segmentBytes / fmt::kRecordBytes;
-    unsigned run = std::min({recordSiteCount(kernel), kMaxRunRecords, capacity});
+    unsigned run =
+        std::min({recordSiteCount(kernel), kMaxRunRecords, capacity});
     unsigned overhang = run > 1 ? run - 1 : 0;
     if (type == BufferType::shared &&
         LayoutAttr::blockBytesFor(segmentBytes, overhang) * segments >
@@ -433,9 +434,9 @@ struct ProtonToProtonGPUPass
           // subtracts the entry clock's from every record's second word.
           Value high = LLVM::AndOp::create(
               builder, loc, counter,
-              LLVM::ConstantOp::create(builder, loc, counterType,
-                                       builder.getI64IntegerAttr(
-                                           (int64_t)0xFFFFFFFF00000000ull)));
+              LLVM::ConstantOp::create(
+                  builder, loc, counterType,
+                  builder.getI64IntegerAttr((int64_t)0xFFFFFFFF00000000ull)));
           bits = LLVM::OrOp::create(
               builder, loc, high,
               LLVM::ZExtOp::create(builder, loc, counterType, bits));

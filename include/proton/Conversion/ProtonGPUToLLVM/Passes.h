@@ -33,8 +33,8 @@ struct KernelSegment {
                     // (none with a registers buffer)
   Value records;    // the records in `staging`
   Value indexSlot;  // stack slot of the record index (promoted later)
-  Value runSlot; // stack slot of the byte offset of the current run's first
-                 // record, with an overhang (promoted later)
+  Value runSlot;    // stack slot of the byte offset of the current run's first
+                    // record, with an overhang (promoted later)
   // With an overhang: each circular_store's place in its block's run of
   // records, which share the slot its first record computes. A store not
   // listed computes its own slot.
