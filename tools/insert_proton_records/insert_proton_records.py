@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import operator
 import os
 import sys
 from pathlib import Path
@@ -171,25 +172,30 @@ def find_inputs(inputs: Iterable[str]) -> list[Path]:
     return list(unique.values())
 
 
-def _plan(f: Path, force: bool) -> tuple[str, str, str, str | None]:
+def _plan(f: Path, force: bool) -> tuple[str, str, str, str | None, str | None]:
     """(current text, text to instrument, its name for messages, text of an
-    existing backup or None). With --force the text to instrument is the
-    backup's (or, with no backup yet, the file's) without proton.record lines."""
+    existing backup or None, current text without proton.record lines or None
+    where not needed). With --force the text to instrument is the backup's (or,
+    with no backup yet, the file's) without proton.record lines. Each text is
+    stripped once: that reads every line."""
     text = read_ttgir(f)
     bak = backup_path(f)
     bak_text = read_ttgir(bak) if (bak.exists() or bak.is_symlink()) else None
-    if bak_text is not None and strip_records(bak_text) != strip_records(text):
-        raise RewriteError(
-            f"{f}: differs from its backup {bak} in lines other than proton.record (edited after "
-            f"instrumenting, or a backup of another version); the backup is never overwritten and --force "
-            f"would re-insert from it: compare the two, then move {bak} away to instrument {f} as it is now"
-        )
-    if not force:
-        return text, text, str(f), bak_text
+    stripped = bak_base = None
     if bak_text is not None:
-        return text, strip_records(bak_text), str(bak), bak_text
+        bak_base, stripped = strip_records(bak_text), strip_records(text)
+        if bak_base != stripped:
+            raise RewriteError(
+                f"{f}: differs from its backup {bak} in lines other than proton.record (edited after "
+                f"instrumenting, or a backup of another version); the backup is never overwritten and --force "
+                f"would re-insert from it: compare the two, then move {bak} away to instrument {f} as it is now"
+            )
+    if not force:
+        return text, text, str(f), bak_text, stripped
+    if bak_base is not None:
+        return text, bak_base, str(bak), bak_text, stripped
     base = strip_records(text)
-    return text, base, (str(f) if base == text else f"{f} (without its proton.record lines)"), None
+    return text, base, (str(f) if base == text else f"{f} (without its proton.record lines)"), None, base
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -217,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         for f in files:
             try:
-                text, base, name, bak_text = _plan(f, args.force)
+                text, base, name, bak_text, stripped = _plan(f, args.force)
                 res = rewrite_text(
                     base,
                     path=name,
@@ -230,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except RewriteError as e:
                 skipped.append((f, str(e)))
                 continue
-            results.append((f, text, base, bak_text, res))
+            results.append((f, text, base, bak_text, stripped, res))
     except InputError as e:
         print(f"{prog}: error: {e}; nothing written", file=sys.stderr)
         return 2
@@ -240,8 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: nothing written", file=sys.stderr)
         return 2
     written = 0
-    for f, text, base, bak_text, res in results:
-        replaced = len(text.splitlines()) - len(strip_records(text).splitlines()) if base != text else 0
+    for f, text, base, bak_text, stripped, res in results:
+        # base differs from text only with --force, where _plan stripped text.
+        replaced = len(text.splitlines()) - len(stripped.splitlines()) if base != text else 0
         if args.dry_run:
             sys.stdout.writelines(
                 difflib.unified_diff(
@@ -272,8 +279,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.dry_run and res.scopes:
             notes.append(f"backup {f.name}.bak")
         print(f"{f}: {verb} {len(res.scopes)} scope(s)" + (f" ({'; '.join(notes)})" if notes else ""))
-        for s in sorted(res.scopes, key=lambda s: s.out_start):
-            print(f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}")
+        # One write for all the scopes of a file: a large file has a million.
+        sys.stdout.write(
+            "".join(
+                [
+                    f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}\n"
+                    for s in sorted(res.scopes, key=operator.attrgetter("out_start"))
+                ]
+            )
+        )
     if skipped:
         print(
             f"{prog}: {len(results)} file(s) instrumented, {len(skipped)} skipped (listed above; they run "

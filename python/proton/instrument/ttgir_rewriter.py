@@ -11,18 +11,27 @@ function body), and reads the op name of each line
 inserted into the bodies of `tt.func`, `scf.for`, `scf.if` (both branches),
 `scf.while` (both regions) and `scf.execute_region`; never into the combiner
 regions of `tt.reduce`/`tt.scan` and the like, and never after a terminator.
+
+Time is linear in the size of the text: each line is read once (with str
+methods where a regex call per line would dominate), and the records written
+are checked from what was inserted rather than by reading the rewritten text
+again (see rewrite_text).
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
+import heapq
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .ttgir_text import code_text, record_line
+from .ttgir_text import code_text, record_line, record_op
 
 DEFAULT_DUMP_DIR = "./ttgir_dump"
 
@@ -32,12 +41,29 @@ _BRANCHES = {"cf.br", "cf.cond_br", "cf.switch"}
 _TERMINATORS = {"tt.return", "scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return"} | _BRANCHES
 _LABEL_RE = re.compile(r"^\s*\^(?P<label>[\w.$-]+)\s*(?:\([^)]*\))?\s*:")
 _SUCCESSOR_RE = re.compile(r"\^([\w.$-]+)")
-#: A brace, or a run of other non-space characters.
-_TOKENS = re.compile(r"[{}]|[^\s{}]+")
+_BRACES = re.compile(r"[{}]")
 _OP_RE = re.compile(
     r'^\s*(?:(?P<results>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?'
     r'(?:"(?P<generic>[A-Za-z_][\w.$]*)"|(?P<custom>[A-Za-z_][\w$]*(?:\.[\w$]+)+))'
 )
+#: _OP_RE's custom op name alone, and the characters it may start with.
+_CUSTOM_OP = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)+")
+_OP_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pauses Python's cyclic garbage collector (also as a decorator): a large
+    file makes millions of small objects (lines, scopes, records) that live
+    to the end, and the collector would go over all of them again and again,
+    finding nothing to free."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class RewriteError(Exception):
@@ -74,25 +100,13 @@ def read_ttgir(path: Path) -> str:
 
 def strip_records(text: str) -> str:
     """`text` without its `proton.record start|end` lines."""
-    return "".join(line for line in text.splitlines(keepends=True) if not record_line().match(line))
+    record, word = record_line(), record_op()
+    return "".join([line for line in text.splitlines(keepends=True) if word not in line or not record.match(line)])
 
 
 def backup_path(path: Path) -> Path:
     """Where the first backup of `path` lives; it is never overwritten."""
     return path.with_name(path.name + ".bak")
-
-
-@dataclass
-class Line:
-    text: str
-    start_region: int  # region the line begins in (after nothing is consumed)
-    region: int  # region of the op on this line (after leading closing braces)
-    end_region: int  # region after the whole line
-    op: str | None  # op name, or None
-    result: str | None  # first SSA result name without '%', or None
-    indent: str
-    start_block: int = 0  # block the line begins in (a label line: the block before it)
-    block: int = 0  # block of the op on this line
 
 
 @dataclass
@@ -123,58 +137,136 @@ class RewriteResult:
     scopes: list
 
 
+def _read_op(body: str, words: dict) -> tuple[str | None, str | None]:
+    """(op name, first SSA result without '%') of a line, as _OP_RE reads
+    them, or (None, None). A regex call per line dominates on large files, so
+    the usual shapes, `%r = dialect.op ...` and `dialect.op ...`, are read with
+    str methods, each op word going through _CUSTOM_OP once (`words` caches
+    it: a file has few distinct ones); any other shape goes to _OP_RE."""
+    text = body.lstrip()
+    result = None
+    if text[:1] == "%":
+        head, sep, text = text.partition(" = ")
+        result = head[1:]
+        # One plain SSA name (%12, %arg_3): exactly what _OP_RE's results group takes.
+        if not (sep and result.isascii() and (result.isidentifier() or result.isdigit())):
+            return _read_op_re(body)
+        text = text.lstrip()
+    if text[:1] not in _OP_START:
+        return _read_op_re(body) if text[:1] == '"' else (None, None)
+    word = text.partition(" ")[0]
+    op = words.get(word, False)
+    if op is False:
+        m = _CUSTOM_OP.match(word)
+        op = words[word] = m[0] if m else None
+    return (op, result) if op else (None, None)
+
+
+def _read_op_re(body: str) -> tuple[str | None, str | None]:
+    m = _OP_RE.match(body)
+    if not m:
+        return None, None
+    results = m.group("results")
+    return m.group("generic") or m.group("custom"), results.split(",")[0].strip()[1:].split(":")[0] if results else None
+
+
+def _indices(items: list, value, start: int = 0, stop: int | None = None):
+    """The indices of `value` in items[start:stop], in order (list.index
+    scans in C: a file's lines are many, its functions or loads fewer)."""
+    stop = len(items) if stop is None else stop
+    while True:
+        try:
+            start = items.index(value, start, stop)
+        except ValueError:
+            return
+        yield start
+        start += 1
+
+
 class _Module:
-    """The brace structure of one TTGIR text."""
+    """The brace structure of one TTGIR text. Per-line facts are kept in
+    lists indexed by 0-based line, not in an object per line: a 66 MB file
+    has more than a million lines."""
 
     def __init__(self, text: str, path: str):
         self.path = path
-        self.raw = text.splitlines(keepends=True)
+        self.raw = raw = text.splitlines(keepends=True)
+        self.n = len(raw)
         self.regions: dict[int, Region] = {0: Region(0, None, None, None)}
-        self.lines: list[Line] = []
+        self.opens: dict[int, list[int]] = {}  # line -> the regions it opens, in order
         self.labels: dict[tuple[int, str], int] = {}  # (region, label) -> block
         self.block_region: dict[int, int] = {0: 0}  # block -> its region
+        self.block_lines: dict[int, list[int]] = {0: []}  # block -> its op and record lines
+        self.op: list[str | None] = []  # op name, or None
+        self.result: list[str | None] = []  # first SSA result name without '%', or None
+        # The region and block each line begins in (a label line: the block
+        # before it), those of its op (after leading closing braces), and the
+        # region after the whole line. start_region and start_block have one
+        # more entry, for the end of the file (see gap_region).
+        self.start_region: list[int] = []
+        self.region: list[int] = []
+        self.end_region: list[int] = []
+        self.start_block: list[int] = []
+        self.block: list[int] = []
+        self._clear_until: dict[int, int] = {}
+        record, record_word = record_line(), record_op()
+        words: dict = {}
         stack = [0]
         blocks = [0]  # the current block of each open region
         last_popped = None
-        for i, raw in enumerate(self.raw):
-            body = raw.rstrip("\n")
+        # Lines plain..i-1 hold no brace and no '^': each begins, has its op
+        # and ends in the current region and block (filled in at once by _fill).
+        plain = 0
+        region_ops, block_ops = self.regions[0].lines, self.block_lines[0]
+        add_op, add_result = self.op.append, self.result.append
+        for i, line in enumerate(raw):
+            body = line.rstrip("\n")
+            op, result = _read_op(body, words)
+            add_op(op)
+            add_result(result)
+            if "{" not in body and "}" not in body and "^" not in body:
+                if op is not None or (record_word in body and record.match(body)):
+                    region_ops.append(i)
+                    block_ops.append(i)
+                continue
+            self._fill(i - plain, stack[-1], blocks[-1])
+            plain = i + 1
             start_region = stack[-1]
             start_block = blocks[-1]
-            label = _LABEL_RE.match(body)
+            label = _LABEL_RE.match(body) if "^" in body else None
             if label:
                 blocks[-1] = len(self.block_region)
                 self.block_region[blocks[-1]] = stack[-1]
+                self.block_lines[blocks[-1]] = []
                 self.labels[(stack[-1], label["label"])] = blocks[-1]
-            op_block = None
-            stripped = body.lstrip()
-            indent = body[: len(body) - len(stripped)]
-            op_region = None
-            m = _OP_RE.match(body)
-            op = result = None
-            if m:
-                op = m.group("generic") or m.group("custom")
-                if m.group("results"):
-                    result = m.group("results").split(",")[0].strip()[1:].split(":")[0]
-            # Braces and runs of other characters outside string literals
-            # (a literal counts as its opening quote): a few tokens a line.
-            # Most lines have no brace at all: they open and close nothing.
-            tokens = _TOKENS.findall(code_text(body)) if "{" in body or "}" in body else ()
-            for token in tokens:
-                if token != "}" and op_region is None:
+            op_region = op_block = None
+            # The braces outside string literals, in order; the op comes after
+            # the closing braces that lead the line (`} else {`).
+            code = code_text(body) if "{" in body or "}" in body else ""
+            braces = _BRACES.findall(code) if code else ()
+            leading = 0
+            rest = code.lstrip()
+            while rest[:1] == "}":
+                leading += 1
+                rest = rest[1:].lstrip()
+            for k, brace in enumerate(braces):
+                if k == leading:
                     op_region, op_block = stack[-1], blocks[-1]
-                if token == "{":
+                if brace == "{":
                     rid = len(self.regions)
                     if op is not None:
                         owner = op
-                    elif stripped.startswith("}") and last_popped is not None:
+                    elif body.lstrip().startswith("}") and last_popped is not None:
                         owner = self.regions[last_popped].owner  # `} else {`, `} do {`
                     else:
                         owner = None
                     self.regions[rid] = Region(rid, stack[-1], owner, i)
+                    self.opens.setdefault(i, []).append(rid)
                     stack.append(rid)
                     blocks.append(len(self.block_region))
                     self.block_region[blocks[-1]] = rid
-                elif token == "}":
+                    self.block_lines[blocks[-1]] = []
+                else:
                     if len(stack) == 1:
                         raise RewriteError(f"{path}:{i + 1}: unbalanced '}}'")
                     last_popped = stack.pop()
@@ -184,12 +276,30 @@ class _Module:
                 op_region = stack[-1]
             if op_block is None:
                 op_block = blocks[-1]
-            line = Line(raw, start_region, op_region, stack[-1], op, result, indent, start_block, op_block)
-            self.lines.append(line)
-            if op is not None or record_line().match(body):
+            self.start_region.append(start_region)
+            self.region.append(op_region)
+            self.end_region.append(stack[-1])
+            self.start_block.append(start_block)
+            self.block.append(op_block)
+            if op is not None or (record_word in body and record.match(body)):
                 self.regions[op_region].lines.append(i)
+                self.block_lines[op_block].append(i)
+            region_ops, block_ops = self.regions[stack[-1]].lines, self.block_lines[blocks[-1]]
+        self._fill(self.n - plain, stack[-1], blocks[-1])
         if len(stack) != 1:
-            raise RewriteError(f"{path}:{len(self.raw)}: {len(stack) - 1} unclosed '{{' at end of file")
+            raise RewriteError(f"{path}:{len(raw)}: {len(stack) - 1} unclosed '{{' at end of file")
+        self.start_region.append(self.end_region[-1] if raw else 0)
+        self.start_block.append(0)
+        self.end_block = blocks[-1]  # the block that lines added at the end of the file would be in
+
+    def _fill(self, count: int, region: int, block: int) -> None:
+        """The per-line facts of `count` plain lines in `region` and `block`."""
+        if count:
+            self.start_region += [region] * count
+            self.region += [region] * count
+            self.end_region += [region] * count
+            self.start_block += [block] * count
+            self.block += [block] * count
 
     # -- helpers -----------------------------------------------------------
     def allowed(self, rid: int) -> bool:
@@ -198,55 +308,69 @@ class _Module:
 
     def op_last_line(self, i: int) -> int:
         """Last line of the op starting at line i (its closing line if it has regions)."""
-        line = self.lines[i]
+        region, end_region = self.region[i], self.end_region
         j = i
-        while self.lines[j].end_region != line.region:
+        while end_region[j] != region:
             j += 1
         return j
 
     def gap_region(self, gap: int) -> int:
         """Region into which a line inserted before original line `gap` goes."""
-        if gap < len(self.lines):
-            return self.lines[gap].start_region
-        return self.lines[-1].end_region if self.lines else 0
+        return self.start_region[min(gap, self.n)]
 
     def gap_block(self, gap: int) -> int:
         """Block into which a line inserted before original line `gap` goes."""
-        if gap < len(self.lines):
-            return self.lines[gap].start_block
-        return 0
+        return self.start_block[gap] if gap < self.n else 0
+
+    def clear_until(self, rid: int) -> int:
+        """The last gap of region `rid` that needs no check: in a region
+        records may go into, its first terminator line (no terminator comes
+        before a gap up to it), or past the end; -1 in any other region."""
+        if rid not in self._clear_until:
+            if self.allowed(rid):
+                terminators = (i for i in self.regions[rid].lines if self.op[i] in _TERMINATORS)
+                self._clear_until[rid] = next(terminators, self.n + 1)
+            else:
+                self._clear_until[rid] = -1
+        return self._clear_until[rid]
 
     def successors(self, i: int) -> list[int]:
         """The blocks the branch on line i goes to (unknown labels left out)."""
-        line = self.lines[i]
-        text = line.text.split(" loc(", 1)[0]
-        found = (self.labels.get((line.region, name)) for name in _SUCCESSOR_RE.findall(text))
+        text = self.raw[i].split(" loc(", 1)[0]
+        found = (self.labels.get((self.region[i], name)) for name in _SUCCESSOR_RE.findall(text))
         return [b for b in found if b is not None]
 
     def functions(self):
         """(func line index, body region id, is_public) for every tt.func."""
-        for i, line in enumerate(self.lines):
-            if line.op == "tt.func":
-                bodies = [
-                    r
-                    for r in self.regions.values()
-                    if r.open_line == i and r.owner == "tt.func" and r.close_line is not None and r.close_line > i
-                ]
-                if not bodies:
-                    continue  # a declaration
-                body = bodies[-1]
-                yield i, body.id, bool(re.match(r"\s*tt\.func\s+public\b", line.text))
+        for i in _indices(self.op, "tt.func"):
+            bodies = [
+                rid
+                for rid in self.opens.get(i, ())
+                if self.regions[rid].owner == "tt.func"
+                and self.regions[rid].close_line is not None
+                and self.regions[rid].close_line > i
+            ]
+            if not bodies:
+                continue  # a declaration
+            yield i, bodies[-1], bool(re.match(r"\s*tt\.func\s+public\b", self.raw[i]))
+
+    def indent(self, i: int) -> str:
+        """The leading white space of line i."""
+        body = self.raw[i].rstrip("\n")
+        return body[: len(body) - len(body.lstrip())]
 
     def indent_for(self, rid: int) -> str:
         r = self.regions[rid]
         for i in r.lines:
-            return self.lines[i].indent
+            return self.indent(i)
         if r.open_line is not None:
-            return self.lines[r.open_line].indent + "  "
+            return self.indent(r.open_line) + "  "
         return ""
 
 
 def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None:
+    if gap <= mod.clear_until(rid):
+        return  # most gaps
     path = mod.path
     if not mod.allowed(rid):
         owner = mod.regions[rid].owner or "the module"
@@ -258,24 +382,26 @@ def _check_gap(mod: _Module, gap: int, rid: int, what: str, lineno: int) -> None
     lines = mod.regions[rid].lines
     k = bisect.bisect_left(lines, gap)
     prev = lines[k - 1] if k else None
-    if prev is not None and mod.lines[prev].block == mod.gap_block(gap) and mod.lines[prev].op in _TERMINATORS:
+    if prev is not None and mod.block[prev] == mod.gap_block(gap) and mod.op[prev] in _TERMINATORS:
         raise RewriteError(
-            f"{path}:{lineno}: {what}: would insert a record after the terminator "
-            f"{mod.lines[prev].op} on line {prev + 1}"
+            f"{path}:{lineno}: {what}: would insert a record after the terminator {mod.op[prev]} on line {prev + 1}"
         )
 
 
 def _make_scope(mod: _Module, name: str, start_gap: int, end_gap: int, origin: str) -> Scope:
-    rs, re_ = mod.gap_region(start_gap), mod.gap_region(end_gap)
-    if rs != re_ or mod.gap_block(start_gap) != mod.gap_block(end_gap):
+    # gap_region and gap_block, inline: one call per load of a large file.
+    start_region, start_block = mod.start_region, mod.start_block
+    rs = start_region[start_gap]
+    if rs != start_region[end_gap] or start_block[start_gap] != start_block[end_gap]:
         raise RewriteError(
             f"{mod.path}:{start_gap + 1}: {origin}: start (before line {start_gap + 1}) and end "
             f"(after line {end_gap}) are not in the same block"
         )
     if end_gap <= start_gap:
         raise RewriteError(f"{mod.path}:{start_gap + 1}: {origin}: empty or reversed scope")
-    _check_gap(mod, start_gap, rs, origin, start_gap + 1)
-    _check_gap(mod, end_gap, rs, origin, max(end_gap, 1))
+    if end_gap > mod.clear_until(rs):  # else both gaps pass _check_gap
+        _check_gap(mod, start_gap, rs, origin, start_gap + 1)
+        _check_gap(mod, end_gap, rs, origin, max(end_gap, 1))
     return Scope(name, start_gap, end_gap, origin)
 
 
@@ -289,26 +415,29 @@ def _default_scopes(mod: _Module) -> list[Scope]:
             continue
         region = mod.regions[body]
         # Every way out of the body: an early return is a tt.return in a block of its own.
-        returns = [i for i in region.lines if mod.lines[i].op == "tt.return"] or [region.close_line]
-        scopes.append(_kernel_scope(mod, fline + 1, returns))
+        returns = [i for i in _indices(mod.op, "tt.return", fline + 1, region.close_line) if mod.region[i] == body]
+        scopes.append(_kernel_scope(mod, fline + 1, returns or [region.close_line]))
         # loads anywhere in allowed regions of this function
         loads_by_region: dict[int, list[int]] = {}
-        for i in range(fline + 1, region.close_line):
-            line = mod.lines[i]
-            if line.op == "tt.load" and mod.allowed(line.region) and _inside(mod, line.region, body):
-                name = f"load_{line.result}" if line.result else f"load_line{i + 1}"
-                scopes.append(_make_scope(mod, name, i, mod.op_last_line(i) + 1, f"tt.load on line {i + 1}"))
-                loads_by_region.setdefault(line.region, []).append(i)
+        wrapped: dict[int, bool] = {}  # region -> whether its loads get scopes
+        for i in _indices(mod.op, "tt.load", fline + 1, region.close_line):
+            rid = mod.region[i]
+            if rid not in wrapped:
+                wrapped[rid] = mod.allowed(rid) and _inside(mod, rid, body)
+            if wrapped[rid]:
+                result = mod.result[i]
+                name = f"load_{result}" if result else f"load_line{i + 1}"
+                last = i if mod.end_region[i] == rid else mod.op_last_line(i)  # most loads open no region
+                scopes.append(_make_scope(mod, name, i, last + 1, f"tt.load on line {i + 1}"))
+                loads_by_region.setdefault(rid, []).append(i)
         for rid, loads in loads_by_region.items():
             after = mod.op_last_line(loads[-1]) + 1
-            block = mod.lines[loads[-1]].block
-            stores = [
-                i
-                for i in mod.regions[rid].lines
-                if i >= after and mod.lines[i].block == block and mod.lines[i].op == "tt.store"
-            ]
-            if stores and stores[0] > after:
-                scopes.append(_make_scope(mod, "compute", after, stores[0], "compute scope"))
+            block = mod.block[loads[-1]]
+            lines = mod.regions[rid].lines
+            later = itertools.islice(lines, bisect.bisect_left(lines, after), None)
+            store = next((i for i in later if mod.block[i] == block and mod.op[i] == "tt.store"), None)
+            if store is not None and store > after:
+                scopes.append(_make_scope(mod, "compute", after, store, "compute scope"))
     return scopes
 
 
@@ -342,12 +471,17 @@ def _wrap_op_scopes(mod: _Module, patterns: Sequence[str], names: Sequence[str |
         if prefix is not None:
             check_name(prefix, f"--name {prefix!r}")
         n = 0
-        for i, line in enumerate(mod.lines):
-            if line.op is None or line.op in _TERMINATORS or not rx.fullmatch(line.op):
+        matches: dict[str, bool] = {}  # op name -> whether it matches: one regex call per name
+        for i, op in enumerate(mod.op):
+            if op is None or op in _TERMINATORS:
                 continue
-            if not mod.allowed(line.region):
+            if op not in matches:
+                matches[op] = rx.fullmatch(op) is not None
+            if not matches[op]:
+                continue
+            if not mod.allowed(mod.region[i]):
                 continue  # e.g. inside a tt.reduce combiner, or a tt.func line itself
-            name = f"{prefix or line.op.replace('.', '_')}_{n}"
+            name = f"{prefix or op.replace('.', '_')}_{n}"
             n += 1
             scopes.append(_make_scope(mod, name, i, mod.op_last_line(i) + 1, f"--wrap-op {pattern} on line {i + 1}"))
     return scopes
@@ -357,17 +491,19 @@ def _for_body_scopes(mod: _Module, name: str) -> list[Scope]:
     scopes = []
     for _, body, _public in mod.functions():
         for i in mod.regions[body].lines:
-            if mod.lines[i].op != "scf.for":
+            if mod.op[i] != "scf.for":
                 continue
             bodies = [
-                r
-                for r in mod.regions.values()
-                if r.open_line == i and r.parent == body and r.close_line is not None and r.close_line > i
+                mod.regions[rid]
+                for rid in mod.opens.get(i, ())
+                if mod.regions[rid].parent == body
+                and mod.regions[rid].close_line is not None
+                and mod.regions[rid].close_line > i
             ]
             if not bodies:
                 continue
             r = bodies[-1]
-            yields = [j for j in r.lines if mod.lines[j].op == "scf.yield"]
+            yields = [j for j in r.lines if mod.op[j] == "scf.yield"]
             end = yields[-1] if yields else r.close_line
             if end <= i + 1:
                 continue  # empty body
@@ -382,12 +518,12 @@ def _resolve_line(mod: _Module, spec: str, after: int, what: str) -> int:
             rx = re.compile(spec[3:])
         except re.error as e:
             raise RewriteError(f"{what}: bad regular expression {spec[3:]!r}: {e}") from None
-        for i in range(after, len(mod.lines)):
-            if rx.search(mod.lines[i].text):
+        for i in range(after, mod.n):
+            if rx.search(mod.raw[i]):
                 return i
         raise RewriteError(f"{mod.path}: {what}: no line at or after line {after + 1} matches {spec[3:]!r}")
-    if not spec.isdigit() or not 1 <= int(spec) <= len(mod.lines):
-        raise RewriteError(f"{mod.path}: {what}: {spec!r} is not a line number in 1..{len(mod.lines)} nor a re:REGEX")
+    if not spec.isdigit() or not 1 <= int(spec) <= mod.n:
+        raise RewriteError(f"{mod.path}: {what}: {spec!r} is not a line number in 1..{mod.n} nor a re:REGEX")
     return int(spec) - 1
 
 
@@ -435,7 +571,7 @@ def _explicit_scopes(mod: _Module, specs: Sequence[str]) -> list[Scope]:
         e = _resolve_line(mod, end, s, what)
         if e < s:
             raise RewriteError(f"{mod.path}:{s + 1}: {what}: END line {e + 1} is before START line {s + 1}")
-        rs, re_ = mod.lines[s].start_region, mod.lines[e].end_region
+        rs, re_ = mod.start_region[s], mod.end_region[e]
         if rs != re_:
             raise RewriteError(
                 f"{mod.path}:{s + 1}: {what}: START line {s + 1} and END line {e + 1} "
@@ -453,8 +589,9 @@ def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
     ends, b ends): per region, a sweep in start order with a stack of the
     scopes still open, so that time grows with n log n, not n^2."""
     by_region: dict[int, list[Scope]] = {}
+    start_region = mod.start_region  # gap_region, inline
     for s in scopes:
-        by_region.setdefault(mod.gap_region(s.start_gap), []).append(s)
+        by_region.setdefault(start_region[s.start_gap], []).append(s)
     for group in by_region.values():
         open_: list[Scope] = []
         for b in sorted(group, key=lambda s: (s.start_gap, -s.end_gap)):
@@ -469,37 +606,99 @@ def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
             open_.append(b)
 
 
-def _assemble(mod: _Module, scopes: list[Scope]) -> str:
+@dataclass
+class _Rewritten:
+    """What _assemble wrote: the text, and where its records went."""
+
+    text: str
+    records: dict  # block -> the records added to it, in order: (kind, name, 0-based line of text)
+    gaps: list  # the original lines before which records were added, ascending
+    added: list  # added[k]: how many records were added before original line gaps[k]
+
+    def line(self, i: int) -> int:
+        """The 0-based line of the text that original line i became."""
+        k = bisect.bisect_right(self.gaps, i)
+        return i + (self.added[k - 1] if k else 0)
+
+
+def _assemble(mod: _Module, scopes: list[Scope]) -> _Rewritten:
     for k, s in enumerate(scopes):
         s.seq = k
-    at: dict[int, list] = {}
+    ends_at: dict[int, list[Scope]] = {}
+    starts_at: dict[int, list[Scope]] = {}
     for s in scopes:
-        for gap in (*s.more_end_gaps, s.end_gap):
-            at.setdefault(gap, []).append(("end", s))
-        at.setdefault(s.start_gap, []).append(("start", s))
+        for gap in s.more_end_gaps:
+            ends_at.setdefault(gap, []).append(s)
+        ends_at.setdefault(s.end_gap, []).append(s)
+        starts_at.setdefault(s.start_gap, []).append(s)
+    raw, n, start_region, start_block = mod.raw, mod.n, mod.start_region, mod.start_block
     out: list[str] = []
-
-    def emit(gap: int) -> None:
-        items = at.get(gap, [])
-        ends = sorted((s for kind, s in items if kind == "end"), key=lambda s: (-s.start_gap, -s.seq))
-        starts = sorted((s for kind, s in items if kind == "start"), key=lambda s: (-s.end_gap, s.seq))
-        indent = mod.indent_for(mod.gap_region(gap))
+    records: dict[int, list] = {}
+    gaps = sorted(ends_at.keys() | starts_at.keys())
+    added = []
+    indents: dict[int, str] = {}  # region -> the indent of its records
+    copied = 0  # original lines in `out`
+    for gap in gaps:
+        out += raw[copied:gap]  # the lines between records, copied as one slice
+        copied = gap
+        if gap == n and raw and not raw[-1].endswith("\n"):
+            out[-1] += "\n"  # records follow the last line
+        rid = start_region[gap]  # gap_region, inline
+        indent = indents.get(rid)
+        if indent is None:
+            indent = indents[rid] = mod.indent_for(rid)
+        block = records.setdefault(start_block[gap] if gap < n else mod.end_block, [])
+        ends = ends_at.get(gap, ())
+        if len(ends) > 1:
+            ends = sorted(ends, key=lambda s: (-s.start_gap, -s.seq))
         for s in ends:
             out.append(f'{indent}proton.record end "{s.name}"\n')
             s.out_end = len(out)
+            block.append(("end", s.name, len(out) - 1))
+        starts = starts_at.get(gap, ())
+        if len(starts) > 1:
+            starts = sorted(starts, key=lambda s: (-s.end_gap, s.seq))
         for s in starts:
             out.append(f'{indent}proton.record start "{s.name}"\n')
             s.out_start = len(out)
-
-    for i, raw in enumerate(mod.raw):
-        emit(i)
-        if i == len(mod.raw) - 1 and not raw.endswith("\n") and at.get(i + 1):
-            raw += "\n"
-        out.append(raw)
-    emit(len(mod.raw))
-    return "".join(out)
+            block.append(("start", s.name, len(out) - 1))
+        added.append(len(out) - gap)
+    out += raw[copied:]
+    return _Rewritten("".join(out), records, gaps, added)
 
 
+def _verified_inserted(mod: _Module, scopes: list[Scope], rewritten: _Rewritten) -> bool:
+    """Whether the records of the rewritten text verify, told from what
+    _assemble added to `mod`'s text, which held no records: each added line
+    reads back as the record written, in the block of the line after it, and
+    every other line reads as before. False where that is not certain (a name
+    with a quote, a backslash or a character that splits lines; records after
+    the last line) or where they do not verify: verify_records, reading the
+    rewritten text, then has the last word and the exact message."""
+    names = "".join([s.name for s in scopes])
+    if '"' in names or "\\" in names or not names.isprintable():
+        return False
+    if rewritten.gaps and rewritten.gaps[-1] >= mod.n:
+        return False
+    blocks = {}
+    for block in rewritten.records.keys() | {b for b, lines in mod.block_lines.items() if lines}:
+        records = rewritten.records.get(block, [])
+        lines = mod.block_lines.get(block)
+        last = rewritten.line(lines[-1]) if lines else -1
+        branches = []
+        if records and records[-1][2] > last:
+            last = records[-1][2]  # a record is the block's last op
+        elif mod.op[lines[-1]] in _BRANCHES:
+            branches = mod.successors(lines[-1])
+        blocks[block] = (records, last, branches)
+    try:
+        _check_blocks("<rewritten>", blocks)
+    except (RewriteError, IndexError):
+        return False
+    return True
+
+
+@_collector_paused()
 def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]]:
     """Checks every `proton.record` in `text`: each start has an end with the
     same name in the same block, or on every path out of it through branches
@@ -507,29 +706,55 @@ def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]
     crossing. Returns (name, start line, end line) for each end, 1-based;
     raises RewriteError naming the file and line otherwise."""
     mod = _Module(text, path)
-    ops_of: dict[int, list[int]] = {}  # block -> its op and record lines
-    for i, line in enumerate(mod.lines):
-        if line.op is not None or record_line().match(line.text):
-            ops_of.setdefault(line.block, []).append(i)
+    record, word = record_line(), record_op()
+    blocks = {}
+    for block, lines in mod.block_lines.items():
+        if not lines:
+            continue
+        records = []
+        for i in lines:
+            m = record.match(mod.raw[i]) if word in mod.raw[i] else None
+            if m:
+                records.append((m["kind"], m["name"], i))
+        last = lines[-1]
+        blocks[block] = (records, last, mod.successors(last) if mod.op[last] in _BRANCHES else [])
+    return _check_blocks(path, blocks)
+
+
+def _check_blocks(path: str, blocks: dict) -> list[tuple[str, int, int]]:
+    """verify_records' walk over the blocks that hold ops: `blocks` maps each
+    to (its records as (kind, name, 0-based line), its last op line, the
+    blocks that op branches to)."""
     entry: dict[int, tuple] = {}  # block -> scopes open when it is entered
     found: list[tuple[str, int, int]] = []
     unclosed: list[tuple[int, str]] = []
-    pending = sorted(ops_of)
-    while pending:
-        # A block whose entry is known goes first; a block no branch reaches starts with nothing open.
-        block = next((b for b in pending if b in entry), pending[0])
-        pending.remove(block)
+    order = sorted(blocks)
+    entered: list[int] = []  # heap of the blocks not walked yet whose entry is known
+    walked: set[int] = set()
+    k = 0
+    for _ in order:
+        # A block whose entry is known goes first (the lowest); a block no branch reaches starts with nothing open.
+        if entered:
+            block = heapq.heappop(entered)
+        else:
+            while order[k] in walked:
+                k += 1
+            block = order[k]
+        walked.add(block)
+        records, last, branches = blocks[block]
         stack = list(entry.get(block, ()))
-        last = None
-        for i in ops_of[block]:
-            last = i
-            m = record_line().match(mod.lines[i].text)
-            if m:
-                _pair(path, i, m["kind"], m["name"], stack, found)
-        branches = mod.successors(last) if last is not None and mod.lines[last].op in _BRANCHES else []
+        for kind, name, i in records:
+            if kind == "start":
+                stack.append((name, i + 1))
+            elif stack and stack[-1][0] == name:
+                found.append((name, stack.pop()[1], i + 1))
+            else:
+                _unpaired_end(path, i, name, stack)
         for successor in branches:
             if successor not in entry:
                 entry[successor] = tuple(stack)
+                if successor in blocks and successor not in walked:
+                    heapq.heappush(entered, successor)
             elif entry[successor] != tuple(stack):
                 opened = {n for n, _ in entry[successor]} ^ {n for n, _ in stack}
                 raise RewriteError(
@@ -545,25 +770,21 @@ def verify_records(text: str, path: str = "<text>") -> list[tuple[str, int, int]
     return sorted(found, key=lambda f: f[2])
 
 
-def _pair(path: str, i: int, kind: str, name: str, stack: list, found: list) -> None:
-    """One record on line i against the scopes open before it."""
-    if kind == "start":
-        stack.append((name, i + 1))
-        return
+def _unpaired_end(path: str, i: int, name: str, stack: list) -> None:
+    """Raises for the record `end name` on line i that does not close the
+    innermost open scope."""
     if not stack:
         raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
     top, top_line = stack[-1]
-    if top != name:
-        if name in [n for n, _ in stack]:
-            raise RewriteError(
-                f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line {top_line}) is still "
-                "open: scopes cross"
-            )
-        raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
-    stack.pop()
-    found.append((name, top_line, i + 1))
+    if name in [n for n, _ in stack]:
+        raise RewriteError(
+            f"{path}:{i + 1}: scope {name!r} ends while {top!r} (started on line {top_line}) is still "
+            "open: scopes cross"
+        )
+    raise RewriteError(f"{path}:{i + 1}: proton.record end {name!r} without a start in the same block")
 
 
+@_collector_paused()
 def rewrite_text(
     text: str,
     *,
@@ -576,7 +797,7 @@ def rewrite_text(
 ) -> RewriteResult:
     """Returns the text with records inserted. With no wrap_ops, scopes or
     for_body, applies the default strategy."""
-    if not force:
+    if not force and "proton.record" in text:
         for i, raw in enumerate(text.splitlines()):
             if "proton.record" in raw:
                 raise RewriteError(f"{path}:{i + 1}: already holds proton.record; use --force to add more")
@@ -589,9 +810,13 @@ def rewrite_text(
     if for_body:
         wanted += _for_body_scopes(mod, for_body)
     _check_nesting(mod, wanted)
-    new = _assemble(mod, wanted)
-    verify_records(new, f"{path} (rewritten)")
-    return RewriteResult(new, wanted)
+    rewritten = _assemble(mod, wanted)
+    # The records are verified as written; reading the rewritten text again
+    # would take as long as all the rest, so where the text held no records
+    # of its own they are checked from what was inserted.
+    if record_op() in text or not _verified_inserted(mod, wanted, rewritten):
+        verify_records(rewritten.text, f"{path} (rewritten)")
+    return RewriteResult(rewritten.text, wanted)
 
 
 # -- CLI ----------------------------------------------------------------------

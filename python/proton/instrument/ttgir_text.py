@@ -24,6 +24,15 @@ def record_line() -> re.Pattern:
 
 
 @functools.cache
+def record_op() -> str:
+    """The op name that every `proton.record` line holds: a line without it
+    needs no regex to tell that it is not a record."""
+    from .format import RECORD_OP
+
+    return RECORD_OP
+
+
+@functools.cache
 def marker_pattern() -> re.Pattern:
     """A marker's assembly text in TTGIR: kind and scope name."""
     from .format import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
