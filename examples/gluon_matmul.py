@@ -186,14 +186,14 @@ def _main():
 
     import numpy as np
 
-    from proton.instrument import buffer
+    from proton.instrument import buffer as raw_buffer
     from proton.instrument.compiler import PipelineOptions
-    from proton.instrument.stage_hook import InstrumentationHook
+    from proton.instrument.stage_hook import StageHook
 
     options = PipelineOptions(clock_bits=32)
     if not _gpu_available():
         print("No GPU found: compiling the instrumented kernel for sm_90 instead (nothing runs).")
-        with InstrumentationHook(options, "gluon-matmul-cpu"):
+        with StageHook(options, "gluon-matmul-cpu"):
             kernel = compile_for_sm90()
         _print_scopes(json.loads(kernel.metadata.proton))
         ptx = kernel.asm["ptx"]
@@ -228,7 +228,7 @@ def _main():
         lambda size, align, stream: buffers.append(torch.zeros(size, dtype=torch.uint8, device="cuda")) or buffers[-1]
     )
     try:
-        with InstrumentationHook(options, "gluon-matmul-gpu"):
+        with StageHook(options, "gluon-matmul-gpu"):
             instrumented, kernel, grid = _launch(M, N, K, a=a, b=b)
         torch.cuda.synchronize()
     finally:
@@ -239,7 +239,7 @@ def _main():
     meta = json.loads(kernel.metadata.proton)
     _print_scopes(meta)
     num_ctas = grid[0] * grid[1]
-    profile = buffer.read(buffers[-1].cpu().numpy(), meta["layout"], num_ctas)
+    profile = raw_buffer.read(buffers[-1].cpu().numpy(), meta["layout"], num_ctas)
     tags = profile.records[..., 0].astype(np.int64)
     clocks = profile.records[..., 1].astype(np.int64)
     # Slots past a warp's record count are unused (zero, which is also scope 0's start tag).

@@ -8,8 +8,9 @@ Reads `.hatchet` files in Triton's Proton's layout, which Proton's sessions
 write too (docs/profile-tree-format.md): `[ROOT, {"CUDA"|"HIP": {index:
 device}}]` with each node's own (exclusive) metrics, summed here into
 inclusive values as Triton's viewer does (frames `__proton_launch_metadata`
-and empty leaves dropped); and the inclusive layout of Proton's first
-releases, whose host profiles end with a `{"devices": {...}}` object.
+and empty leaves dropped). Files of Proton's first releases, whose metrics
+are inclusive and whose host profiles end with a `{"devices": {...}}` object,
+are read too; no writer emits that layout now.
 `.hatchet_msgpack` files (the same tree as MessagePack) are read by name.
 
 Each line shows the chosen metrics of one node, then the node's name, indented
@@ -978,9 +979,9 @@ def _run_reporting(args) -> int:
 # -- Triton's viewer functions, on hatchet GraphFrames ------------------------------------------
 #
 # Same names, arguments and results as triton.profiler.viewer (Triton 3.6), so code
-# written against it runs unchanged. They read both layouts: Proton's inclusive
-# files are turned into Triton's (each node's own values, device info keyed by type)
-# first. They need llnl-hatchet and pandas, imported on first use.
+# written against it runs unchanged. They read both layouts: files in the inclusive
+# layout of Proton's first releases (no writer emits it now) are turned into Triton's
+# (each node's own values, device info keyed by type) first. They need llnl-hatchet and pandas, imported on first use.
 
 
 def _hatchet():
@@ -1043,7 +1044,8 @@ def remove_frames(database):
 
 
 def _to_triton_layout(database: list) -> list:
-    """Proton's layout (inclusive metrics, {"devices": ...}) as Triton's: own values, device info by type."""
+    """The layout of Proton's first releases (inclusive metrics, {"devices": ...}) as
+    Triton's, which Proton writes now: own values, device info by type."""
     if database and isinstance(database[-1], dict) and "frame" not in database[-1] and "devices" not in database[-1]:
         return database  # already Triton's
     info = {}

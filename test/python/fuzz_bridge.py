@@ -32,7 +32,7 @@ def real_llvm_ir() -> str:
     original = hook.instrument_llvm_ir
     hook.instrument_llvm_ir = lambda text, options: seen.append(text) or original(text, options)
     triton.knobs.compilation.always_compile = True
-    with hook.InstrumentationHook(PipelineOptions(), "fuzz"):
+    with hook.StageHook(PipelineOptions(), "fuzz"):
         compile_kernel(
             softmax, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, GPUTarget("cuda", 90, 32), BLOCK=256
         )

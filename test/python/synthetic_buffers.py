@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from proton.instrument import buffer as fmt
+from proton.instrument import buffer as raw_buffer
 
 
 def layout(
@@ -20,8 +20,8 @@ def layout(
 ) -> dict:
     """A layout dict as the compiler reports it in metadata["layout"]."""
     warps = list(range(num_warps)) if warps is None else list(warps)
-    record_bytes = fmt.RECORD_WORDS * 4
-    block_bytes = fmt.block_bytes(segment_bytes, overhang)
+    record_bytes = raw_buffer.RECORD_WORDS * 4
+    block_bytes = raw_buffer.block_bytes(segment_bytes, overhang)
     return {
         "buffer_type": buffer_type,
         "granularity": granularity,
@@ -32,7 +32,7 @@ def layout(
         "record_bytes": record_bytes,
         "capacity": segment_bytes // record_bytes,
         "overhang": overhang,
-        "segment_header_bytes": fmt.HEADER_WORDS * 4,
+        "segment_header_bytes": raw_buffer.HEADER_WORDS * 4,
         "block_bytes": block_bytes,
         "bytes_per_cta": len(warps) * block_bytes,
         "shared_offset": 0,
@@ -100,30 +100,32 @@ def build(
     assert segments == len(lay["warps"])
     cap = lay["capacity"]
     blocks = np.zeros((ctas, segments, lay["bytes_per_cta"] // 4 // segments), dtype=np.uint32)
-    head = blocks[:, :, : fmt.HEADER_WORDS]
-    head[:, :, fmt.W_MAGIC_FLAGS] = fmt.flags_word(lay, target)
-    head[:, :, fmt.W_KERNEL_ID] = kernel_id
-    head[:, :, fmt.W_COUNT] = n
+    head = blocks[:, :, : raw_buffer.HEADER_WORDS]
+    head[:, :, raw_buffer.W_MAGIC_FLAGS] = raw_buffer.flags_word(lay, target)
+    head[:, :, raw_buffer.W_KERNEL_ID] = kernel_id
+    head[:, :, raw_buffer.W_COUNT] = n
     where = np.zeros((ctas, segments), dtype=np.uint32) if sm is None else np.asarray(sm, dtype=np.uint32)
     if target == "amdgpu":
         where = (where & np.uint32(0xFFFF)) | (
             (np.asarray(0 if xcc is None else xcc, dtype=np.uint32) & np.uint32(0xF)) << np.uint32(16)
         )
-    head[:, :, fmt.W_LOCATION] = where | (np.asarray(lay["warps"], dtype=np.uint32) << np.uint32(fmt.WARP_SHIFT))
+    head[:, :, raw_buffer.W_LOCATION] = where | (
+        np.asarray(lay["warps"], dtype=np.uint32) << np.uint32(raw_buffer.WARP_SHIFT)
+    )
     for word, value in (
-        (fmt.W_GT_START, gt_start),
-        (fmt.W_CLK_START, clk_start),
-        (fmt.W_GT_END, gt_end),
-        (fmt.W_CLK_END, clk_end),
+        (raw_buffer.W_GT_START, gt_start),
+        (raw_buffer.W_CLK_START, clk_start),
+        (raw_buffer.W_GT_END, gt_end),
+        (raw_buffer.W_CLK_END, clk_end),
     ):
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))
         head[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         head[:, :, word + 1] = (value >> np.uint64(32)).astype(np.uint32)
     overhang = lay.get("overhang", 0)
     slots_total = cap + overhang
-    records = blocks[:, :, fmt.HEADER_WORDS : fmt.HEADER_WORDS + slots_total * fmt.RECORD_WORDS].reshape(
-        ctas, segments, slots_total, fmt.RECORD_WORDS
-    )
+    records = blocks[
+        :, :, raw_buffer.HEADER_WORDS : raw_buffer.HEADER_WORDS + slots_total * raw_buffer.RECORD_WORDS
+    ].reshape(ctas, segments, slots_total, raw_buffer.RECORD_WORDS)
     if overhang:
         # The kernel's entry fills the overhang with the entry clock (tag 0).
         entry = np.broadcast_to(np.asarray(clk_start, dtype=np.uint64), (ctas, segments))
@@ -141,7 +143,7 @@ def build(
             slots[i] = first % cap + (i - first)
     t = tags[:, :, order]
     c = clocks[:, :, order]
-    tag_word = ((t & np.uint32(0x7FFF)) << np.uint32(16)) | (t & fmt.END_BIT)
+    tag_word = ((t & np.uint32(0x7FFF)) << np.uint32(16)) | (t & raw_buffer.END_BIT)
     if lay["clock_bits"] == 64:
         # Format 4: clock bits 32-63 plus the tag, modulo 2**32.
         second = (((c >> np.uint64(32)) + tag_word.astype(np.uint64)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)

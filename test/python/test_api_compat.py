@@ -233,7 +233,7 @@ def test_mode_keywords_as_triton_writes_them():
 
 
 def test_strided_granularity_compiles_to_every_other_warp():
-    from proton.instrument.stage_hook import InstrumentationHook as StageHook
+    from proton.instrument.stage_hook import StageHook
 
     with StageHook(Default(granularity="warp_2").pipeline_options(), "warp2"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=1024)
@@ -266,7 +266,7 @@ def _marked(out):
 
 def test_enable_and_disable_semantic():
     pl.enable_semantic("triton")  # accepted: Triton kernels record by default here
-    from proton.instrument.stage_hook import InstrumentationHook as StageHook
+    from proton.instrument.stage_hook import StageHook
 
     try:
         pl.disable_semantic("triton")

@@ -15,7 +15,7 @@ import triton
 from triton.runtime import _allocation
 
 import proton
-from proton.instrument import buffer as fmt, clock_sync, stage_hook as hook_mod, session as runtime
+from proton.instrument import buffer as raw_buffer, clock_sync, stage_hook as hook_mod, session as runtime
 from proton.instrument.clock_sync import ClockOffset, ClockSample
 
 from test_decode import make
@@ -122,7 +122,7 @@ class SimulatedGpu(FakeTorch):
 def shifted(data, meta, shift_ns):
     """The buffer as the same kernel writes it on a GPU whose timer reads shift_ns more."""
     words = data.copy().view(np.uint32).reshape(-1, meta["layout"]["block_bytes"] // 4)
-    for w in (fmt.W_GT_START, fmt.W_GT_END):
+    for w in (raw_buffer.W_GT_START, raw_buffer.W_GT_END):
         value = (words[:, w].astype(np.uint64) | (words[:, w + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(
             shift_ns
         )

@@ -4,14 +4,14 @@ import pytest
 from triton.backends.compiler import GPUTarget
 
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_hsaco_holds_counter_reads_lds_stores_and_sched_barriers(arch):
-    with InstrumentationHook(PipelineOptions(clock_bits=32, buffer_type="shared"), f"amd-{arch}"):
+    with StageHook(PipelineOptions(clock_bits=32, buffer_type="shared"), f"amd-{arch}"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", arch, 64), BLOCK=1024)
     isa = kernel.asm["amdgcn"]
     assert kernel.asm["hsaco"]
@@ -26,7 +26,7 @@ def test_hsaco_holds_counter_reads_lds_stores_and_sched_barriers(arch):
 
 
 def test_registers_buffer_on_amd_writes_one_chunk_per_lane():
-    with InstrumentationHook(PipelineOptions(clock_bits=32, buffer_type="registers"), "amd-registers"):
+    with StageHook(PipelineOptions(clock_bits=32, buffer_type="registers"), "amd-registers"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", "gfx942", 64), BLOCK=1024)
     isa = kernel.asm["amdgcn"]
     assert "ds_write" not in isa and "ds_read" not in isa
@@ -36,7 +36,7 @@ def test_registers_buffer_on_amd_writes_one_chunk_per_lane():
 
 
 def test_sched_barriers_can_be_turned_off():
-    with InstrumentationHook(PipelineOptions(sched_barriers=False), "amd-nobarrier"):
+    with StageHook(PipelineOptions(sched_barriers=False), "amd-nobarrier"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, GPUTarget("hip", "gfx942", 64), BLOCK=1024)
     assert "sched_barrier" not in kernel.asm["amdgcn"]
     assert "s_memtime" in kernel.asm["amdgcn"]

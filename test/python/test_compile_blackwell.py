@@ -17,7 +17,7 @@ from triton.tools.disasm import get_sass
 import proton.language
 from proton.errors import PipeliningWarning
 from proton.instrument.compiler import InstrumentationError, PipelineOptions, triton_arch
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 from corpus import BY_NAME, compile_case
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, matmul, matmul_outer, vector_add
@@ -35,7 +35,7 @@ def lines(text, pattern):
 def compile_instrumented(
     fn, signature, target, options=PipelineOptions(), key="bw", compile_options=None, **constexprs
 ):
-    with InstrumentationHook(options, key):
+    with StageHook(options, key):
         return compile_kernel(fn, signature, target, options=compile_options, aligned=True, **constexprs)
 
 
@@ -142,7 +142,7 @@ def test_shared_buffer_is_bounded_by_each_blackwells_shared_memory(target, fits)
 
 def test_gluon_tcgen05_matmul_records_around_the_mma():
     case = BY_NAME["gluon_blackwell_matmul"]
-    with InstrumentationHook(PipelineOptions(), "bw-gluon"):
+    with StageHook(PipelineOptions(), "bw-gluon"):
         kernel = compile_case(case, "cuda:100")
     # LLVM peels the loop's first iteration (use_acc=False): the loop's scopes
     # are in the table once per copy.
@@ -170,7 +170,7 @@ def test_plain_build_is_unchanged_when_markers_are_off(target, monkeypatch):
     plain = compile_kernel(matmul, MATMUL_SIGNATURE, target, options={"num_stages": 1}, aligned=True, **MATMUL_TILE)
     assert not lines(plain.asm["ptx"], r"%clock|%globaltimer|@proton")
     assert plain.metadata.profile_scratch_size == 0
-    with InstrumentationHook(PipelineOptions(), "bw-off"):
+    with StageHook(PipelineOptions(), "bw-off"):
         monkeypatch.setattr(proton.language.state, "instrumentation_active", lambda: False)
         unmarked = compile_kernel(
             matmul, MATMUL_SIGNATURE, target, options={"num_stages": 1}, aligned=True, **MATMUL_TILE

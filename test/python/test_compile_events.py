@@ -10,7 +10,7 @@ from triton.backends.compiler import GPUTarget
 
 import proton.language as pl
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 from events_kernels import PIPELINED_SUM_SIGNATURE, pipelined_sum
 from kernels import compile_kernel
@@ -18,7 +18,7 @@ from kernels import compile_kernel
 
 @pytest.mark.parametrize("target", [GPUTarget("cuda", 90, 32), GPUTarget("hip", "gfx942", 64)], ids=["sm_90", "gfx942"])
 def test_events_crossing_iterations_and_marks_compile(target):
-    with InstrumentationHook(PipelineOptions(), f"events-{target.arch}"):
+    with StageHook(PipelineOptions(), f"events-{target.arch}"):
         kernel = compile_kernel(pipelined_sum, PIPELINED_SUM_SIGNATURE, target, BLOCK=128)
     meta = json.loads(kernel.metadata.proton)
     table = [(s["name"], s["kind"], s["parent"]) for s in meta["scopes"]]
@@ -43,6 +43,6 @@ def test_an_event_handle_is_needed():
     def bad(x):
         pl.start_event("copy")
 
-    with InstrumentationHook(PipelineOptions(), "events-bad"):
+    with StageHook(PipelineOptions(), "events-bad"):
         with pytest.raises(Exception, match="start_event takes an event from proton.language.allocate_event"):
             compile_kernel(bad, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import gluon_matmul  # noqa: E402
@@ -29,7 +29,7 @@ def ptx_lines(kernel, pattern):
 
 
 def compile_instrumented(options=PipelineOptions(), label="gluon-test", **kwargs):
-    with InstrumentationHook(options, label=label):
+    with StageHook(options, label=label):
         return gluon_matmul.compile_for_sm90(**kwargs)
 
 

@@ -14,7 +14,7 @@ from triton.backends.compiler import GPUTarget
 
 from proton.instrument import decode
 from proton.instrument.compiler import InstrumentationError
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 from proton.mode import MMA, Default, parse
 
 import synthetic_buffers as synthetic
@@ -29,7 +29,7 @@ BLOCKS = dict(BM=128, BN=128, BK=64)
 
 
 def compile_mma(fn, signature, target, mode=MMA(), **kwargs):
-    with InstrumentationHook(mode.pipeline_options(), str(mode)):
+    with StageHook(mode.pipeline_options(), str(mode)):
         return compile_kernel(fn, signature, target, **kwargs)
 
 
@@ -181,7 +181,7 @@ def test_warp_specialized_gluon_kernel_gets_mma_scopes_in_its_consumer():
     import gluon_warp_specialized as example
 
     mode = MMA()
-    with InstrumentationHook(mode.pipeline_options(), str(mode)):
+    with StageHook(mode.pipeline_options(), str(mode)):
         kernel = example.compile_for_sm90()
     scopes = {s["name"]: s for s in proton_meta(kernel)["scopes"]}
     assert {"mma.issue", "mma.wait", "wgmma", "producer", "tma_load"} <= set(scopes), sorted(scopes)

@@ -10,7 +10,7 @@ from triton.backends.compiler import GPUTarget
 
 from proton.instrument.compiler import InstrumentationError, PipelineOptions
 from proton.instrument import stage_hook as hook_mod
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, crossing, matmul, never_closed, vector_add
 
@@ -22,7 +22,7 @@ def ptx_lines(kernel, pattern):
 
 
 def compile_instrumented(fn, signature, options=PipelineOptions(), key="test", **constexprs):
-    with InstrumentationHook(options, key):
+    with StageHook(options, key):
         return compile_kernel(fn, signature, SM90, **constexprs)
 
 
@@ -161,7 +161,7 @@ def test_hook_chains_and_restores_a_previous_hook():
 
     triton.knobs.runtime.add_stages_inspection_hook = previous
     try:
-        hook = InstrumentationHook(PipelineOptions(), "chain")
+        hook = StageHook(PipelineOptions(), "chain")
         with hook:
             assert triton.knobs.runtime.add_stages_inspection_hook is hook
             key = "proton-ext:chain:" + PipelineOptions().to_pass_options()
@@ -201,7 +201,7 @@ def test_builds_with_different_options_do_not_share_the_cache():
 def test_instrumented_build_keeps_the_users_compile_options():
     # Triton 3.9 drops maxnreg for any non-empty instrumentation_mode; Proton
     # keys its builds through the hook there, so the user's limit stays.
-    with InstrumentationHook(PipelineOptions(), "maxnreg"):
+    with StageHook(PipelineOptions(), "maxnreg"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, options={"maxnreg": 128}, BLOCK=1024)
         assert triton.knobs.compilation.instrumentation_mode == (
             ""

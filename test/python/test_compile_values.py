@@ -10,7 +10,7 @@ from triton.backends.compiler import GPUTarget
 
 import proton.language as pl
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 from kernels import compile_kernel
 from values_kernels import SUM_WITH_VALUES_SIGNATURE, sum_with_values
@@ -18,7 +18,7 @@ from values_kernels import SUM_WITH_VALUES_SIGNATURE, sum_with_values
 
 @pytest.mark.parametrize("target", [GPUTarget("cuda", 90, 32), GPUTarget("hip", "gfx942", 64)], ids=["sm_90", "gfx942"])
 def test_values_compile(target):
-    with InstrumentationHook(PipelineOptions(), f"values-{target.arch}"):
+    with StageHook(PipelineOptions(), f"values-{target.arch}"):
         kernel = compile_kernel(sum_with_values, SUM_WITH_VALUES_SIGNATURE, target, BLOCK=128)
     meta = json.loads(kernel.metadata.proton)
     table = [(s["name"], s["kind"], s.get("dtype")) for s in meta["scopes"]]
@@ -49,7 +49,7 @@ def test_values_compile_with_every_buffer(buffer_type, clock_bits):
         pl.record_value("x0", tl.load(x))
 
     options = PipelineOptions(buffer_type=buffer_type, clock_bits=clock_bits)
-    with InstrumentationHook(options, f"values-{buffer_type}-{clock_bits}"):
+    with StageHook(options, f"values-{buffer_type}-{clock_bits}"):
         kernel = compile_kernel(straight, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))
     meta = json.loads(kernel.metadata.proton)
     assert meta["layout"]["buffer_type"] == buffer_type, meta["layout"]
@@ -58,7 +58,7 @@ def test_values_compile_with_every_buffer(buffer_type, clock_bits):
 
 
 def _compile(fn):
-    with InstrumentationHook(PipelineOptions(), "values-bad"):
+    with StageHook(PipelineOptions(), "values-bad"):
         return compile_kernel(fn, {"x": "*fp32"}, GPUTarget("cuda", 90, 32))
 
 
@@ -75,7 +75,7 @@ def test_a_value_wider_than_a_record_is_refused(cast):
     with pytest.raises(
         Exception, match=r"(?s)def bad.*record_value\('v', \.\.\.\) records int32 or float32 values"
     ) as err:
-        with InstrumentationHook(PipelineOptions(), "values-bad"):
+        with StageHook(PipelineOptions(), "values-bad"):
             compile_kernel(bad, {"x": "*fp32", "CAST": "constexpr"}, GPUTarget("cuda", 90, 32), CAST=dtype)
     assert f"got {dtype}" in str(err.value), str(err.value)
 

@@ -34,9 +34,15 @@ def test_help(name):
 
 
 def test_each_script_does_its_job(tmp_path):
+    ran = set()
+
+    def use(name):
+        ran.add(name)
+        return script(name)
+
     # proton-opt: the dialect and the conversion on a lit input
     done = run(
-        [script("proton-opt"), str(ROOT / "test/lit/ProtonToProtonGPU/convert.mlir"), "--convert-proton-to-protongpu"]
+        [use("proton-opt"), str(ROOT / "test/lit/ProtonToProtonGPU/convert.mlir"), "--convert-proton-to-protongpu"]
     )
     assert done.returncode == 0 and "proton_gpu.init_segment" in done.stdout, done.stderr
     # insert_proton_records on a kernel with an early return
@@ -45,10 +51,10 @@ def test_each_script_does_its_job(tmp_path):
 
     ttgir = tmp_path / "k.ttgir"
     ttgir.write_text(EARLY_RETURN)
-    done = run([script("insert_proton_records"), str(ttgir)])
+    done = run([use("insert_proton_records"), str(ttgir)])
     assert done.returncode == 0 and 'proton.record start "kernel"' in ttgir.read_text(), done.stderr
     # proton-dump-ttgir around a command that compiles nothing
-    done = run([script("proton-dump-ttgir"), "--out", str(tmp_path / "dump"), sys.executable, "-c", "pass"])
+    done = run([use("proton-dump-ttgir"), "--out", str(tmp_path / "dump"), sys.executable, "-c", "pass"])
     assert done.returncode == 0 and "compiled no Triton kernel" in done.stdout, done.stderr
     # proton-merge-traces and proton-view on outputs of a session's writers
     from proton.instrument import decode
@@ -61,16 +67,18 @@ def test_each_script_does_its_job(tmp_path):
         ev = decode.decode(buf, meta, 1, kernel="k")
         traces.append(str(tmp_path / f"r{rank}.pftrace"))
         perfetto_trace.write(traces[-1], [ev], f"GPU {rank}")
-    done = run([script("proton-merge-traces"), "-o", str(tmp_path / "m.pftrace"), *traces])
+    done = run([use("proton-merge-traces"), "-o", str(tmp_path / "m.pftrace"), *traces])
     assert done.returncode == 0 and (tmp_path / "m.pftrace").stat().st_size > 0, done.stderr
     hatchet_tree.write(str(tmp_path / "t.hatchet"), [ev], {}, "CUDA")
-    done = run([script("proton-view"), str(tmp_path / "t.hatchet")])
+    done = run([use("proton-view"), str(tmp_path / "t.hatchet")])
     assert done.returncode == 0 and "k" in done.stdout, done.stderr
     # proton-profile: a script under a disabled profiler (no GPU here) runs as it is
     user_script = tmp_path / "s.py"
     user_script.write_text("import sys; print('ran', sys.argv[1:])\n")
-    done = run([script("proton-profile"), str(user_script), "x"], env={**os.environ, "PROTON_DISABLE": "1"})
+    done = run([use("proton-profile"), str(user_script), "x"], env={**os.environ, "PROTON_DISABLE": "1"})
     assert done.returncode == 0 and "ran ['x']" in done.stdout, done.stderr
+    # a script added to pyproject.toml needs its real use here too
+    assert ran == set(SCRIPTS), sorted(set(SCRIPTS) - ran)
 
 
 def test_the_viewer_and_the_merge_tool_need_no_triton(tmp_path):

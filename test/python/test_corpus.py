@@ -11,7 +11,7 @@ import triton
 
 import proton.language
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 
 from corpus import ALL, CASES, compile_case, triton_version
 
@@ -56,7 +56,7 @@ def _final_asm(kernel, target):
 def test_plain_build_unchanged_by_session(case, target, monkeypatch):
     _skip_unsupported_version(case)
     plain = compile_case(case, target)
-    with InstrumentationHook(PipelineOptions(), "corpus"):
+    with StageHook(PipelineOptions(), "corpus"):
         # The session is active, but the markers see it as off: they emit nothing.
         monkeypatch.setattr(proton.language.state, "instrumentation_active", lambda: False)
         unmarked = compile_case(case, target)
@@ -68,7 +68,7 @@ def test_plain_build_unchanged_by_session(case, target, monkeypatch):
 @pytest.mark.parametrize("case, target", PARAMS)
 def test_instrumented_build_assembles(case, target):
     _skip_unsupported_version(case)
-    with InstrumentationHook(PipelineOptions(), "corpus"):
+    with StageHook(PipelineOptions(), "corpus"):
         kernel = compile_case(case, target)
     binary = kernel.asm["cubin"] if target.startswith("cuda") else kernel.asm["hsaco"]
     assert binary, "no binary: the build did not go through the assembler"

@@ -5,7 +5,7 @@ measured clock, time_shift, and every kind of bad buffer."""
 import numpy as np
 import pytest
 
-from proton.instrument import buffer as fmt
+from proton.instrument import buffer as raw_buffer
 from proton.instrument import decode
 import synthetic_buffers as synthetic
 from proton.instrument.buffer import BufferFormatError
@@ -171,7 +171,7 @@ def test_overhang_record_older_than_the_ring_is_ignored():
     # A stale overhang record (from a run two laps ago) loses to the ring's.
     buf, meta = make(reps=8, segment_bytes=16 * 8, overhang=5)
     ev = decode.decode(buf, meta, 3)
-    raw = fmt.read(buf, meta["layout"], 3)
+    raw = raw_buffer.read(buf, meta["layout"], 3)
     assert raw.overhang.shape == (3, 4, 5, 2)
     clocks = raw.overhang[..., 0].astype(np.uint64) | (
         raw.overhang[..., 1].astype(np.uint64) & np.uint64(0xFFFF)
@@ -239,7 +239,7 @@ def test_clock_outside_the_warp_lifetime():
     words = buf.copy().view(np.uint32)
     lay = meta["layout"]
     # CTA 0 segment 0 entry cycle moved after its records
-    words[fmt.W_CLK_START] += 10_000
+    words[raw_buffer.W_CLK_START] += 10_000
     with pytest.raises(BufferFormatError, match="CTA 0 segment 0 .*outside the warp's lifetime"):
         decode.decode(words.view(np.uint8), meta, 3)
     assert lay["capacity"] == 128
@@ -321,7 +321,7 @@ def reference(buf, meta, ctas, record_cost_cycles=0.0):
     events as sorted (row, scope, start cycles, end cycles), and the
     unmatched count."""
     lay = meta["layout"]
-    raw = fmt.read(buf, lay, ctas)
+    raw = raw_buffer.read(buf, lay, ctas)
     cap, segments = lay["capacity"], len(lay["warps"])
     wrap = 1 << (48 if lay["clock_bits"] == 64 else 32)
     events, unmatched = [], 0
@@ -334,7 +334,10 @@ def reference(buf, meta, ctas, record_cost_cycles=0.0):
                 int(raw.records[c, s, (first + i) % cap, 0]) | int(raw.records[c, s, (first + i) % cap, 1]) << 32
                 for i in range(kept)
             ]
-            clk_start, clk_end = int(raw.stamps(fmt.W_CLK_START)[c, s]), int(raw.stamps(fmt.W_CLK_END)[c, s])
+            clk_start, clk_end = (
+                int(raw.stamps(raw_buffer.W_CLK_START)[c, s]),
+                int(raw.stamps(raw_buffer.W_CLK_END)[c, s]),
+            )
             cyc = [0] * kept
             later = clk_end
             for i in reversed(range(kept)):

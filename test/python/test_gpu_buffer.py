@@ -11,7 +11,7 @@ import triton  # noqa: E402
 from triton.runtime import _allocation  # noqa: E402
 
 from proton.instrument.compiler import PipelineOptions  # noqa: E402
-from proton.instrument.stage_hook import InstrumentationHook  # noqa: E402
+from proton.instrument.stage_hook import StageHook  # noqa: E402
 
 from kernels import matmul, vector_add  # noqa: E402
 
@@ -86,7 +86,7 @@ def run_vector_add(n, options=None):
     if options is None:
         vector_add[grid](x, y, out, n, BLOCK=1024)
         return x, y, out, None
-    with Buffers() as buffers, InstrumentationHook(options, f"gpu-{options.clock_bits}-{options.buffer_type}"):
+    with Buffers() as buffers, StageHook(options, f"gpu-{options.clock_bits}-{options.buffer_type}"):
         kernel = vector_add[grid](x, y, out, n, BLOCK=1024)
     torch.cuda.synchronize()
     return x, y, out, (kernel, buffers.buffers[-1])
@@ -150,7 +150,7 @@ def test_matmul_loop_records_and_overflow_count():
     results = {}
     for size in (0, 4 * 64):  # inferred (1 KiB per warp) and 8 records per warp
         c = torch.empty(M, N, device="cuda", dtype=torch.float16)
-        with Buffers() as buffers, InstrumentationHook(PipelineOptions(buffer_size=size), f"mm-{size}"):
+        with Buffers() as buffers, StageHook(PipelineOptions(buffer_size=size), f"mm-{size}"):
             kernel = matmul[grid](a, b, c, M, N, K, BM=128, BN=128, BK=64)
         torch.cuda.synchronize()
         results[size] = (c, kernel, buffers.buffers[-1])

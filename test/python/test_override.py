@@ -15,7 +15,7 @@ from triton.backends.compiler import GPUTarget
 
 from proton.instrument import stage_hook as hook_mod
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 from proton.instrument.override import OverrideError, translate
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
@@ -120,7 +120,7 @@ def test_override_compile_instruments_the_inserted_records(dump_dir, tmp_path):
         triton.knobs.compilation.always_compile = True
         triton.knobs.cache.override_dir = str(out)
         triton.knobs.cache.dir = str(tmp_path / "cache2")
-        hook = InstrumentationHook(PipelineOptions(clock_bits=32), "override-test")
+        hook = StageHook(PipelineOptions(clock_bits=32), "override-test")
         with hook:
             # While installed, Triton reads a translated mirror; the user's
             # files are left as they are.
@@ -147,7 +147,7 @@ def test_override_compile_instruments_the_inserted_records(dump_dir, tmp_path):
 def test_override_without_a_session_is_left_to_triton(dump_dir, tmp_path):
     """Without the hook Triton parses the file itself: the mirror is not made."""
     out, _ = dump_dir
-    hook = InstrumentationHook(PipelineOptions(), "unused")
+    hook = StageHook(PipelineOptions(), "unused")
     with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
         triton.knobs.compilation.override = False
         triton.knobs.cache.override_dir = str(out)
@@ -161,7 +161,7 @@ def test_missing_override_dir_is_a_clear_error(tmp_path):
         triton.knobs.compilation.override = True
         triton.knobs.cache.override_dir = str(tmp_path / "nowhere")
         with pytest.raises(OverrideError, match="override directory .*nowhere does not exist"):
-            InstrumentationHook(PipelineOptions(), "missing").install()
+            StageHook(PipelineOptions(), "missing").install()
 
 
 def test_malformed_override_file_fails_at_install(tmp_path):
@@ -171,7 +171,7 @@ def test_malformed_override_file_fails_at_install(tmp_path):
     with triton.knobs.compilation.scope(), triton.knobs.cache.scope():
         triton.knobs.compilation.override = True
         triton.knobs.cache.override_dir = str(tmp_path)
-        hook = InstrumentationHook(PipelineOptions(), "malformed")
+        hook = StageHook(PipelineOptions(), "malformed")
         with pytest.raises(OverrideError, match=re.escape(str(bad)) + ":3:"):
             hook.install()
         assert triton.knobs.runtime.add_stages_inspection_hook is not hook

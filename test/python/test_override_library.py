@@ -17,7 +17,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 
 from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 from proton.instrument.ttgir_rewriter import RewriteError, rewrite_text, verify_records
 
 import library_kernels
@@ -84,7 +84,7 @@ def test_override_compiles_record_the_inserted_scopes(instrumented_dump):
         triton.knobs.compilation.always_compile = True
         triton.knobs.cache.override_dir = str(out)
         triton.knobs.cache.dir = str(tmp / "cache2")
-        with InstrumentationHook(PipelineOptions(), "library-override"):
+        with StageHook(PipelineOptions(), "library-override"):
             kernels = [compile_kernel(fn, sig, SM90, **constexprs) for fn, sig, constexprs in library_kernels.COMPILES]
     for kernel in kernels:
         meta = json.loads(kernel.metadata.proton)

@@ -11,7 +11,7 @@ import pytest
 from triton.backends.compiler import GPUTarget
 
 from proton import InstrumentationError, PipelineOptions, PipeliningWarning
-from proton.instrument.stage_hook import InstrumentationHook
+from proton.instrument.stage_hook import StageHook
 from proton.instrument.pipelining import markers_in_loops, pipelining_warnings
 
 from kernels import MATMUL_SIGNATURE, compile_kernel, matmul, matmul_load_scope
@@ -22,7 +22,7 @@ TILES = dict(BM=128, BN=128, BK=64)
 
 
 def compile_matmul(fn, target, num_stages, key):
-    with InstrumentationHook(PipelineOptions(), key):
+    with StageHook(PipelineOptions(), key):
         return compile_kernel(fn, MATMUL_SIGNATURE, target, options={"num_stages": num_stages}, aligned=True, **TILES)
 
 

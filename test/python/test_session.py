@@ -28,7 +28,7 @@ def test_start_instruments_and_finalize_restores(tmp_path):
     previous_allocator = _allocation._profile_allocator.get()
     proton.start(str(tmp_path / "run"), mode="default:optimizations=clock32", quiet=True, backend="instrumentation")
     hook = triton.knobs.runtime.add_stages_inspection_hook
-    assert isinstance(hook, hook_mod.InstrumentationHook)
+    assert isinstance(hook, hook_mod.StageHook)
     # Triton 3.6 keys instrumented builds by the mode option, 3.7+ by the hook's key.
     assert (
         triton.knobs.compilation.instrumentation_mode.startswith(hook_mod.MODE_PREFIX) != hook_mod.HOOK_GIVES_CACHE_KEY

@@ -14,7 +14,7 @@ import pytest
 
 from proton.instrument import decode
 from proton.instrument.format import marker_text
-from proton.instrument.stage_hook import InstrumentationHook, triton_version
+from proton.instrument.stage_hook import StageHook, triton_version
 from proton.instrument.compiler import PipelineOptions
 from proton.instrument.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels
 from proton.writers import chrome_trace, perfetto_trace
@@ -129,7 +129,7 @@ def test_a_failing_pass_warns_and_keeps_the_compile():
 
 @pytest.fixture(scope="module")
 def compiled():
-    with InstrumentationHook(PipelineOptions(), label="ws-example-test"):
+    with StageHook(PipelineOptions(), label="ws-example-test"):
         return example.compile_for_sm90()
 
 
@@ -180,7 +180,7 @@ def test_example_kernel_reaches_ptx(compiled):
 def test_corpus_kernel_gets_its_layout_too():
     from corpus import BY_NAME, compile_case
 
-    with InstrumentationHook(PipelineOptions(), label="ws-corpus-test"):
+    with StageHook(PipelineOptions(), label="ws-corpus-test"):
         kernel_ = compile_case(BY_NAME["gluon_warp_specialize"], "cuda:90")
     ws = json.loads(kernel_.metadata.proton)["warp_specialize"]
     assert scope_warps(ws)["default_partition"] == [0, 1, 2, 3]
@@ -190,7 +190,7 @@ def test_corpus_kernel_gets_its_layout_too():
 def test_plain_kernels_have_no_layout():
     from corpus import BY_NAME, compile_case
 
-    with InstrumentationHook(PipelineOptions(), label="ws-plain-test"):
+    with StageHook(PipelineOptions(), label="ws-plain-test"):
         kernel_ = compile_case(BY_NAME["gluon_elementwise"], "cuda:90")
     assert "warp_specialize" not in json.loads(kernel_.metadata.proton)
 

@@ -63,7 +63,7 @@ def measure(mode: Default, ctas: int = 8) -> float:
     out = torch.zeros(ctas, dtype=torch.int32, device="cuda")
     _allocation.set_profile_allocator(allocate)
     try:
-        with state.own_kernels(), stage_hook.InstrumentationHook(mode.pipeline_options(), label=f"calibration:{mode}"):
+        with state.own_kernels(), stage_hook.StageHook(mode.pipeline_options(), label=f"calibration:{mode}"):
             _back_to_back_scopes[(ctas,)](out, N=EMPTY_SCOPES, num_warps=4)
         torch.cuda.synchronize()
     finally:

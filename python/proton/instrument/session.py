@@ -188,7 +188,7 @@ class Session:
         self._rank: int | None = None  # read once, when the first file is written
         self._rank_read = False
         self._record_cost: float | None = None
-        self.hook = stage_hook.InstrumentationHook(mode.pipeline_options(), label=str(mode))
+        self.hook = stage_hook.StageHook(mode.pipeline_options(), label=str(mode))
         self.retention = retention.Retention(max_launches_per_kernel, max_buffer_bytes)
         self.graphs = cuda_graphs.GraphTracker()
         self.inductor = inductor.InductorSettings()

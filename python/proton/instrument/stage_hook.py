@@ -166,9 +166,12 @@ def register_loaded_kernel(module, function, name, metadata_group, hash) -> None
         register(json.loads(text))
 
 
-class InstrumentationHook:
-    """Installs itself as triton.knobs.runtime.add_stages_inspection_hook,
-    chained with any hook already there, and restores it on uninstall."""
+class StageHook:
+    """The compile-time hook: installs itself as
+    triton.knobs.runtime.add_stages_inspection_hook (chained with any hook
+    already there) and wraps Triton's `llir` stage with Proton's pipeline;
+    restores the previous hook on uninstall. proton.hooks.InstrumentationHook
+    (upstream's name, for HookManager) activates one of these."""
 
     def __init__(self, options: PipelineOptions, label: str = "default"):
         self.options = options
