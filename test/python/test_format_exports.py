@@ -189,6 +189,14 @@ def test_record_kind_matches_the_end_bit():
     }
 
 
+def test_id_kinds_are_the_compilers():
+    # The scope table's `kind` names, numbered as the decoder reads them.
+    from proton.instrument import decode_async
+
+    assert _C.ENUMS["IdKind"] == {"scope": 0, "event": 1, "mark": 2, "value": 3}
+    assert decode_async.KIND_CODES == _C.ENUMS["IdKind"]
+
+
 def test_marker_text_is_what_the_compiler_lifts():
     M = _C.markers
     assert (M.PREFIX, M.LOCATION_SUFFIX, M.RECORD_OP) == ("// @proton ", " ;loc=", "proton.record")

@@ -10,8 +10,10 @@
 
 namespace mlir::proton {
 
-/// What an id of the scope table stands for.
+/// What an id of the scope table stands for (exported to Python as
+/// `_C.ENUMS["IdKind"]`, whose decoder reads each id's kind).
 enum class IdKind { scope, event, mark, value };
+constexpr IdKind kLastIdKind = IdKind::value;
 StringRef stringifyIdKind(IdKind kind);
 
 /// One entry of the scope table. A scope: a start record and the end record

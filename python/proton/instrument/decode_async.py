@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Codes of the scope table's `kind` field.
-KIND_CODES = {"scope": 0, "event": 1, "mark": 2, "value": 3}
+from .format import IdKind
+
+#: Codes of the scope table's `kind` field, as the compiler numbers them.
+KIND_CODES = {kind.name: kind.value for kind in IdKind}
 #: The 32-bit types a value record holds.
 VALUE_DTYPES = ("i32", "f32")
 

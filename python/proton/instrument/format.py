@@ -24,6 +24,8 @@ Granularity = IntEnum("Granularity", _C.ENUMS["Granularity"])
 SamplingStrategy = IntEnum("SamplingStrategy", _C.ENUMS["SamplingStrategy"])
 #: A record's kind.
 RecordKind = IntEnum("RecordKind", _C.ENUMS["RecordKind"])
+#: What an id of a kernel's scope table stands for (scope, event, mark, value).
+IdKind = IntEnum("IdKind", _C.ENUMS["IdKind"])
 
 #: A marker's inline-assembly text: PREFIX + "start "|"end " + name
 #: [+ LOCATION_SUFFIX + "file:line:col"].
