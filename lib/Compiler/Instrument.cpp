@@ -92,10 +92,11 @@ llvm::json::Object collectMetadata(ModuleOp module,
                                    std::string &first) {
   llvm::json::Object meta{{"instrumented", false}};
   module.walk([&](LLVM::LLVMFuncOp kernel) {
-    auto layout = kernel->getAttrOfType<pgpu::LayoutAttr>("proton.layout");
-    auto scopes = kernel->getAttrOfType<ArrayAttr>("proton.scopes");
-    kernel->removeAttr("proton.layout");
-    kernel->removeAttr("proton.scopes");
+    auto layout =
+        kernel->getAttrOfType<pgpu::LayoutAttr>(pgpu::kLayoutAttrName);
+    auto scopes = kernel->getAttrOfType<ArrayAttr>(pgpu::kScopeTableAttrName);
+    kernel->removeAttr(pgpu::kLayoutAttrName);
+    kernel->removeAttr(pgpu::kScopeTableAttrName);
     if (!layout || !scopes)
       return;
     llvm::json::Array table;

@@ -1,6 +1,7 @@
 #include "proton/Transforms/Passes.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "proton/Dialect/ProtonGPU/IR/Dialect.h"
 
 namespace mlir::proton {
 #define GEN_PASS_DEF_PROTONSTRIPMETADATA
@@ -16,8 +17,8 @@ struct StripMetadataPass
     // The names under which the conversions attach them (and
     // lib/Compiler/Instrument.cpp reads them).
     getOperation()->walk([](FunctionOpInterface function) {
-      function->removeAttr("proton.layout");
-      function->removeAttr("proton.scopes");
+      function->removeAttr(mlir::proton::gpu::kLayoutAttrName);
+      function->removeAttr(mlir::proton::gpu::kScopeTableAttrName);
     });
   }
 };

@@ -282,7 +282,7 @@ mlir::proton::prepareKernelSegments(ModuleOp module, const TargetInfo &target) {
     makeScratchWritable(kernel, init.getScratch());
     target.prepareKernel(kernel);
     // For the host side: how to read the buffer this kernel writes.
-    kernel->setAttr("proton.layout", init.getLayout());
+    kernel->setAttr(kLayoutAttrName, init.getLayout());
   }
   return segments;
 }

@@ -465,7 +465,7 @@ struct ProtonToProtonGPUPass
         row.push_back(builder.getStringAttr(scope.dtype));
       table.push_back(builder.getArrayAttr(row));
     }
-    kernel->setAttr("proton.scopes", builder.getArrayAttr(table));
+    kernel->setAttr(kScopeTableAttrName, builder.getArrayAttr(table));
     return success();
   }
 };

@@ -19,4 +19,12 @@
 #define GET_OP_CLASSES
 #include "proton/Dialect/ProtonGPU/IR/ProtonGPUOps.h.inc"
 
+namespace mlir::proton::gpu {
+/// Attributes the passes leave on an instrumented kernel for the host side
+/// (read, then removed, by proton::instrumentLLVMIR or strip-metadata): its
+/// buffer layout (a LayoutAttr) and its scope table (one row per id).
+constexpr llvm::StringLiteral kLayoutAttrName = "proton.layout";
+constexpr llvm::StringLiteral kScopeTableAttrName = "proton.scopes";
+} // namespace mlir::proton::gpu
+
 #endif
