@@ -2,18 +2,23 @@
 of N loads gets N + 1 scopes from the default strategy. Also times a file of
 about --bytes made of such loads (every line a scope: the worst case), and one
 of about --kernels-bytes made of many kernels shaped like Triton's TTGIR (long
-lines, layouts, an scf.for with two loads: 3 scopes in 24 lines). Writes
-bench/results/latest/insert_records_cpu.json.
+lines, layouts, an scf.for with two loads: 3 scopes in 24 lines). Each
+input is timed twice: rewrite_text alone, and the whole command with
+--dry-run (read, rewrite, the diff and the list of scopes written to
+/dev/null). Writes bench/results/latest/insert_records_cpu.json.
 
     python bench/bench_insert_records.py [--sizes 2000,16000,64000] [--bytes 66000000] [--kernels-bytes 66000000]
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import tempfile
 import time
 
+from proton.commands.insert_proton_records import main as insert_proton_records
 from proton.instrument.ttgir_rewriter import rewrite_text
 
 HEADER = "module {\n  tt.func public @k(%x: !tt.ptr<f32>) {\n"
@@ -109,6 +114,23 @@ def timed(text: str) -> tuple[float, int]:
     return best, scopes
 
 
+def timed_dry_run(text: str) -> float:
+    """`insert_proton_records --dry-run` on `text` in a file, its output
+    thrown away: best of 3 (one run for inputs over 10 MB)."""
+    best = float("inf")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "bench.ttgir")
+        with open(path, "wb") as f:
+            f.write(text.encode("utf-8"))
+        for _ in range(3 if len(text) < 10_000_000 else 1):
+            with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
+                t0 = time.perf_counter()
+                status = insert_proton_records(["--dry-run", path])
+                best = min(best, time.perf_counter() - t0)
+            assert status == 0, status
+    return best
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="2000,16000,64000")
@@ -125,14 +147,20 @@ def main() -> None:
     for n in sizes:
         text = ttgir(n)
         seconds, scopes = timed(text)
-        rows.append({"loads": n, "scopes": scopes, "bytes": len(text), "seconds": round(seconds, 3)})
-        print(f"{n:>7} loads, {len(text) / 1e6:6.2f} MB: {scopes} scopes in {seconds:.3f} s")
+        dry_run = timed_dry_run(text)
+        row = {"loads": n, "scopes": scopes, "bytes": len(text), "seconds": round(seconds, 3)}
+        rows.append({**row, "dry_run_seconds": round(dry_run, 3)})
+        print(f"{n:>7} loads, {len(text) / 1e6:6.2f} MB: {scopes} scopes in {seconds:.3f} s, --dry-run {dry_run:.3f} s")
     if args.kernels_bytes:
         text, kernels = kernels_ttgir(args.kernels_bytes)
         seconds, scopes = timed(text)
+        dry_run = timed_dry_run(text)
         row = {"kernels": kernels, "loads": 2 * kernels, "scopes": scopes, "bytes": len(text)}
-        rows.append({**row, "seconds": round(seconds, 3)})
-        print(f"{kernels:>7} kernels, {len(text) / 1e6:6.2f} MB: {scopes} scopes in {seconds:.3f} s")
+        rows.append({**row, "seconds": round(seconds, 3), "dry_run_seconds": round(dry_run, 3)})
+        print(
+            f"{kernels:>7} kernels, {len(text) / 1e6:6.2f} MB: {scopes} scopes in {seconds:.3f} s, "
+            f"--dry-run {dry_run:.3f} s"
+        )
     machine = {"machine": platform.processor() or platform.machine(), "cpu": cpu_model()}
     with open(args.out, "w") as f:
         json.dump({**machine, "rows": rows}, f, indent=1)

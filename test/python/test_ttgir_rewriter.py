@@ -294,6 +294,135 @@ def test_cli_dry_run(tmp_path, add_ttgir, mm_ttgir, capsys):
     assert f.read_text() == mm_ttgir and not list(d.rglob("*.bak"))
 
 
+def _applied(diff: str, old: str) -> str:
+    """`old` with the unified diff applied; each context and removed line must match."""
+    a, lines = old.splitlines(keepends=True), diff.splitlines(keepends=True)
+    assert lines[0].startswith("--- ") and lines[1].startswith("+++ ")
+    out, pos, k = [], 0, 2
+    while k < len(lines):
+        m = re.fullmatch(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@\n", lines[k])
+        assert m, lines[k]
+        old_count, new_count = int(m[2] or 1), int(m[4] or 1)
+        first = int(m[1]) - (old_count > 0)  # an empty span names the line before it
+        assert first >= pos
+        out += a[pos:first]
+        assert len(out) == int(m[3]) - (new_count > 0)
+        pos, k = first, k + 1
+        while old_count or new_count:
+            tag, line = lines[k][0], lines[k][1:]
+            if tag in " -":
+                assert a[pos] == line, (pos, line)
+                pos, old_count = pos + 1, old_count - 1
+            if tag in " +":
+                out.append(line)
+                new_count -= 1
+            k += 1
+    return "".join(out + a[pos:])
+
+
+def _dry_run_diff(argv, capsys):
+    assert rewriter_command.main(["--dry-run", *argv]) == 0
+    out = capsys.readouterr().out
+    return out[: out.index(f"{argv[-1]}: would insert")]
+
+
+def test_cli_dry_run_diff_is_difflibs(tmp_path, add_ttgir, mm_ttgir, capsys):
+    """The diff is built from the rewrite in one pass (issue 29), byte for
+    byte the one difflib.unified_diff wrote, also with --force replacing
+    records and on a last line without a newline."""
+    import difflib
+
+    f = tmp_path / "k.ttgir"
+    cases = [
+        (mm_ttgir, [], []),
+        (mm_ttgir, ["--for-body", "it"], []),
+        (add_ttgir.rstrip("\n"), [], []),
+        (add_ttgir, ["--force", "--wrap-op", "arith.addf"], ["--wrap-op", "tt.load"]),
+        (add_ttgir, ["--force", "--wrap-op", "tt.load"], ["--wrap-op", "tt.load"]),  # no change at all
+    ]
+    for text, argv, first in cases:
+        for p in tmp_path.iterdir():
+            p.unlink()
+        f.write_text(text)
+        if first:
+            assert rewriter_command.main([*first, str(f)]) == 0
+            capsys.readouterr()
+        before = f.read_text()
+        diff = _dry_run_diff([*argv, str(f)], capsys)
+        assert f.read_text() == before
+        rewritten = rewrite_text(
+            _strip_records(before) if "--force" in argv else before,
+            wrap_ops=argv[argv.index("--wrap-op") + 1 :][:1] if "--wrap-op" in argv else (),
+            for_body=argv[1] if argv[:1] == ["--for-body"] else None,
+            force="--force" in argv,
+        ).text
+        expected = "".join(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                rewritten.splitlines(keepends=True),
+                fromfile=str(f),
+                tofile=f"{f} (rewritten)",
+            )
+        )
+        assert diff == expected, argv
+        if diff and before.endswith("\n"):
+            assert _applied(diff, before) == rewritten
+
+
+def test_dry_run_diff_matches_difflib_on_random_edits():
+    """Hunk boundaries (runs 6 and 7 equal lines apart), changes at either
+    end, records removed and inserted, a last line without a newline that
+    gains one: the same text as difflib.unified_diff wherever difflib's diff
+    is a shortest one. (Among repeated lines difflib's longest-match search
+    can remove a line and insert it again; ours never does, and applies.)"""
+    import difflib
+    import random
+
+    rng = random.Random(29)
+    same = 0
+    for case in range(400):
+        a, b = [], []
+        removes = case % 2
+        for i in range(rng.randint(0, 40)):
+            if removes and rng.random() < 0.3:
+                a.append(f'  proton.record end "old{i}"\n')  # removed by --force
+            if rng.random() < 0.3:
+                b.append(f'  proton.record start "new{i}"\n')
+            line = "  }\n" if rng.random() < 0.3 else f"  %{i} = arith.addi\n"
+            a.append(line)
+            b.append(line)
+        if a and case % 7 == 0:  # records after a last line without a newline
+            a[-1] = a[-1].rstrip("\n")
+            b.append('  proton.record end "last"\n')
+        elif a and case % 5 == 0:
+            a[-1] = b[-1] = a[-1].rstrip("\n")
+        removed = sum("old" in line for line in a) + (case % 7 == 0 and bool(a))
+        got = "".join(rewriter_command.unified_diff(a, b, "x", "x (rewritten)"))
+        expected = "".join(difflib.unified_diff(a, b, fromfile="x", tofile="x (rewritten)"))
+        if expected.count("\n-") == removed:
+            assert got == expected, (a, b)
+            same += 1
+        assert got.count("\n-") == removed
+        if got and a[-1].endswith("\n"):
+            assert _applied(got, "".join(a)) == "".join(b)
+    assert same >= 380, same  # 391 of 400
+
+
+def test_cli_dry_run_is_linear_and_its_diff_applies(tmp_path):
+    """A file of 20,000 scopes: difflib took minutes (16,000: 153 s); the
+    diff from the rewrite takes a second or so here, and applies."""
+    body = "".join(f"    %v{i} = tt.load %x : !tt.ptr<f32>\n" for i in range(20_000))
+    text = "module {\n  tt.func public @k(%x: !tt.ptr<f32>) {\n" + body + "    tt.return\n  }\n}\n"
+    f = tmp_path / "big.ttgir"
+    f.write_text(text)
+    r = subprocess.run(_cli() + ["--dry-run", str(f)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    diff = r.stdout[: r.stdout.index(f"{f}: would insert 20001 scope(s)")]
+    assert diff.startswith(f"--- {f}\n+++ {f} (rewritten)\n@@ -1,")
+    assert _applied(diff, text) == rewrite_text(text).text
+    assert f.read_text() == text and not (tmp_path / "big.ttgir.bak").exists()
+
+
 def test_cli_error_names_file_and_line(tmp_path, add_ttgir, mm_ttgir, capsys):
     d = _write_dump(tmp_path, add_ttgir, mm_ttgir)
     f = d / "HASHB" / "plain_matmul.ttgir"

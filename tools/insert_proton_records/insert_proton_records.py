@@ -9,12 +9,11 @@ Installed into the package as proton.commands.insert_proton_records (the
 from __future__ import annotations
 
 import argparse
-import difflib
 import operator
 import os
 import sys
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from proton.paths import replaced_when_complete
 from proton.instrument.ttgir_rewriter import (
@@ -28,6 +27,7 @@ from proton.instrument.ttgir_rewriter import (
     rewrite_text,
     strip_records,
 )
+from proton.instrument.ttgir_text import record_op
 
 EPILOG = r"""
 rules (each inserted line is `proton.record start "NAME"` or `proton.record end "NAME"`,
@@ -198,6 +198,76 @@ def _plan(f: Path, force: bool) -> tuple[str, str, str, str | None, str | None]:
     return text, base, (str(f) if base == text else f"{f} (without its proton.record lines)"), None, base
 
 
+def _changes(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
+    """(i1, i2, j1, j2) for each run of lines a[i1:i2] that became b[j1:j2];
+    the lines between runs are equal. b is a with proton.record lines removed
+    (--force) and inserted, so the lines of a and b without that word pair up
+    in order and every run lies between two pairs: one pass finds them all
+    (difflib's search for the longest matches is quadratic here, and among
+    repeated lines may remove a line and insert it again). Should a pair
+    differ (a last line without a newline gets one before records put after
+    it), the rest of both files is one run."""
+    # A substring test, not the record regex: 10 times faster, and every line removed or inserted holds the word.
+    word = record_op()
+    na, nb = len(a), len(b)
+    runs = []
+    i = j = 0
+    while True:
+        i2, j2 = i, j
+        while i2 < na and word in a[i2]:
+            i2 += 1
+        while j2 < nb and word in b[j2]:
+            j2 += 1
+        paired = i2 < na and j2 < nb and a[i2] == b[j2]
+        if not paired:
+            i2, j2 = na, nb
+        if i2 > i or j2 > j:
+            # Equal lines at either end of a run (records re-inserted as they were) are context.
+            while i < i2 and j < j2 and a[i] == b[j]:
+                i, j = i + 1, j + 1
+            e, f = i2, j2
+            while e > i and f > j and a[e - 1] == b[f - 1]:
+                e, f = e - 1, f - 1
+            if i < e or j < f:
+                runs.append((i, e, j, f))
+        if not paired:
+            return runs
+        i, j = i2 + 1, j2 + 1
+
+
+def unified_diff(a: list[str], b: list[str], fromfile: str, tofile: str, context: int = 3) -> Iterator[str]:
+    """A unified diff from a to b (b the rewrite of a), in pieces of text, as
+    difflib.unified_diff writes it: hunks with `context` equal lines around
+    each run of changes, one hunk where at most 2 * context equal lines lie
+    between runs; nothing where a and b are equal. In time linear in the
+    number of lines (difflib took 153 s on 16,000 scopes)."""
+    runs = _changes(a, b)
+    if runs:
+        yield f"--- {fromfile}\n+++ {tofile}\n"
+
+    def span(start: int, stop: int) -> str:  # first line (1-based) and count; an empty span names the line before
+        count = stop - start
+        return f"{start + 1}" if count == 1 else f"{start + (count > 0)},{count}"
+
+    k = 0
+    while k < len(runs):
+        m = k + 1
+        while m < len(runs) and runs[m][0] - runs[m - 1][1] <= 2 * context:
+            m += 1
+        # The equal lines before a hunk and after it are the same in a and b.
+        before = min(context, runs[k][0])
+        after = min(context, len(a) - runs[m - 1][1])
+        i, j = runs[k][0] - before, runs[k][2] - before
+        end_i, end_j = runs[m - 1][1] + after, runs[m - 1][3] + after
+        yield f"@@ -{span(i, end_i)} +{span(j, end_j)} @@\n"
+        for i1, i2, j1, j2 in runs[k:m]:
+            yield "".join([" " + line for line in a[i:i1]] + ["-" + line for line in a[i1:i2]])
+            yield "".join(["+" + line for line in b[j1:j2]])
+            i = i2
+        yield "".join([" " + line for line in a[i:end_i]])
+        k = m
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     prog = "insert_proton_records"
     args = build_parser().parse_args(argv)
@@ -251,11 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         replaced = len(text.splitlines()) - len(stripped.splitlines()) if base != text else 0
         if args.dry_run:
             sys.stdout.writelines(
-                difflib.unified_diff(
-                    text.splitlines(keepends=True),
-                    res.text.splitlines(keepends=True),
-                    fromfile=str(f),
-                    tofile=f"{f} (rewritten)",
+                unified_diff(
+                    text.splitlines(keepends=True), res.text.splitlines(keepends=True), str(f), f"{f} (rewritten)"
                 )
             )
         elif res.scopes:
