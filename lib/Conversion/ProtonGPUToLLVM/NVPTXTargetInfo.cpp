@@ -12,6 +12,7 @@ namespace {
 class NVPTXTargetInfo : public TargetInfo {
 public:
   unsigned getWarpSize() const override { return 32; }
+  bool defersRecordStores() const override { return true; }
   unsigned getGlobalTimerTicksPerMicrosecond() const override {
     return 1000; // %globaltimer counts nanoseconds
   }

@@ -227,6 +227,9 @@ KernelSegment computeSegment(InitSegmentOp init, const TargetInfo &target,
     s.staging = s.block;
   }
   s.records = l.gep(s.staging, l.i32(fmt::kSegmentHeaderBytes));
+  if (target.defersRecordStores())
+    for (unsigned i = 0; i < 4; ++i)
+      s.pendingSlots.push_back(newSlot(b, loc, entry));
   if (s.layout.getOverhang() > 0) {
     s.runSlot = newSlot(b, loc, entry);
     findRecordRuns(init, s);
@@ -377,6 +380,15 @@ struct InitSegmentLowering : ProtonGPUPattern<InitSegmentOp> {
       SmallVector<Value> stamps = readStamps(l, target);
       storeHeaderPart(rewriter, loc, s, kEntryPart, stamps);
       initOverhang(rewriter, s, stamps[2], stamps[3]);
+      if (s.pendingSlots.empty())
+        return;
+      // Until the first record, the pending one goes to the header's exit
+      // part, which the return overwrites.
+      int32_t exitPart = (int32_t)kExitPart - (int32_t)fmt::kSegmentHeaderBytes;
+      for (auto [slot, value] : llvm::zip_equal(
+               s.pendingSlots, SmallVector<Value>{l.i32(0), l.i32(0), l.i32(0),
+                                                  l.i32(exitPart)}))
+        l.store(value, slot, 4);
       return;
     }
     // Lane 1 holds the entry stamps from now on; lanes 0 and 2 get theirs
@@ -404,8 +416,21 @@ struct InitSegmentLowering : ProtonGPUPattern<InitSegmentOp> {
   }
 };
 
-/// Writes one record at the record index modulo the capacity, and advances
-/// the index.
+/// Stores the pending record (shared and global buffers).
+void storePending(RewriterBase &rewriter, const TargetInfo &target,
+                  const KernelSegment &s) {
+  if (s.pendingSlots.empty())
+    return;
+  LLVMBuilder l{rewriter, s.lane.getLoc()};
+  SmallVector<Value> pending;
+  for (Value slot : s.pendingSlots)
+    pending.push_back(l.load(rewriter.getI32Type(), slot, 4));
+  target.storeWords(rewriter, l.loc, l.gep(s.records, pending[3]),
+                    {pending[0], l.add(pending[1], pending[2])}, s.isWriter);
+}
+
+/// Writes one record at the record index modulo the capacity (a record
+/// late, see storePending), and advances the index.
 struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
   using ProtonGPUPattern::ProtonGPUPattern;
 
@@ -416,23 +441,37 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
     const LayoutAttr &layout = s.layout;
     Value index = l.load(rewriter.getI32Type(), s.indexSlot, 4);
     bool inRegisters = layout.getBufferType() == BufferType::registers;
-    Value address = inRegisters ? Value() : recordAddress(l, s, op, index);
+    Value offset = inRegisters ? Value() : recordOffset(l, s, op, index);
+    bool storesNow = !inRegisters && s.pendingSlots.empty();
+    Value address = storesNow ? l.gep(s.records, offset) : Value();
     bool isEnd = op.getKind() == RecordKind::end ||
                  op.getKind() == RecordKind::event_end ||
                  op.getKind() == RecordKind::value_end;
     uint32_t tag = (uint32_t)op.getScopeId() | (isEnd ? fmt::kEndTagBit : 0u);
     Value tagBits = l.i32((int32_t)(tag << fmt::kTagShift));
-    SmallVector<Value> words;
-    if (layout.getClockBits() == 64) {
-      auto [lo, hi] = l.split64(adaptor.getCounter());
-      words = {lo, l.add(hi, tagBits)};
+    // Word 1 is clock bits 32-63 (none with 32-bit clocks) plus the tag.
+    Value word0 = adaptor.getCounter(), high;
+    if (layout.getClockBits() == 64)
+      std::tie(word0, high) = l.split64(adaptor.getCounter());
+    if (inRegisters) {
+      keepInChunk(l, s, slotOf(l, s, index),
+                  {word0, high ? l.add(high, tagBits) : tagBits});
+    } else if (storesNow) {
+      target.storeWords(rewriter, loc, address,
+                        {word0, high ? l.add(high, tagBits) : tagBits},
+                        s.isWriter);
     } else {
-      words = {adaptor.getCounter(), tagBits};
+      if (!high)
+        high = l.i32(0);
+      // Nothing uses the clock just read until the next record stores it:
+      // ptxas puts a use right after the read, where the warp waits out
+      // its latency (with two warps per scheduler nothing hides that).
+      storePending(rewriter, target, s);
+      for (auto [slot, value] :
+           llvm::zip_equal(s.pendingSlots,
+                           SmallVector<Value>{word0, high, tagBits, offset}))
+        l.store(value, slot, 4);
     }
-    if (inRegisters)
-      keepInChunk(l, s, slotOf(l, s, index), words);
-    else
-      target.storeWords(rewriter, loc, address, words, s.isWriter);
     l.store(l.add(index, l.i32(1)), s.indexSlot, 4);
   }
 
@@ -441,16 +480,16 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
     return l.band(index, l.i32(s.layout.getCapacity() - 1));
   }
 
-  /// Where the record goes: its slot, or, in a run, the slot its run's
-  /// first record computed plus its place in the run (past the ring's end
-  /// into the overhang rather than wrapping).
-  static Value recordAddress(LLVMBuilder &l, const KernelSegment &s,
-                             CircularStoreOp op, Value index) {
+  /// Where the record goes, in bytes from the first slot: its slot, or, in a
+  /// run, the slot its run's first record computed plus its place in the run
+  /// (past the ring's end into the overhang rather than wrapping).
+  static Value recordOffset(LLVMBuilder &l, const KernelSegment &s,
+                            CircularStoreOp op, Value index) {
     unsigned recordBytes = s.layout.getRecordBytes();
     auto it = s.runPosition.find(op);
     if (it == s.runPosition.end()) {
       Value slot = slotOf(l, s, index);
-      return l.gep(s.records, l.mul(slot, l.i32(recordBytes)));
+      return l.mul(slot, l.i32(recordBytes));
     }
     Value offset;
     if (it->second == 0) {
@@ -461,7 +500,7 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
       offset = l.add(l.load(l.b.getI32Type(), s.runSlot, 4),
                      l.i32(it->second * recordBytes));
     }
-    return l.gep(s.records, offset);
+    return offset;
   }
 
   /// Registers buffer: the lane whose chunk holds record `slot` keeps its
@@ -503,6 +542,7 @@ struct FinalizeLowering : ProtonGPUPattern<FinalizeOp> {
       writeChunk(rewriter, loc, s, count, identityWords, stamps);
       return;
     }
+    storePending(rewriter, target, s);
     storeHeaderPart(rewriter, loc, s, kIdentityPart, identityWords);
     storeHeaderPart(rewriter, loc, s, kExitPart, stamps);
     if (s.layout.getBufferType() == BufferType::shared)

@@ -53,31 +53,43 @@
 // CHECK:         %[[C16E:.+]] = llvm.mlir.constant(16 : i32) : i32
 // CHECK-NEXT:    %[[ENTRY:.+]] = llvm.getelementptr %[[STAGE]][%[[C16E]]]
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[ENTRY]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[WRITER]]
+// A record is stored a record late, so that nothing uses its clock read
+// right after it. Until the first record, the pending one is {0, 0 + tag 0}
+// aimed at the header's exit part (records - 16), which the return
+// overwrites.
+// CHECK-NEXT:    %[[P0:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[P1:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[P2:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[P3:.+]] = llvm.mlir.constant(-16 : i32) : i32
 // First record: slot 0 of 16, 8 bytes: clock bits 0-31, then clock bits
-// 32-47 or'ed with the tag (scope id 5) << 16.
+// 32-63 plus the tag (scope id 5) << 16. It stores the pending record and
+// becomes the pending one.
 // CHECK-NEXT:    %[[R0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
 // CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(15 : i32) : i32
 // CHECK-NEXT:    %[[SLOT0:.+]] = llvm.and %[[IDX0]], %[[MASK]] : i32
 // CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-NEXT:    %[[OFF0:.+]] = llvm.mul %[[SLOT0]], %[[RB]] : i32
-// CHECK-NEXT:    %[[ADDR0:.+]] = llvm.getelementptr %[[SREC]][%[[OFF0]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT:    %[[TAG0:.+]] = llvm.mlir.constant(327680 : i32) : i32
 // CHECK-NEXT:    %[[LO0:.+]] = llvm.trunc %[[R0]] : i64 to i32
 // CHECK-NEXT:    llvm.mlir.constant(32 : i64)
 // CHECK-NEXT:    %[[SH0:.+]] = llvm.lshr %[[R0]]
 // CHECK-NEXT:    %[[HI0:.+]] = llvm.trunc %[[SH0]] : i64 to i32
-// CHECK-NEXT:    %[[WORD1:.+]] = llvm.add %[[HI0]], %[[TAG0]] : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %[[ADDR0]], %[[LO0]], %[[WORD1]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
+// CHECK-NEXT:    %[[PW1:.+]] = llvm.add %[[P1]], %[[P2]] : i32
+// CHECK-NEXT:    %[[PADDR:.+]] = llvm.getelementptr %[[SREC]][%[[P3]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %[[PADDR]], %[[P0]], %[[PW1]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
 // CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX0]], %[[ONE]] : i32
 // The kernel's own code stays between the two records.
 // CHECK-NEXT:    llvm.load %arg0
-// Second record: an end, so the tag has its top bit set: (5 | 1 << 15) << 16.
+// Second record: an end, so the tag has its top bit set: (5 | 1 << 15)
+// << 16. It stores the first record: its clock, bits 32-63 plus its tag,
+// at its slot.
 // CHECK:         %[[R1:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %clock64;", "=l"  : () -> i64
 // CHECK:         llvm.and %[[IDX1]], %{{.+}} : i32
 // CHECK:         %[[TAG1:.+]] = llvm.mlir.constant(-2147155968 : i32) : i32
-// CHECK:         %[[WORD1B:.+]] = llvm.add %{{.+}}, %[[TAG1]] : i32
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %[[WORD1B]], %[[WRITER]]
+// CHECK:         %[[WORD1:.+]] = llvm.add %[[HI0]], %[[TAG0]] : i32
+// CHECK-NEXT:    %[[ADDR0:.+]] = llvm.getelementptr %[[SREC]][%[[OFF0]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %[[ADDR0]], %[[LO0]], %[[WORD1]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
 // CHECK:         %[[COUNT:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
 // Finalize: exit stamps, then {magic << 16 | flags, kernel id, count,
 // smid | warp << 20} at offset 0 and the stamps at offset 32, in shared
@@ -91,6 +103,10 @@
 // CHECK-NEXT:    %[[WHERE:.+]] = llvm.or %[[SM]], %[[WARPHI]] : i32
 // CHECK-NEXT:    %[[MAGIC:.+]] = llvm.mlir.constant(1380974612 : i32) : i32
 // CHECK-NEXT:    %[[KERNEL_ID:.+]] = llvm.mlir.constant(0 : i32) : i32
+// The return stores the second record, then the header.
+// CHECK-NEXT:    %[[WORD1B:.+]] = llvm.add %{{.+}}, %[[TAG1]] : i32
+// CHECK-NEXT:    llvm.getelementptr
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %[[WORD1B]], %[[WRITER]]
 // CHECK-NEXT:    %[[C0:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[IDENT:.+]] = llvm.getelementptr %[[STAGE]][%[[C0]]]
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$5 st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,b" %[[IDENT]], %[[MAGIC]], %[[KERNEL_ID]], %[[COUNT]], %[[WHERE]], %[[WRITER]]
@@ -172,14 +188,17 @@ llvm.func ptx_kernelcc @shared64(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.
 // CHECK-NEXT:    %[[BASE:.+]] = llvm.mlir.constant(48 : i32) : i32
 // CHECK-NEXT:    %[[OFF:.+]] = llvm.add %[[BASE]], %[[BLOCKOFF]] : i32
 // CHECK-NEXT:    llvm.getelementptr %[[SMEM]][%[[OFF]]]
-// A record is {clock, scope id 3 << 16}.
+// A record is {clock, 0 + scope id 3 << 16}, stored by the return (a
+// record late).
 // CHECK:         %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // CHECK-NEXT:    llvm.mlir.constant(7 : i32) : i32
 // CHECK:         llvm.mlir.constant(8 : i32) : i32
 // CHECK:         %[[TAG:.+]] = llvm.mlir.constant(196608 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[CLK]], %[[TAG]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
+// CHECK-NEXT:    %[[ZERO:.+]] = llvm.mlir.constant(0 : i32) : i32
 // Magic and flags at return: version 4 with 32-bit clocks, 0x52500004.
 // CHECK:         llvm.mlir.constant(1380974596 : i32) : i32
+// CHECK:         %[[W1:.+]] = llvm.add %[[ZERO]], %[[TAG]] : i32
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[CLK]], %[[W1]], %[[WRITER]] : (!llvm.ptr<3>, i32, i32, i1) -> ()
 // Only recording warps copy.
 // CHECK:         bar.warp.sync
 // CHECK:         llvm.and %[[REC]], %{{.+}} : i1
@@ -195,7 +214,8 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 
 // A global buffer: header and records go straight to profile_scratch with
 // st.global.v2, nothing is copied out and no shared memory is declared. The
-// record index is carried around the loop in a block argument.
+// record index and the pending record (each record is stored by the next
+// one or the return) are carried around the loop in block arguments.
 // CHECK-NOT:   @global_smem
 // CHECK-LABEL: llvm.func ptx_kernelcc @global_loop
 // CHECK-NOT:     llvm.alloca
@@ -207,21 +227,23 @@ llvm.func ptx_kernelcc @shared32_selected(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<
 // CHECK:         %[[IDX0:.+]] = llvm.mlir.constant(0 : i32) : i32
 // The entry stamps go straight to global memory too.
 // CHECK:         "@$5 st.global.v4.b32 [$0], {$1, $2, $3, $4};"
-// CHECK:         llvm.br ^bb1(%{{.+}}, %[[IDX0]] : i32, i32)
-// CHECK-NEXT:  ^bb1(%{{.+}}: i32, %[[IDX:.+]]: i32):
+// CHECK:         llvm.br ^bb1(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[IDX0]] : i32, i32, i32, i32, i32, i32)
+// CHECK-NEXT:  ^bb1(%{{.+}}: i32, %[[POFF:.+]]: i32, %[[PTAG:.+]]: i32, %[[PHI:.+]]: i32, %[[PCLK:.+]]: i32, %[[IDX:.+]]: i32):
 // CHECK-NEXT:    %[[CLK:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // CHECK-NEXT:    %[[MASK:.+]] = llvm.mlir.constant(31 : i32) : i32
 // CHECK-NEXT:    %[[SLOT:.+]] = llvm.and %[[IDX]], %[[MASK]] : i32
 // CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-NEXT:    %[[OFF:.+]] = llvm.mul %[[SLOT]], %[[RB]] : i32
-// CHECK-NEXT:    %[[ADDR:.+]] = llvm.getelementptr %[[GREC]][%[[OFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK-NEXT:    %[[TAG:.+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};", "l,r,r,b" %[[ADDR]], %[[CLK]], %[[TAG]], %{{.+}} : (!llvm.ptr<1>, i32, i32, i1) -> ()
+// CHECK-NEXT:    llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[W1:.+]] = llvm.add %[[PHI]], %[[PTAG]] : i32
+// CHECK-NEXT:    %[[ADDR:.+]] = llvm.getelementptr %[[GREC]][%[[POFF]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};", "l,r,r,b" %[[ADDR]], %[[PCLK]], %[[W1]], %{{.+}} : (!llvm.ptr<1>, i32, i32, i1) -> ()
 // CHECK-NEXT:    %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[IDX1:.+]] = llvm.add %[[IDX]], %[[ONE]] : i32
 // CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.global.v2.b32 [$0], {$1, $2};"
 // CHECK:         %[[IDX2:.+]] = llvm.add %[[IDX1]], %{{.+}} : i32
-// CHECK:         llvm.cond_br %{{.+}}, ^bb2, ^bb1(%{{.+}}, %[[IDX2]] : i32, i32)
+// CHECK:         llvm.cond_br %{{.+}}, ^bb2, ^bb1(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[IDX2]] : i32, i32, i32, i32, i32, i32)
 // CHECK-NEXT:  ^bb2:
 // Magic and flags at return: version 4 | global << 5, 0x52500024.
 // CHECK:         llvm.mlir.constant(1380974628 : i32) : i32

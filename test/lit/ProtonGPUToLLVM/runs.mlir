@@ -14,7 +14,7 @@
 // CHECK-NEXT:    %[[LOW:.+]] = llvm.icmp "ult" %[[LANE]], %[[THREE]] : i32
 // CHECK-NEXT:    %[[MINE:.+]] = llvm.and %{{.+}}, %[[LOW]] : i1
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %{{.+}}, %{{.+}}, %[[MINE]]
-// CHECK:       ^bb1(%[[INDEX:.+]]: i32):
+// CHECK:       ^bb1({{.*}}%[[INDEX:[0-9]+]]: i32):
 // CHECK:         %[[MASK:.+]] = llvm.mlir.constant(15 : i32) : i32
 // CHECK-NEXT:    %[[SLOT:.+]] = llvm.and %[[INDEX]], %[[MASK]] : i32
 // CHECK-NEXT:    %[[RB:.+]] = llvm.mlir.constant(8 : i32) : i32
@@ -63,9 +63,9 @@ llvm.func ptx_kernelcc @run_over_diamond(%arg0: !llvm.ptr<1>, %c: i1, %n: i1) {
 // A block that can run again without the run's first block (its own loop)
 // is not part of the run: each of its records computes its own slot.
 // CHECK-LABEL: llvm.func ptx_kernelcc @inner_loop
-// CHECK:       ^bb1(%{{.+}}: i32):
+// CHECK:       ^bb1({{.*}}: i32):
 // CHECK:         llvm.mlir.constant(15 : i32) : i32
-// CHECK:       ^bb2(%[[I2:.+]]: i32):
+// CHECK:       ^bb2({{.*}}%[[I2:[0-9]+]]: i32):
 // CHECK:         %[[M2:.+]] = llvm.mlir.constant(15 : i32) : i32
 // CHECK-NEXT:    llvm.and %[[I2]], %[[M2]] : i32
 llvm.func ptx_kernelcc @inner_loop(%arg0: !llvm.ptr<1>, %c: i1, %n: i1) {

@@ -71,13 +71,14 @@
 // SCHED:         %[[START:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
 // SCHED-NEXT:    %[[V:.+]] = llvm.load %arg0 : !llvm.ptr<1> -> i32
 // SCHED-NEXT:    %[[END:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %clock;", "=r"  : () -> i32
+// A record is stored a record late: after both reads, the store pending
+// from before them, then START's; END's at the return.
+// SCHED-NOT:     llvm.inline_asm
+// SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};"
 // SCHED-NOT:     llvm.inline_asm
 // SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[START]], %{{.+}}, %{{.+}}
-// SCHED-NOT:     llvm.inline_asm
+// SCHED:         llvm.store %[[V]], %arg0
 // SCHED:         llvm.inline_asm has_side_effects asm_dialect = att "@$3 st.shared.v2.b32 [$0], {$1, $2};", "r,r,r,b" %{{.+}}, %[[END]], %{{.+}}, %{{.+}}
-// SCHED-NEXT:    llvm.mlir.constant(1 : i32)
-// SCHED-NEXT:    llvm.add
-// SCHED-NEXT:    llvm.store %[[V]], %arg0
 
 // GLOBAL-NOT:  @global_smem
 // GLOBAL:      proton.layout = #proton_gpu.layout<global, warp_group, clock 64, num_warps 8, warps[0, 4], segment_bytes 4096, shared_offset 0, overhang 1>

@@ -35,6 +35,10 @@ struct KernelSegment {
   Value indexSlot;  // stack slot of the record index (promoted later)
   Value runSlot;    // stack slot of the byte offset of the current run's first
                     // record, with an overhang (promoted later)
+  // Shared and global buffers: stack slots (promoted later) of the record
+  // whose store waits for the next record or the return: its word 0, clock
+  // bits 32-63, tag bits and byte offset from `records`.
+  SmallVector<Value, 4> pendingSlots;
   // With an overhang: each circular_store's place in its block's run of
   // records, which share the slot its first record computes. A store not
   // listed computes its own slot.

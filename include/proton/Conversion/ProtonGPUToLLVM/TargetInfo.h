@@ -44,6 +44,12 @@ public:
   /// lowered (prepareKernelSegments): e.g. on AMDGPU, dropping attributes
   /// that promise the backend what the lowering will break.
   virtual void prepareKernel(LLVM::LLVMFuncOp) const {}
+  /// Whether a record (shared and global buffers) is stored by the next
+  /// record or the return rather than right after its clock read: ptxas
+  /// puts the first use of a clock read right after it, where the warp
+  /// waits out its latency (measured on Hopper attention kernels, 2 warps
+  /// per scheduler). Not measured on AMD: off there.
+  virtual bool defersRecordStores() const { return false; }
 };
 
 } // namespace mlir::proton
