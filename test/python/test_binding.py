@@ -90,8 +90,10 @@ def test_schedule_stores_moves_the_start_store_after_the_end_read():
             if "%clock;" in line or "st.shared.v2" in line
         ]
 
-    assert order(plain) == ["read", "store", "read", "store"]
-    assert order(scheduled) == ["read", "read", "store", "store"]
+    # NVIDIA stores a record a record late: the first store is the entry's
+    # placeholder, the last the return's.
+    assert order(plain) == ["read", "store", "read", "store", "store"]
+    assert order(scheduled) == ["read", "read", "store", "store", "store"]
 
 
 def test_string_parameter_attributes_survive_the_round_trip():
