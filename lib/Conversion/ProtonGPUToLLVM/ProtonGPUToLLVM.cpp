@@ -346,6 +346,19 @@ template <typename Op> struct ProtonGPUPattern : ConvertOpToLLVMPattern<Op> {
     target.storeWords(b, loc, l.gep(s.staging, l.i32(part)), words, s.isWriter);
   }
 
+  /// Stores the pending record, where the target defers record stores.
+  void storePending(RewriterBase &b, Location loc,
+                    const KernelSegment &s) const {
+    if (s.pendingSlots.empty())
+      return;
+    LLVMBuilder l{b, loc};
+    SmallVector<Value> pending;
+    for (Value slot : s.pendingSlots)
+      pending.push_back(l.load(b.getI32Type(), slot, 4));
+    target.storeWords(b, loc, l.gep(s.records, pending[3]),
+                      {pending[0], l.add(pending[1], pending[2])}, s.isWriter);
+  }
+
   const TargetInfo &target;
   const KernelSegments &segments;
   uint32_t kernelId;
@@ -416,21 +429,8 @@ struct InitSegmentLowering : ProtonGPUPattern<InitSegmentOp> {
   }
 };
 
-/// Stores the pending record (shared and global buffers).
-void storePending(RewriterBase &rewriter, const TargetInfo &target,
-                  const KernelSegment &s) {
-  if (s.pendingSlots.empty())
-    return;
-  LLVMBuilder l{rewriter, s.lane.getLoc()};
-  SmallVector<Value> pending;
-  for (Value slot : s.pendingSlots)
-    pending.push_back(l.load(rewriter.getI32Type(), slot, 4));
-  target.storeWords(rewriter, l.loc, l.gep(s.records, pending[3]),
-                    {pending[0], l.add(pending[1], pending[2])}, s.isWriter);
-}
-
 /// Writes one record at the record index modulo the capacity (a record
-/// late, see storePending), and advances the index.
+/// late where the target defers record stores), and advances the index.
 struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
   using ProtonGPUPattern::ProtonGPUPattern;
 
@@ -453,20 +453,19 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
     Value word0 = adaptor.getCounter(), high;
     if (layout.getClockBits() == 64)
       std::tie(word0, high) = l.split64(adaptor.getCounter());
-    if (inRegisters) {
-      keepInChunk(l, s, slotOf(l, s, index),
-                  {word0, high ? l.add(high, tagBits) : tagBits});
-    } else if (storesNow) {
-      target.storeWords(rewriter, loc, address,
-                        {word0, high ? l.add(high, tagBits) : tagBits},
-                        s.isWriter);
+    if (inRegisters || storesNow) {
+      SmallVector<Value> words{word0, high ? l.add(high, tagBits) : tagBits};
+      if (inRegisters)
+        keepInChunk(l, s, slotOf(l, s, index), words);
+      else
+        target.storeWords(rewriter, loc, address, words, s.isWriter);
     } else {
       if (!high)
         high = l.i32(0);
       // Nothing uses the clock just read until the next record stores it:
       // ptxas puts a use right after the read, where the warp waits out
       // its latency (with two warps per scheduler nothing hides that).
-      storePending(rewriter, target, s);
+      storePending(rewriter, loc, s);
       for (auto [slot, value] :
            llvm::zip_equal(s.pendingSlots,
                            SmallVector<Value>{word0, high, tagBits, offset}))
@@ -542,7 +541,7 @@ struct FinalizeLowering : ProtonGPUPattern<FinalizeOp> {
       writeChunk(rewriter, loc, s, count, identityWords, stamps);
       return;
     }
-    storePending(rewriter, target, s);
+    storePending(rewriter, loc, s);
     storeHeaderPart(rewriter, loc, s, kIdentityPart, identityWords);
     storeHeaderPart(rewriter, loc, s, kExitPart, stamps);
     if (s.layout.getBufferType() == BufferType::shared)

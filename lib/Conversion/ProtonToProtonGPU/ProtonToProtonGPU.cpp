@@ -53,15 +53,19 @@ unsigned largestSegmentFitting(unsigned bytes) {
   return segment;
 }
 
+/// Records a site writes: a value site its time and its value.
+unsigned recordsWrittenBy(RecordOp record) {
+  return record.getKind() == RecordKind::value ? 2 : 1;
+}
+
 /// How many records a warp can write at most, when no record sits on a CFG
 /// cycle (every record then runs at most once); none otherwise.
 std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
   unsigned records = 0;
   for (Block &block : kernel.getBody()) {
-    // A value site writes two records: its time and its value.
     unsigned here = 0;
     for (RecordOp record : block.getOps<RecordOp>())
-      here += record.getKind() == RecordKind::value ? 2 : 1;
+      here += recordsWrittenBy(record);
     if (here == 0)
       continue;
     records += here;
@@ -80,12 +84,10 @@ std::optional<unsigned> staticRecordBound(LLVM::LLVMFuncOp kernel) {
   return records;
 }
 
-/// Records of the kernel's record sites (a value site writes two).
+/// Records of all the kernel's record sites.
 unsigned recordSiteCount(LLVM::LLVMFuncOp kernel) {
   unsigned records = 0;
-  kernel.walk([&](RecordOp record) {
-    records += record.getKind() == RecordKind::value ? 2 : 1;
-  });
+  kernel.walk([&](RecordOp record) { records += recordsWrittenBy(record); });
   return records;
 }
 
