@@ -54,6 +54,16 @@ activities per loop. For graph_replay an activity is a kernel node of a
 replay (one cudaGraphLaunch per iteration). Proton's, Triton's and torch's
 counts of what they saw are printed beside the floor's.
 
+--paired (the way to read compiled_mlp and eager_block): each variant's
+process (plain is not run on its own) times, per workload and --cycles
+cycle, a plain loop and, in alternating order, the second loop of a fresh
+session of the variant (the first is reported apart as "first loop": what a
+session pays once per kernel, graph and stream); the ratio of the two loops,
+a few hundred ms apart in one process, leaves out what differs between
+processes (GPU clocks, Inductor's and CUPTI's first-use costs), which moved
+every variant's loop from 0.7x to 2.2x between processes. Reported: the
+median ratio over all pairs with its quartiles.
+
 Target (issue 28): proton's paired ratio within 0.03 of cupti_floor's in the
 same run, and below Triton's profiler's and torch.profiler's (proton_hook
 against triton_hook and torch), per workload.
@@ -492,6 +502,109 @@ def child(variant: str, names: list, args, out_dir: str) -> dict:
     }
 
 
+def paired_child(variant: str, names: list, args, out_dir: str) -> dict:
+    """--paired: in one process, for each workload and cycle, a plain loop
+    and the second loop inside a fresh session of `variant`, in alternating
+    order, so that each ratio divides two loops a few hundred ms apart in
+    the same process (process-level effects cancel). The session's first
+    loop is kept apart (first_in_session_s): it pays what a session does
+    once per kernel (CUPTI and the profiler meeting each function, graph
+    and stream for the first time), which a long run amortizes. One
+    unmeasured session first pays the process's first-use costs."""
+    workloads = [BUILDERS[name](args) for name in names]
+    warm = Session(variant, os.path.join(out_dir, f"{variant}_{os.getpid()}_warm"))
+    warm.start()
+    for workload in workloads:
+        timed_loop(workload)
+        warm.after_workload()
+    warm.stop()
+    results = {}
+    for workload in workloads:
+        pairs = []
+        for cycle in range(args.cycles):
+            session = Session(variant, os.path.join(out_dir, f"{variant}_{os.getpid()}_{workload.name}_{cycle}"))
+            loops = {}
+            for kind in ("plain", "profiled") if cycle % 2 == 0 else ("profiled", "plain"):
+                if kind == "plain":
+                    loops[kind] = timed_loop(workload)
+                    continue
+                session.start()
+                loops["first_in_session"] = timed_loop(workload)
+                loops[kind] = timed_loop(workload)
+                counts = session.after_workload()
+                session.stop()
+            pairs.append(
+                {
+                    "plain_s": loops["plain"],
+                    "profiled_s": loops["profiled"],
+                    "first_in_session_s": loops["first_in_session"],
+                    "floor_counts": counts,
+                }
+            )
+        results[workload.name] = {"iterations": workload.iterations, "pairs": pairs, "describe": workload.describe}
+    return {"variant": variant, "workloads": results}
+
+
+def summarize_paired(runs: list, workloads: list, variants: list) -> dict:
+    ok = [r for r in runs if "error" not in r]
+    summary = {}
+    for name in workloads:
+        rows = {}
+        iterations = None
+        for variant in variants:
+            pairs = [p for r in ok if r["variant"] == variant for p in r["workloads"].get(name, {}).get("pairs", [])]
+            if not pairs:
+                rows[variant] = {"variant": variant, "error": True}
+                continue
+            iterations = next(r["workloads"][name]["iterations"] for r in ok if r["variant"] == variant)
+            ratios = sorted(p["profiled_s"] / p["plain_s"] for p in pairs)
+            first = [p["first_in_session_s"] / p["plain_s"] for p in pairs if "first_in_session_s" in p]
+            extra = statistics.median(p["profiled_s"] - p["plain_s"] for p in pairs)
+            rows[variant] = {
+                "variant": variant,
+                "plain_loop_ms": statistics.median(p["plain_s"] for p in pairs) * 1e3,
+                "paired_ratio": statistics.median(ratios),
+                "quartiles": [ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]],
+                "samples": len(ratios),
+                "us_per_iteration_over_plain": extra / iterations * 1e6,
+                "first_loop_ratio": statistics.median(first) if first else None,
+            }
+        floor = rows.get("cupti_floor", {}).get("paired_ratio")
+        for row in rows.values():
+            if row.get("paired_ratio") is not None and floor is not None:
+                row["minus_floor"] = row["paired_ratio"] - floor
+        summary[name] = {"iterations": iterations, "rows": [rows[v] for v in variants]}
+    return summary
+
+
+def markdown_paired(summary: dict, config: dict) -> str:
+    machine = config.get("machine") or {}
+    lines = [
+        f"Launch-bound workloads on {machine.get('gpu', '?')} (torch {machine.get('torch', '?')}, Triton "
+        f"{machine.get('triton', '?')}), paired in process: {config['rounds']} processes per variant, "
+        f"{config['cycles']} cycles per workload and process, each a plain loop and a loop in a fresh session "
+        "(alternating order), the session's second loop timed. 'paired' is the median of the loop ratios "
+        "(quartiles after it); '- floor' subtracts cupti_floor's; 'first loop' is the session's first loop over "
+        "the plain one (once-per-session costs included).",
+        "",
+        "| workload | variant | plain loop ms | paired (quartiles) | - floor | us/iteration | first loop | pairs |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, part in summary.items():
+        for row in part["rows"]:
+            if row.get("error"):
+                lines.append(f"| {name} | {row['variant']} | failed | | | | | |")
+                continue
+            q = row["quartiles"]
+            lines.append(
+                f"| {name} | {row['variant']} | {row['plain_loop_ms']:.2f} | {row['paired_ratio']:.3f}x "
+                f"({q[0]:.3f}-{q[1]:.3f}) | {_fmt(row.get('minus_floor'), '+.3f')} | "
+                f"{row['us_per_iteration_over_plain']:.1f} | {_fmt(row.get('first_loop_ratio'), '.3f')}x | "
+                f"{row['samples']} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def prime(names: list, args) -> dict:
     """Compiles the workloads once (warm caches for every measured process)
     and says what machine and versions the run is on."""
@@ -548,6 +661,9 @@ def _child_command(args, what: str, work: str) -> list:
         str(args.block_heads),
         "--replays",
         str(args.replays),
+        "--cycles",
+        str(args.cycles),
+        *(["--paired"] if args.paired else []),
         "--inductor-launcher",
         args.inductor_launcher,
     ]
@@ -769,6 +885,13 @@ def parse_args(argv=None):
         help="triton: Inductor launches through Triton's launcher, whose launch hooks hook='triton' uses; "
         "static: torch's default static launcher, which calls no Triton launch hooks",
     )
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="pair each profiled loop with a plain loop in the same process (fresh session per loop); "
+        "the plain variant is then not run on its own",
+    )
+    parser.add_argument("--cycles", type=int, default=8, help="--paired: pairs per workload and process")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -788,8 +911,11 @@ def main() -> None:
         print(json.dumps(prime(args.workload_list, args)))
         return
     if args.child:
-        print(json.dumps(child(args.child, args.workload_list, args, args.child_dir)))
+        run_child = paired_child if args.paired else child
+        print(json.dumps(run_child(args.child, args.workload_list, args, args.child_dir)))
         return
+    if args.paired:
+        args.variant_list = [v for v in args.variant_list if v != "plain"]
 
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="bench_host_workloads_")
@@ -799,6 +925,8 @@ def main() -> None:
         "variants": args.variant_list,
         "rounds": args.rounds,
         "repeats": args.repeats,
+        "paired": args.paired,
+        "cycles": args.cycles,
         "argv": sys.argv[1:],
     }
     print("priming: compiling the workloads once ...", file=sys.stderr)
@@ -828,7 +956,10 @@ def main() -> None:
             if "error" in result:
                 print(f"round {round_index} {variant}: FAILED\n{result['error']}", file=sys.stderr)
                 continue
-            loops = ", ".join(f"{n} {w['loop_s'] * 1e3:.2f} ms" for n, w in result["workloads"].items())
+            loops = ", ".join(
+                f"{n} {w['loop_s'] * 1e3:.2f} ms" if "loop_s" in w else f"{n} {len(w['pairs'])} pairs"
+                for n, w in result["workloads"].items()
+            )
             print(f"round {round_index} {variant}: {loops} ({result['wall_s']:.1f} s)", file=sys.stderr)
         with open(args.out + ".partial.json", "w") as f:  # what a cut-off run still leaves
             json.dump({"config": config, "runs": runs}, f, indent=1)
@@ -837,11 +968,15 @@ def main() -> None:
 
     config["stopped_at_deadline"] = stopped
     config["wall_s"] = time.monotonic() - started
-    summary = summarize(runs, args.workload_list, args.variant_list)
-    config["seen"] = seen_counts(runs, args.variant_list)
+    if args.paired:
+        summary = summarize_paired(runs, args.workload_list, args.variant_list)
+        text = markdown_paired(summary, config)
+    else:
+        summary = summarize(runs, args.workload_list, args.variant_list)
+        config["seen"] = seen_counts(runs, args.variant_list)
+        text = markdown(summary, config)
     with open(args.out + ".json", "w") as f:
         json.dump({"config": config, "runs": runs, "summary": summary}, f, indent=1)
-    text = markdown(summary, config)
     with open(args.out + ".md", "w") as f:
         f.write(text)
     print(text)

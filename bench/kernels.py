@@ -138,6 +138,7 @@ def attention_fwd(
     BLOCK_N: tl.constexpr,
     HEAD_DIM: tl.constexpr,
     CAUSAL: tl.constexpr = False,
+    SOFTMAX_SCOPE: tl.constexpr = True,
 ):
     # Flash-attention forward; with CAUSAL, row i attends to keys 0..i only
     # (KV blocks past the diagonal are skipped, the rest masked). Q, K, V, O: contiguous
@@ -148,7 +149,8 @@ def attention_fwd(
     # N_CTX is a multiple of BLOCK_M and BLOCK_N (checked on the host): no masks.
     # Scopes, per KV block: "kv_block" around the whole iteration (loads of K
     # and V, both dots, the softmax update) > "softmax" around the online
-    # softmax update (row max, exp2, rescale of l and acc). With num_stages > 1
+    # softmax update (row max, exp2, rescale of l and acc); SOFTMAX_SCOPE=False
+    # leaves "kv_block" alone (what the inner scope costs). With num_stages > 1
     # the pipeliner issues the K and V loads iterations ahead, outside
     # "kv_block" (proton says so in a PipeliningWarning at compile time): the
     # scope then measures the waits for those loads, not the loads.
@@ -173,14 +175,16 @@ def attention_fwd(
         qk = tl.dot(q, kt)
         if CAUSAL:
             qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
-        mark.enter_scope("softmax")
+        if SOFTMAX_SCOPE:
+            mark.enter_scope("softmax")
         m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
         p = tl.math.exp2(qk * qk_scale - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None]
         m_i = m_new
-        mark.exit_scope("softmax")
+        if SOFTMAX_SCOPE:
+            mark.exit_scope("softmax")
         v = tl.load(v_ptrs)
         acc = tl.dot(p.to(tl.float16), v, acc)
         kt_ptrs += BLOCK_N * stride_m
@@ -190,7 +194,87 @@ def attention_fwd(
     tl.store(o_ptr + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.float16))
 
 
-TEMPLATES = {"vector_add": vector_add, "matmul": matmul, "softmax": softmax, "attention_fwd": attention_fwd}
+def attention_bwd(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    do_ptr,
+    lse_ptr,
+    delta_ptr,
+    dq_ptr,
+    dk_ptr,
+    dv_ptr,
+    qk_scale,
+    sm_scale,
+    stride_bh,
+    stride_m,
+    N_CTX,
+    BLOCK: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+):
+    # Flash-attention backward, not causal, in one kernel of two phases.
+    # Program (j, bh) first computes dK and dV of keys [j*BLOCK, +BLOCK) of
+    # head bh, looping over every query block, then dQ of queries
+    # [j*BLOCK, +BLOCK), looping over every key block. Inputs from the
+    # forward (computed on the host): lse, the base-2 log-sum-exp of each
+    # row of qk * qk_scale, and delta = rowsum(O * dO), both (batch*heads,
+    # N_CTX) fp32. P = exp2(qk * qk_scale - lse); dV = P^T dO; dS = P * (dO
+    # V^T - delta); dK = sm_scale dS^T Q; dQ = sm_scale dS K. Layouts as in
+    # attention_fwd; N_CTX a multiple of BLOCK (no masks).
+    # Scopes, one per loop iteration: "dkdv_block" (phase 1) and "dq_block"
+    # (phase 2).
+    start = tl.program_id(0) * BLOCK
+    bh = tl.program_id(1)
+    base = bh * stride_bh
+    rows = bh * N_CTX
+    offs_b = start + tl.arange(0, BLOCK)
+    offs_i = tl.arange(0, BLOCK)
+    offs_d = tl.arange(0, HEAD_DIM)
+    tile = offs_b[:, None] * stride_m + offs_d[None, :]
+
+    k = tl.load(k_ptr + base + tile)
+    v = tl.load(v_ptr + base + tile)
+    dk = tl.zeros((BLOCK, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK, HEAD_DIM), dtype=tl.float32)
+    for start_m in range(0, N_CTX, BLOCK):
+        mark.enter_scope("dkdv_block")
+        offs_m = start_m + offs_i
+        q = tl.load(q_ptr + base + offs_m[:, None] * stride_m + offs_d[None, :])
+        do = tl.load(do_ptr + base + offs_m[:, None] * stride_m + offs_d[None, :])
+        lse = tl.load(lse_ptr + rows + offs_m)
+        delta = tl.load(delta_ptr + rows + offs_m)
+        pt = tl.math.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])  # P^T: (keys, queries)
+        dv = tl.dot(pt.to(tl.float16), do, dv)
+        dst = pt * (tl.dot(v, tl.trans(do)) - delta[None, :])
+        dk = tl.dot(dst.to(tl.float16), q, dk)
+        mark.exit_scope("dkdv_block")
+    tl.store(dk_ptr + base + tile, (dk * sm_scale).to(tl.float16))
+    tl.store(dv_ptr + base + tile, dv.to(tl.float16))
+
+    q = tl.load(q_ptr + base + tile)
+    do = tl.load(do_ptr + base + tile)
+    lse = tl.load(lse_ptr + rows + offs_b)
+    delta = tl.load(delta_ptr + rows + offs_b)
+    dq = tl.zeros((BLOCK, HEAD_DIM), dtype=tl.float32)
+    for start_n in range(0, N_CTX, BLOCK):
+        mark.enter_scope("dq_block")
+        offs_n = start_n + offs_i
+        kb = tl.load(k_ptr + base + offs_n[:, None] * stride_m + offs_d[None, :])
+        vb = tl.load(v_ptr + base + offs_n[:, None] * stride_m + offs_d[None, :])
+        p = tl.math.exp2(tl.dot(q, tl.trans(kb)) * qk_scale - lse[:, None])
+        ds = p * (tl.dot(do, tl.trans(vb)) - delta[:, None])
+        dq = tl.dot(ds.to(tl.float16), kb, dq)
+        mark.exit_scope("dq_block")
+    tl.store(dq_ptr + base + tile, (dq * sm_scale).to(tl.float16))
+
+
+TEMPLATES = {
+    "vector_add": vector_add,
+    "matmul": matmul,
+    "softmax": softmax,
+    "attention_fwd": attention_fwd,
+    "attention_bwd": attention_bwd,
+}
 
 #: Launch configurations (the brief's): compile options and constexprs.
 VECTOR_ADD_BLOCK = 1024
@@ -209,6 +293,9 @@ SOFTMAX_OPTIONS = {"num_warps": 8}
 ATTENTION_SHAPE = (4, 32, 4096, 64)
 ATTENTION_BLOCKS = {"BLOCK_M": 128, "BLOCK_N": 64}
 ATTENTION_OPTIONS = {"num_warps": 4, "num_stages": 3}
+#: Attention backward: the same shape; key and query blocks of 64 rows.
+ATTENTION_BWD_BLOCK = 64
+ATTENTION_BWD_OPTIONS = {"num_warps": 4, "num_stages": 2}
 
 VARIANTS = ("plain", "proton", "reference")
 
@@ -304,6 +391,17 @@ ATTENTION_SIGNATURE = {
     "v_ptr": "*fp16",
     "o_ptr": "*fp16",
     "qk_scale": "fp32",
+    "stride_bh": "i32",
+    "stride_m": "i32",
+    "N_CTX": "i32",
+}
+ATTENTION_BWD_SIGNATURE = {
+    **{name: "*fp16" for name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")},
+    "lse_ptr": "*fp32",
+    "delta_ptr": "*fp32",
+    **{name: "*fp16" for name in ("dq_ptr", "dk_ptr", "dv_ptr")},
+    "qk_scale": "fp32",
+    "sm_scale": "fp32",
     "stride_bh": "i32",
     "stride_m": "i32",
     "N_CTX": "i32",

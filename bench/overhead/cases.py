@@ -1,6 +1,6 @@
 """The device cases' problems: inputs, launch arguments, compile-only calls
 and result checks for the kernels of bench/kernels.py (vector add, matmul,
-softmax, attention forward)."""
+softmax, attention forward and backward)."""
 
 
 class VectorAdd:
@@ -120,14 +120,15 @@ class Attention:
     template = "attention_fwd"
     LOG2E = 1.4426950408889634
 
-    def __init__(self, shape, causal=False):
+    def __init__(self, shape, causal=False, softmax_scope=True):
         import torch
 
         self.torch = torch
         self.shape = shape
         self.causal = causal
-        self.tag = "causal" if causal else ""
-        self.kernel_key = "attention_causal" if causal else "attention_fwd"
+        self.softmax_scope = softmax_scope
+        self.tag = ("causal" if causal else "") + ("" if softmax_scope else "_outer")
+        self.kernel_key = ("attention_causal" if causal else "attention_fwd") + ("" if softmax_scope else "_outer")
         gen = torch.Generator(device="cuda").manual_seed(0)
         self.q, self.k, self.v = (
             torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen) for _ in range(3)
@@ -150,6 +151,8 @@ class Attention:
         options = dict(**kernels.ATTENTION_BLOCKS, HEAD_DIM=head_dim, **kernels.ATTENTION_OPTIONS)
         if self.causal:
             options["CAUSAL"] = True
+        if not self.softmax_scope:
+            options["SOFTMAX_SCOPE"] = False
         return grid, args, options
 
     launch = VectorAdd.launch
@@ -172,6 +175,89 @@ class Attention:
     compare = Matmul.compare
 
 
+class AttentionBackward:
+    """Flash-attention backward (bench/kernels.py attention_bwd): dQ, dK, dV
+    of a random dO, from the forward's log-sum-exp and rowsum(O * dO)
+    computed on the host in fp32. The output holds dQ, dK, dV stacked."""
+
+    template, tag, kernel_key = "attention_bwd", "", "attention_bwd"
+    LOG2E = Attention.LOG2E
+
+    def __init__(self, shape):
+        import torch
+
+        self.torch = torch
+        self.shape = shape
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        self.q, self.k, self.v, self.do = (
+            torch.randn(shape, device="cuda", dtype=torch.float16, generator=gen) for _ in range(4)
+        )
+        self.sm_scale = shape[-1] ** -0.5
+        batch, heads, seqlen, _ = shape
+        self.lse = torch.empty((batch, heads, seqlen), device="cuda", dtype=torch.float32)
+        self.delta = torch.empty_like(self.lse)
+        for i in range(batch):  # one batch element at a time: bounded memory
+            s = self._scores(i)
+            self.lse[i] = torch.logsumexp(s, dim=-1) * self.LOG2E
+            o = torch.softmax(s, dim=-1) @ self.v[i].float()
+            self.delta[i] = (o * self.do[i].float()).sum(dim=-1)
+            del s, o
+
+    def _scores(self, i):
+        return (self.q[i].float() @ self.k[i].float().transpose(-1, -2)) * self.sm_scale
+
+    def output(self):
+        return self.torch.full((3, *self.shape), float("nan"), device="cuda", dtype=self.torch.float16)
+
+    def call(self, out):
+        import kernels
+
+        batch, heads, seqlen, head_dim = self.shape
+        block = kernels.ATTENTION_BWD_BLOCK
+        assert seqlen % block == 0, "the kernel has no masks"
+        assert all(t.is_contiguous() for t in (self.q, self.k, self.v, self.do, out)), "contiguous tensors"
+        assert out.numel() < 2**31, "32-bit offsets"
+        grid = (seqlen // block, batch * heads)
+        args = (
+            self.q,
+            self.k,
+            self.v,
+            self.do,
+            self.lse,
+            self.delta,
+            out[0],
+            out[1],
+            out[2],
+            self.sm_scale * self.LOG2E,
+            self.sm_scale,
+            self.q.stride(1),
+            self.q.stride(2),
+            seqlen,
+        )
+        return grid, args, dict(BLOCK=block, HEAD_DIM=head_dim, **kernels.ATTENTION_BWD_OPTIONS)
+
+    launch = VectorAdd.launch
+    compile_only = VectorAdd.compile_only
+
+    def sanity(self, out):
+        # fp32 autograd of softmax(Q K^T sm_scale) V on the first batch
+        # element; errors relative to the largest gradient of each tensor.
+        torch = self.torch
+        q, k, v = (t[0].float().requires_grad_() for t in (self.q, self.k, self.v))
+        o = torch.softmax((q @ k.transpose(-1, -2)) * self.sm_scale, dim=-1) @ v
+        o.backward(self.do[0].float())
+        checks, worst = {}, 0.0
+        for name, got, ref in zip(("dq", "dk", "dv"), out, (q.grad, k.grad, v.grad)):
+            rel = float((got[0].float() - ref).abs().max() / ref.abs().max())
+            checks[f"max_rel_err_{name}"] = rel
+            worst = max(worst, rel)
+        checks["within_tolerance"] = worst < 2e-2
+        checks["finite"] = bool(torch.isfinite(out).all())
+        return checks
+
+    compare = Matmul.compare
+
+
 def make_case(key, small=False):
     import kernels
 
@@ -181,8 +267,14 @@ def make_case(key, small=False):
     if key == "softmax":
         rows, cols = kernels.SOFTMAX_SHAPE
         return Softmax(256 if small else rows, cols)  # small: same columns, so the same build
-    if key in ("attention_fwd", "attention_causal"):
+    if key in ("attention_fwd", "attention_causal", "attention_causal_outer"):
         shape = kernels.ATTENTION_SHAPE
-        return Attention((1, 2, 512, shape[3]) if small else shape, causal=key == "attention_causal")
+        small_shape = (1, 2, 512, shape[3])
+        return Attention(
+            small_shape if small else shape, causal="causal" in key, softmax_scope=not key.endswith("_outer")
+        )
+    if key == "attention_bwd":
+        shape = kernels.ATTENTION_SHAPE
+        return AttentionBackward((1, 2, 512, shape[3]) if small else shape)
     tag = key.split("_", 1)[1]
     return Matmul(tag, 1024 if small else 4096)

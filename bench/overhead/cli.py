@@ -88,6 +88,7 @@ def parse_args(argv=None):
         "softmax": (3, 10) if q else (10, 100),
         "attention_fwd": (2, 5) if q else (5, 20),
         "attention_causal": (2, 5) if q else (5, 20),
+        "attention_bwd": (2, 5) if q else (5, 20),
     }
     if args.dobench_reps is None:
         args.dobench_reps = 30 if q else 300

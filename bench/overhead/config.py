@@ -16,6 +16,7 @@ TARGETS = {
     "device:softmax": ("<=", 1.10),  # informative
     "device:attention_fwd": ("<=", 1.05),  # issue 28
     "device:attention_causal": ("<=", 1.05),  # issue 28
+    "device:attention_bwd": ("<=", 1.05),  # issue 28
     "dobench:session": ("<=", 3.0),
     "dobench:trace_size": (">=", 5.0),
     "compile": ("<=", 1.3),
@@ -36,6 +37,14 @@ DEVICE_CASES = {
     "attention_causal": (
         "attention_causal",
         "causal flash attention fwd 4x32x4096x64 fp16, scopes per KV block: kv_block > softmax",
+    ),
+    "attention_causal_outer": (
+        "attention_causal_outer",
+        "causal flash attention fwd 4x32x4096x64 fp16, one scope per KV block: kv_block (no inner softmax scope)",
+    ),
+    "attention_bwd": (
+        "attention_bwd",
+        "flash attention bwd 4x32x4096x64 fp16 (dK dV, then dQ), a scope per block: dkdv_block, dq_block",
     ),
 }
 #: The kernels of the cold-compile section.
