@@ -11,6 +11,7 @@ import pytest
 
 import synthetic_buffers as synthetic
 from proton.instrument import decode
+from proton.kernel_metadata import KernelMetadata
 from proton.instrument.decode_async import pair_events
 from proton.writers import chrome_trace, perfetto_trace
 
@@ -114,10 +115,9 @@ def test_marks_are_instants_on_their_warps():
 
 
 def test_unknown_kind_in_the_scope_table_is_an_error():
-    buf, meta = build(producer_consumer())
-    meta["scopes"][1]["kind"] = "counter"
+    meta = synthetic.metadata_dict(TABLE, synthetic.layout(num_warps=2), kinds=["scope", "counter", "mark"])
     with pytest.raises(ValueError, match=r"scope table entry 1 \('copy'\) has unknown kind 'counter'"):
-        decode.decode(buf, meta, 1)
+        KernelMetadata.from_dict(meta)
 
 
 def _reference_fifo(ids, rows, is_end, ns, segments):
@@ -172,7 +172,6 @@ def test_chrome_trace_binds_an_event_across_warps_with_flow_endpoints_and_marks_
     w0, w1 = producer_consumer()
     w0 = w0[:-2] + [(2, S), (2, S)]  # two marks instead of the last scope
     buf, meta = build([w0, w1])
-    meta["scopes"][0]["name"] = "loop"
     events = _trace(tmp_path, [decode.decode(buf, meta, 1)])
     # Triton's Proton's layout: per pair, a zero-length X endpoint on each
     # warp, bound by bind_id; no slice of its own, no s/f flow events.

@@ -16,7 +16,7 @@ import triton.language as tl  # noqa: E402
 
 import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
-from proton.instrument import stage_hook as hook_mod  # noqa: E402
+from proton import kernel_metadata  # noqa: E402
 
 from kernels import matmul, matmul_load_scope, vector_add  # noqa: E402
 
@@ -172,8 +172,8 @@ def _decoded_launches():
     out = []
     for kept in session.kept:
         data = kept.buffer.cpu().numpy()
-        meta = hook_mod.metadata_for_buffer(data, kept.kernel)
-        out.append(decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"], kernel=kept.kernel))
+        meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
+        out.append(decode.decode(data, meta, data.nbytes // meta.layout.bytes_per_cta, kernel=kept.kernel))
     return out
 
 
@@ -189,10 +189,10 @@ def test_save_fixtures(tmp_path, mode):
     torch.cuda.synchronize()
     (kept,) = session.kept
     data = kept.buffer.cpu().numpy()
-    meta = hook_mod.metadata_for_buffer(data, kept.kernel)
+    meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
     proton.finalize()
     name = "vector_add_" + ("clock32" if "clock32" in mode else "clock64")
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), data)
     with open(os.path.join(directory, name + ".json"), "w") as f:
-        json.dump({"num_ctas": 8, "gpu": torch.cuda.get_device_name(), "metadata": meta}, f, indent=1)
+        json.dump({"num_ctas": 8, "gpu": torch.cuda.get_device_name(), "metadata": meta.to_dict()}, f, indent=1)

@@ -226,11 +226,13 @@ def test_the_viewer_on_the_fixtures(venv):
         import json
         import numpy as np
         from proton.instrument import decode
+        from proton.kernel_metadata import KernelMetadata
         from proton.writers import chrome_trace
 
         info = json.load(open({str(FIXTURES / "vector_add_clock32.json")!r}))
         buffer = np.load({str(FIXTURES / "vector_add_clock32.npy")!r})
-        launch = decode.decode(buffer, info["metadata"], info["num_ctas"], kernel="vector_add")
+        meta = KernelMetadata.from_dict(info["metadata"])
+        launch = decode.decode(buffer, meta, info["num_ctas"], kernel="vector_add")
         chrome_trace.write({str(trace)!r}, [launch], chrome_trace.session_origin([launch]))
         print(launch.num_events)
         """

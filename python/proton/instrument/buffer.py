@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernel_metadata import BufferLayout
 from .format import LAYOUT, BufferType, Granularity
 
 MAGIC = LAYOUT.MAGIC  # header word 0, bits 16-31 (bytes "PR")
@@ -61,13 +62,13 @@ def block_bytes(segment_bytes: int, overhang: int = 0) -> int:
     return -(-used // SECTOR_BYTES) * SECTOR_BYTES
 
 
-def flags_word(layout: dict, target: str = "nvptx", version: int = VERSION) -> int:
+def flags_word(layout: BufferLayout, target: str = "nvptx", version: int = VERSION) -> int:
     """Segment header word 0, magic and flags, for a layout (what the kernel writes)."""
     flags = (
         version
-        | (CLOCK64_BIT if layout["clock_bits"] == 64 else 0)
-        | BUFFER_TYPES[layout["buffer_type"]] << BUFFER_TYPE_SHIFT
-        | GRANULARITIES[layout["granularity"]] << GRANULARITY_SHIFT
+        | (CLOCK64_BIT if layout.clock_bits == 64 else 0)
+        | BUFFER_TYPES[layout.buffer_type] << BUFFER_TYPE_SHIFT
+        | GRANULARITIES[layout.granularity] << GRANULARITY_SHIFT
         | (TIMER_100MHZ_BIT if target == "amdgpu" else 0)
     )
     return MAGIC << 16 | flags
@@ -77,7 +78,7 @@ def flags_word(layout: dict, target: str = "nvptx", version: int = VERSION) -> i
 class RawProfile:
     headers: np.ndarray  # (ctas, segments, 12) u32
     records: np.ndarray  # (ctas, segments, capacity, 2) u32: the ring
-    layout: dict
+    layout: BufferLayout
     target: str = "nvptx"  # "amdgpu": the location is HW_ID[15:0] and XCC_ID
     overhang: np.ndarray | None = None  # (ctas, segments, overhang, 2) u32 after the ring
     version: int = VERSION
@@ -86,7 +87,7 @@ class RawProfile:
     def tags_added_to_clock(self) -> bool:
         """Records' second words are clock bits 32-63 plus the tag (format 4,
         64-bit clocks), not bits 32-47 below it."""
-        return self.version >= 4 and self.layout["clock_bits"] == 64
+        return self.version >= 4 and self.layout.clock_bits == 64
 
     @property
     def counts(self) -> np.ndarray:
@@ -118,7 +119,7 @@ class RawProfile:
 
     @property
     def dropped(self) -> np.ndarray:
-        return np.maximum(self.counts.astype(np.int64) - self.layout["capacity"], 0)
+        return np.maximum(self.counts.astype(np.int64) - self.layout.capacity, 0)
 
     def stamps(self, word: int) -> np.ndarray:
         """The u64 at header word `word` (W_GT_START, W_CLK_START, W_GT_END, W_CLK_END)."""
@@ -171,26 +172,26 @@ def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
     return ((xcc * np.uint32(8) + se) * np.uint32(2) + sh) * np.uint32(16) + cu
 
 
-def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = "nvptx") -> RawProfile:
+def read(buffer: bytes | np.ndarray, layout: BufferLayout, num_ctas: int, target: str = "nvptx") -> RawProfile:
     data = np.frombuffer(buffer, dtype=np.uint8) if isinstance(buffer, (bytes, bytearray)) else np.asarray(buffer)
-    expected = layout["bytes_per_cta"] * num_ctas
+    expected = layout.bytes_per_cta * num_ctas
     if data.nbytes < expected:
         raise BufferFormatError(
             f"profile buffer is truncated: {data.nbytes} bytes for {num_ctas} CTAs of "
-            f"{layout['bytes_per_cta']} bytes ({expected} expected)"
+            f"{layout.bytes_per_cta} bytes ({expected} expected)"
         )
-    segments = len(layout["warps"])
-    overhang = layout.get("overhang", 0)
-    block = block_bytes(layout["segment_bytes"], overhang)
+    segments = len(layout.warps)
+    overhang = layout.overhang
+    block = block_bytes(layout.segment_bytes, overhang)
     if (
-        block * segments != layout["bytes_per_cta"]
-        or layout.get("block_bytes", block) != block
-        or layout["record_bytes"] != 4 * RECORD_WORDS
+        block * segments != layout.bytes_per_cta
+        or layout.block_bytes not in (None, block)
+        or layout.record_bytes != 4 * RECORD_WORDS
     ):
         raise BufferFormatError(
             f"layout is not of buffer format {VERSION}: {segments} segments of "
-            f"{layout['segment_bytes']} bytes of {layout['record_bytes']}-byte records do not "
-            f"make {layout['bytes_per_cta']} bytes per CTA"
+            f"{layout.segment_bytes} bytes of {layout.record_bytes}-byte records do not "
+            f"make {layout.bytes_per_cta} bytes per CTA"
         )
     blocks = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, segments, block // 4)
     headers = blocks[:, :, :HEADER_WORDS]
@@ -216,7 +217,7 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = 
                 f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
                 f"(format version {VERSION}, clock bits, buffer type, granularity, timer)"
             )
-    capacity = layout["segment_bytes"] // (4 * RECORD_WORDS)
+    capacity = layout.segment_bytes // (4 * RECORD_WORDS)
     ring_end = HEADER_WORDS + capacity * RECORD_WORDS
     records = blocks[:, :, HEADER_WORDS:ring_end].reshape(num_ctas, segments, capacity, RECORD_WORDS)
     extra = blocks[:, :, ring_end : ring_end + overhang * RECORD_WORDS]

@@ -13,7 +13,7 @@ import triton.language as tl
 from triton.runtime import _allocation
 
 from . import decode, stage_hook, state
-from .. import language as pl
+from .. import kernel_metadata, language as pl
 from ..mode import Default
 
 EMPTY_SCOPES = 32
@@ -69,7 +69,7 @@ def measure(mode: Default, ctas: int = 8) -> float:
     finally:
         _allocation.set_profile_allocator(previous)
     data = buffers[-1].cpu().numpy()
-    meta = stage_hook.metadata_for_buffer(data, "calibration")
+    meta = kernel_metadata.metadata_for_buffer(data, "calibration")
     events = decode.decode(data, meta, ctas, kernel="calibration")
     return float(np.median(events.duration_cycles))
 

@@ -20,6 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..kernel_metadata import BufferLayout, KernelMetadata
 from . import buffer as raw_buffer
 from . import decode_async
 from .buffer import BufferFormatError
@@ -123,14 +124,13 @@ class LaunchEvents:
         return self._ns(self.end_cycles)
 
 
-def scope_table(metadata: dict) -> tuple[list[str], np.ndarray]:
-    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
-    return [s["name"] for s in scopes], np.array([s["parent"] for s in scopes], dtype=np.int64)
+def scope_table(metadata: KernelMetadata) -> tuple[list[str], np.ndarray]:
+    return metadata.names, np.array(metadata.parents, dtype=np.int64)
 
 
 def decode(
     buffer,
-    metadata: dict,
+    metadata: KernelMetadata,
     num_ctas: int,
     *,
     kernel: str | None = None,
@@ -139,10 +139,10 @@ def decode(
 ) -> LaunchEvents:
     """Events of one launch. `buffer` holds num_ctas * bytes_per_cta bytes;
     `record_cost_cycles` > 0 applies time_shift with that cost per record."""
-    layout = metadata["layout"]
-    raw = raw_buffer.read(buffer, layout, num_ctas, metadata.get("target", "nvptx"))
-    kernel = kernel or metadata.get("kernel", "kernel")
-    _check_kernel_id(raw, metadata.get("kernel_id"), kernel)
+    layout = metadata.layout
+    raw = raw_buffer.read(buffer, layout, num_ctas, metadata.target)
+    kernel = kernel or metadata.kernel
+    _check_kernel_id(raw, metadata.kernel_id, kernel)
     names, parents = scope_table(metadata)
     kinds = decode_async.kind_codes(metadata)
     # Ids that are not scopes, as a lookup by id (ids past the table stay
@@ -185,9 +185,7 @@ def decode(
         )
         a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
         # Counted back from each warp's exit: ns follow from its offset.
-        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start, clk_end, value_ids).astype(
-            np.int64
-        )
+        a_cyc = _cycles(words, layout.clock_bits, a_at, a_cols, clk_end, clk_start, clk_end, value_ids).astype(np.int64)
         if record_cost_cycles > 0:
             a_cyc -= np.rint(((counts - kept)[a_rows] + a_cols) * record_cost_cycles).astype(np.int64)
         a_half = halves[a_rows, a_cols]
@@ -197,12 +195,12 @@ def decode(
     # CTA's first warp entry (its warps share one SM's counter): 4 bytes per
     # record where they fit, which bounds finalize's memory.
     base = np.repeat(clk_start.reshape(ctas, segments).min(axis=1), segments) if rows else clk_start
-    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start, base, value_ids)
-    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start, base, value_ids)
+    s_cyc = _cycles(words, layout.clock_bits, at, at.start_col, clk_end, clk_start, base, value_ids)
+    e_cyc = _cycles(words, layout.clock_bits, at, at.end_col, clk_end, clk_start, base, value_ids)
     if s_cyc.dtype != e_cyc.dtype:
         s_cyc, e_cyc = s_cyc.astype(np.int64), e_cyc.astype(np.int64)
     lost = counts - kept
-    _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, base, segments, layout["clock_bits"], kernel)
+    _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, base, segments, layout.clock_bits, kernel)
     if record_cost_cycles > 0:
         # Record n of a warp (counting overwritten ones) follows n records
         # whose cost landed inside the measured time.
@@ -263,7 +261,7 @@ def decode(
         dropped=dropped,
         unmatched=unmatched,
         warnings=warnings,
-        warp_labels=warp_labels(metadata.get("warp_specialize")),
+        warp_labels=warp_labels(metadata.warp_specialize),
         scope_kinds=kinds,
         asynchronous=asynchronous,
     )
@@ -283,16 +281,16 @@ def _check_kernel_id(raw, expected_id, kernel: str) -> None:
         )
 
 
-def _records_in_order(raw, layout: dict, kernel: str, value_ids=None):
+def _records_in_order(raw, layout: BufferLayout, kernel: str, value_ids=None):
     """Per warp: records counted (int64), records kept, and the kept
     records as (rows, width) u64 in the order written, each with clock bits
     0-47 below its tag: a view of the buffer unless the tags must be taken
     from clock sums or a ring is full (then a copy)."""
     ctas, segments = raw.counts.shape
-    cap = layout["capacity"]
+    cap = layout.capacity
     rows = ctas * segments
     counts = raw.counts.reshape(rows).astype(np.int64)
-    if layout["buffer_type"] == "registers" and (counts > cap).any():
+    if layout.buffer_type == "registers" and (counts > cap).any():
         # Registers hold exactly the kernel's record sites: more is corruption,
         # not records lost to a full ring.
         row = int(np.argmax(counts > cap))

@@ -38,7 +38,9 @@ from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches a
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
+from .. import kernel_metadata
 from ..errors import ProfilerError
+from ..kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
 from ..paths import distributed_rank, output_path, write_or_fall_back
 from ..progress import Progress
@@ -412,15 +414,15 @@ class Session:
                 )
             try:
                 data = kept.buffer.cpu().numpy()
-                meta = stage_hook.metadata_for_buffer(data, kernel)
+                meta = kernel_metadata.metadata_for_buffer(data, kernel)
                 if info["kept"] == 1:
-                    report.warnings += meta.get("warnings", [])
+                    report.warnings += meta.warnings
                     asked = self.mode.pipeline_options().buffer_type
-                    report.buffers[kernel] = buffer_description(meta["layout"], asked)
+                    report.buffers[kernel] = buffer_description(meta.layout, asked)
                 events = decode.decode(
                     data,
                     meta,
-                    data.nbytes // meta["layout"]["bytes_per_cta"],
+                    data.nbytes // meta.layout.bytes_per_cta,
                     kernel=kernel,
                     launch=kept.index,
                     record_cost_cycles=cost,
@@ -545,10 +547,10 @@ class Session:
         return None if offset is None else offset.host_clock()
 
 
-def buffer_description(layout: dict, asked: str) -> str:
+def buffer_description(layout: BufferLayout, asked: str) -> str:
     """Which buffer a kernel's records went to, and why (for the report)."""
-    kind, segment = layout["buffer_type"], layout["segment_bytes"]
-    text = f"{kind} buffer, {segment} B ({layout['capacity']} records) per warp"
+    kind, segment = layout.buffer_type, layout.segment_bytes
+    text = f"{kind} buffer, {segment} B ({layout.capacity} records) per warp"
     if kind == "global" and asked == "auto":
         text += ": the kernel leaves no shared memory to spare"
     elif kind == "registers":
