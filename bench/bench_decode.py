@@ -27,7 +27,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from proton.instrument import decode  # noqa: E402
+from proton.recording import decode  # noqa: E402
 from proton.writers import chrome_trace, hatchet_tree, perfetto_trace  # noqa: E402
 from proton.kernel_metadata import KernelMetadata  # noqa: E402
 

@@ -332,7 +332,7 @@ def profile(func=None, *, name: str | None = None, **kwargs):
 def _instrumentation():
     """The intra-kernel session module, imported on first use: it loads the
     compiler extension, which host-only profiling does not need."""
-    from .instrument import session
+    from .recording import session
 
     return session
 
@@ -340,7 +340,7 @@ def _instrumentation():
 def _loaded_instrumentation():
     """The intra-kernel session module if an instrumentation session ever
     imported it, else None (never imports it)."""
-    return sys.modules.get("proton.instrument.session")
+    return sys.modules.get("proton.recording.session")
 
 
 def _is_instrumentation(session) -> bool:

@@ -170,7 +170,7 @@ class KernelMetadata:
 
 def record_kinds() -> tuple[str, ...]:
     """The kinds a record-table row may have, as the compiler names them."""
-    from .instrument.format import IdKind
+    from .compiler_exports import IdKind
 
     return tuple(kind.name for kind in IdKind)
 
@@ -196,7 +196,7 @@ def metadata_for_buffer(data, kernel: str) -> KernelMetadata:
     found by the kernel id in its first segment header."""
     import numpy as np
 
-    from .instrument.buffer import HEADER_WORDS, W_KERNEL_ID
+    from .recording.buffer import HEADER_WORDS, W_KERNEL_ID
 
     if data.nbytes < 4 * HEADER_WORDS:
         raise ProfilerError(f"profile buffer of {kernel} is empty")

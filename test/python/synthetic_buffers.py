@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from proton.instrument import buffer as raw_buffer
+from proton.recording import buffer as raw_buffer
 from proton.kernel_metadata import BufferLayout, KernelMetadata
 
 
@@ -129,10 +129,10 @@ def build(
         np.asarray(lay["warps"], dtype=np.uint32) << np.uint32(raw_buffer.WARP_SHIFT)
     )
     for word, value in (
-        (raw_buffer.W_GT_START, gt_start),
-        (raw_buffer.W_CLK_START, clk_start),
-        (raw_buffer.W_GT_END, gt_end),
-        (raw_buffer.W_CLK_END, clk_end),
+        (raw_buffer.W_TIMER_START, gt_start),
+        (raw_buffer.W_CLOCK_START, clk_start),
+        (raw_buffer.W_TIMER_END, gt_end),
+        (raw_buffer.W_CLOCK_END, clk_end),
     ):
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))
         head[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)

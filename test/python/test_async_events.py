@@ -1,6 +1,6 @@
 """Asynchronous events and marks (proton.language.allocate_event,
 start_event, end_event): decoded from synthetic buffers, paired by the rule
-of proton.instrument.decode_async, and drawn in the Chrome and Perfetto
+of proton.recording.decode_non_scope, and drawn in the Chrome and Perfetto
 traces (parsed back here)."""
 
 import json
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import synthetic_buffers as synthetic
-from proton.instrument import decode
+from proton.recording import decode
 from proton.kernel_metadata import KernelMetadata
-from proton.instrument.decode_async import pair_events
+from proton.recording.decode_non_scope import pair_events
 from proton.writers import chrome_trace, perfetto_trace
 
 STEP = 100
@@ -121,7 +121,7 @@ def test_unknown_kind_in_the_scope_table_is_an_error():
 
 
 def _reference_fifo(ids, rows, is_end, ns, segments):
-    """The pairing rule of decode_async, one record at a time."""
+    """The pairing rule of decode_non_scope, one record at a time."""
     groups, out, unpaired = {}, [], 0
     for i in range(len(ids)):
         groups.setdefault((rows[i] // segments, ids[i]), []).append(i)

@@ -5,7 +5,7 @@ import pytest
 
 from dataclasses import replace
 
-from proton.instrument.buffer import BufferFormatError, read
+from proton.recording.buffer import BufferFormatError, read
 from proton.kernel_metadata import BufferLayout
 
 # Two warps, 32-byte segments of 8-byte records: blocks of 48 + 32 bytes,
@@ -55,7 +55,7 @@ def test_reads_headers_records_and_counts_dropped_events():
     assert profile.stamps(4)[0].tolist() == [1000, 1001]
     assert profile.stamps(8)[0].tolist() == [1 << 32, 1 << 32]
     assert profile.stamps(10)[0].tolist() == [5000, 5001]
-    from proton.instrument.buffer import record_clocks, record_tags
+    from proton.recording.buffer import record_clocks, record_tags
 
     assert record_clocks(profile.records, 32)[0, 1].tolist() == [100, 101, 102, 103]
     assert record_tags(profile.records)[0, 1].tolist() == [6, 6 | 1 << 31, 6, 6 | 1 << 31]
@@ -66,7 +66,7 @@ def test_64_bit_records_keep_48_clock_bits_beside_the_tag():
     words[:, :, 0] |= 1 << 4  # 64-bit clocks
     words[:, :, 13] |= 0xABCD  # clock bits 32-47 of record 0
     profile = read(words.tobytes(), replace(LAYOUT, clock_bits=64), 3)
-    from proton.instrument.buffer import record_clocks, record_tags
+    from proton.recording.buffer import record_clocks, record_tags
 
     assert record_clocks(profile.records, 64)[0, 1, 0] == (0xABCD << 32) | 100
     assert record_tags(profile.records)[0, 1, 0] == 6

@@ -16,8 +16,8 @@ from triton.runtime import _allocation
 
 import proton
 from proton import kernel_metadata
-from proton.instrument import buffer as raw_buffer, clock_sync, session as runtime
-from proton.instrument.clock_sync import ClockOffset, ClockSample
+from proton.recording import buffer as raw_buffer, clock_sync, session as runtime
+from proton.recording.clock_sync import ClockOffset, ClockSample
 
 from test_decode import make
 from test_session import FakeTorch, Launch
@@ -123,7 +123,7 @@ class SimulatedGpu(FakeTorch):
 def shifted(data, meta, shift_ns):
     """The buffer as the same kernel writes it on a GPU whose timer reads shift_ns more."""
     words = data.copy().view(np.uint32).reshape(-1, meta.layout.block_bytes // 4)
-    for w in (raw_buffer.W_GT_START, raw_buffer.W_GT_END):
+    for w in (raw_buffer.W_TIMER_START, raw_buffer.W_TIMER_END):
         value = (words[:, w].astype(np.uint64) | (words[:, w + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(
             shift_ns
         )

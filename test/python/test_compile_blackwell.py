@@ -16,8 +16,8 @@ from triton.tools.disasm import get_sass
 
 import proton.language
 from proton.errors import PipeliningWarning
-from proton.instrument.compiler import InstrumentationError, PipelineOptions, triton_arch
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import InstrumentationError, PipelineOptions, triton_arch
+from proton.compiling.stage_hook import StageHook
 
 from corpus import BY_NAME, compile_case
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, matmul, matmul_outer, vector_add

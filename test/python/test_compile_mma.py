@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from triton.backends.compiler import GPUTarget
 
-from proton.instrument import decode
-from proton.instrument.compiler import InstrumentationError
-from proton.instrument.stage_hook import StageHook
+from proton.recording import decode
+from proton.compiling.compiler import InstrumentationError
+from proton.compiling.stage_hook import StageHook
 from proton.kernel_metadata import KernelMetadata
 from proton.mode import MMA, Default, parse
 

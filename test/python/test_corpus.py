@@ -10,8 +10,8 @@ import pytest
 import triton
 
 import proton.language
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
 
 from corpus import ALL, CASES, compile_case, triton_version
 

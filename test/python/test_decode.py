@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from proton.instrument import buffer as raw_buffer
-from proton.instrument import decode
+from proton.recording import buffer as raw_buffer
+from proton.recording import decode
 import synthetic_buffers as synthetic
-from proton.instrument.buffer import BufferFormatError
+from proton.recording.buffer import BufferFormatError
 from proton.kernel_metadata import BufferLayout
 
 SCOPES = [("kernel", -1), ("load", 0), ("store", 0)]
@@ -242,7 +242,7 @@ def test_clock_outside_the_warp_lifetime():
     words = buf.copy().view(np.uint32)
     lay = meta.layout
     # CTA 0 segment 0 entry cycle moved after its records
-    words[raw_buffer.W_CLK_START] += 10_000
+    words[raw_buffer.W_CLOCK_START] += 10_000
     with pytest.raises(BufferFormatError, match="CTA 0 segment 0 .*outside the warp's lifetime"):
         decode.decode(words.view(np.uint8), meta, 3)
     assert lay.capacity == 128
@@ -338,8 +338,8 @@ def reference(buf, meta, ctas, record_cost_cycles=0.0):
                 for i in range(kept)
             ]
             clk_start, clk_end = (
-                int(raw.stamps(raw_buffer.W_CLK_START)[c, s]),
-                int(raw.stamps(raw_buffer.W_CLK_END)[c, s]),
+                int(raw.stamps(raw_buffer.W_CLOCK_START)[c, s]),
+                int(raw.stamps(raw_buffer.W_CLOCK_END)[c, s]),
             )
             cyc = [0] * kept
             later = clk_end

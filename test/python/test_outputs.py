@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from proton.instrument import decode
+from proton.recording import decode
 from proton.writers import hatchet_tree as tree
 
 from test_decode import make

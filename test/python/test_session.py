@@ -15,7 +15,8 @@ from triton.runtime import _allocation
 import proton
 from proton import kernel_metadata
 from proton.kernel_metadata import KernelMetadata
-from proton.instrument import stage_hook as hook_mod, session as runtime
+from proton.compiling import stage_hook as hook_mod
+from proton.recording import session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 from test_decode import make
@@ -212,7 +213,7 @@ def test_recorded_gpu_buffers_decode():
     directory = os.path.join(os.path.dirname(__file__), "fixtures")
     names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".npy"))
     assert names == ["vector_add_clock32", "vector_add_clock64"]
-    from proton.instrument import decode
+    from proton.recording import decode
 
     for name in names:
         info = json.load(open(os.path.join(directory, name + ".json")))

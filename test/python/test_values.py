@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import synthetic_buffers as synthetic
-from proton.instrument import decode
+from proton.recording import decode
 from proton.kernel_metadata import KernelMetadata
 from proton.writers import chrome_trace, hatchet_tree, perfetto_deflate, perfetto_trace
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proton.instrument import decode
-from proton.instrument.format import marker_text
-from proton.instrument.stage_hook import StageHook, triton_version
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels
+from proton.recording import decode
+from proton.compiler_exports import marker_text
+from proton.compiling.stage_hook import StageHook, triton_version
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels
 from proton.writers import chrome_trace, perfetto_trace
 
 from test_decode import make

@@ -125,7 +125,7 @@ def test_the_venv_has_only_triton_and_the_runtime_dependencies(venv):
             """
             import importlib.metadata as md, importlib.util, json, re
             import proton
-            from proton.instrument.compiler import extension
+            from proton.compiling.compiler import extension
             import proton._host
 
             extension()  # libProtonCompiler.so and the nanobind module load
@@ -225,7 +225,7 @@ def test_the_viewer_on_the_fixtures(venv):
         f"""
         import json
         import numpy as np
-        from proton.instrument import decode
+        from proton.recording import decode
         from proton.kernel_metadata import KernelMetadata
         from proton.writers import chrome_trace
 

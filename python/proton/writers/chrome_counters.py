@@ -11,7 +11,7 @@ import json
 import numpy as np
 
 from . import packed_text as T
-from ..instrument.decode import LaunchEvents
+from ..recording.decode import LaunchEvents
 
 
 def rows(ev: LaunchEvents, tracks, t0_ns: int) -> bytes:

@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from . import async_events, chrome_counters, packed_text as T
-from ..instrument.decode import LaunchEvents
+from ..recording.decode import LaunchEvents
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
 

@@ -29,7 +29,7 @@ import json
 
 import numpy as np
 
-from ..instrument.decode import LaunchEvents
+from ..recording.decode import LaunchEvents
 from ..host.hatchet_tree import declare_metrics_on_root
 
 

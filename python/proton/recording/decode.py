@@ -1,7 +1,7 @@
 """Decodes one launch's profile buffer into scope events, vectorized with numpy
 (no Python loop per event or per warp).
 
-Steps: read the buffer (proton.instrument.buffer), put each warp's ring in the order the
+Steps: read the buffer (proton.recording.buffer), put each warp's ring in the order the
 records were written, rebuild 64-bit cycles (records keep the clock's low 48
 bits, or 32 with clock32, unwrapped backwards from the warp's 64-bit exit
 stamp), optionally subtract the measured cost of earlier records
@@ -22,10 +22,10 @@ import numpy as np
 
 from ..kernel_metadata import BufferLayout, KernelMetadata
 from . import buffer as raw_buffer
-from . import decode_async
+from . import decode_non_scope
 from .buffer import BufferFormatError
-from .warp_specialize import warp_labels
-from .decode_async import AsyncEvents
+from ..compiling.warp_specialize import warp_labels
+from .decode_non_scope import AsyncEvents
 
 # Clock bits a record keeps, by the layout's clock_bits.
 STORED_CLOCK_BITS = {64: 48, 32: 32}
@@ -67,7 +67,7 @@ class LaunchEvents:
     warp_labels: dict = field(default_factory=dict)  # warp id -> role, e.g. "worker 0" (warp_specialize)
     #: The host scopes open when the kernel was launched, outermost first (proton.scope).
     call_stack: tuple = ()
-    #: Asynchronous events and marks (decode_async): ids the scope table
+    #: Asynchronous events and marks (decode_non_scope): ids the scope table
     #: names `event` or `mark` are not scopes and are not in the arrays above.
     scope_kinds: np.ndarray | None = None
     asynchronous: AsyncEvents = field(default_factory=AsyncEvents.empty)
@@ -144,28 +144,28 @@ def decode(
     kernel = kernel or metadata.kernel
     _check_kernel_id(raw, metadata.kernel_id, kernel)
     names, parents = scope_table(metadata)
-    kinds = decode_async.kind_codes(metadata)
+    kinds = decode_non_scope.kind_codes(metadata)
     # Ids that are not scopes, as a lookup by id (ids past the table stay
     # scopes, so that the scope pairing reports them as corruption).
     not_scope = None
     if (kinds != 0).any():
-        not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
+        not_scope = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
         not_scope[: kinds.size] = kinds != 0
     # Value ids, whose second record holds a value, not a clock.
     value_ids = None
-    if (kinds == decode_async.KIND_CODES["value"]).any():
-        value_ids = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
-        value_ids[: kinds.size] = kinds == decode_async.KIND_CODES["value"]
+    if (kinds == decode_non_scope.KIND_CODES["value"]).any():
+        value_ids = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
+        value_ids[: kinds.size] = kinds == decode_non_scope.KIND_CODES["value"]
     ctas, segments = raw.counts.shape
     rows = ctas * segments
     counts, kept, words = _records_in_order(raw, layout, kernel, value_ids)
     dropped = counts - kept
     width = words.shape[1]
 
-    clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
-    clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
-    gt_start = raw.stamps(raw_buffer.W_GT_START).reshape(rows).astype(np.int64)
-    gt_end = raw.stamps(raw_buffer.W_GT_END).reshape(rows).astype(np.int64)
+    clk_start = raw.stamps(raw_buffer.W_CLOCK_START).reshape(rows).astype(np.int64)
+    clk_end = raw.stamps(raw_buffer.W_CLOCK_END).reshape(rows).astype(np.int64)
+    gt_start = raw.stamps(raw_buffer.W_TIMER_START).reshape(rows).astype(np.int64)
+    gt_end = raw.stamps(raw_buffer.W_TIMER_END).reshape(rows).astype(np.int64)
 
     halves = raw_buffer.tag_halves(words)
     at = _pair(halves, kept, not_scope)
@@ -181,7 +181,7 @@ def decode(
     if not_scope is not None:
         # The event and mark records, by warp and column.
         a_rows, a_cols = np.nonzero(
-            (np.arange(width)[None, :] < kept[:, None]) & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
+            (np.arange(width)[None, :] < kept[:, None]) & not_scope[halves & np.uint16(raw_buffer.RECORD_ID_MASK)]
         )
         a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
         # Counted back from each warp's exit: ns follow from its offset.
@@ -216,8 +216,8 @@ def decode(
     asynchronous = AsyncEvents.empty()
     if not_scope is not None:
         a_ns = offset[a_rows] + a_cyc / clock_ghz
-        asynchronous = decode_async.split(
-            (a_half & np.uint16(raw_buffer.SCOPE_ID_MASK)).astype(np.int64),
+        asynchronous = decode_non_scope.split(
+            (a_half & np.uint16(raw_buffer.RECORD_ID_MASK)).astype(np.int64),
             a_rows,
             (a_half & np.uint16(raw_buffer.END_TAG_BIT)) != 0,
             a_ns,
@@ -225,7 +225,7 @@ def decode(
             segments,
             cols=a_cols,
             low_words=words[a_rows, a_cols] & np.uint64(0xFFFFFFFF),
-            is_float=decode_async.float_values(metadata),
+            is_float=decode_non_scope.float_values(metadata),
         )
         if asynchronous.unpaired:
             warnings.append(
@@ -304,12 +304,12 @@ def _records_in_order(raw, layout: BufferLayout, kernel: str, value_ids=None):
     overhang = raw.overhang if raw.overhang is not None else np.empty((ctas, segments, 0, 2), np.uint32)
     over = raw_buffer.record_words(overhang).reshape(rows, overhang.shape[2])
     if raw.tags_added_to_clock:
-        entry_hi = raw.headers[:, :, raw_buffer.W_CLK_START + 1].reshape(rows)
-        exit_hi = raw.headers[:, :, raw_buffer.W_CLK_END + 1].reshape(rows)
+        entry_hi = raw.headers[:, :, raw_buffer.W_CLOCK_START + 1].reshape(rows)
+        exit_hi = raw.headers[:, :, raw_buffer.W_CLOCK_END + 1].reshape(rows)
         whole = _tags_from_sums(whole, entry_hi, exit_hi)
         over = _tags_from_sums(over, entry_hi, exit_hi)
     if over.shape[1] and (counts > cap).any():
-        clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows)
+        clk_end = raw.stamps(raw_buffer.W_CLOCK_END).reshape(rows)
         whole = _merge_overhang(whole, over, np.flatnonzero(counts > cap), clk_end, value_ids)
     words = whole[:, :width]
     if (counts > cap).any():
@@ -359,7 +359,7 @@ def _merge_overhang(whole, over, rows, clk_end, value_ids):
         age = (exit_u - records) & mask
         if value_ids is not None:
             halves = raw_buffer.tag_halves(np.ascontiguousarray(records))
-            ids = halves & np.uint16(raw_buffer.SCOPE_ID_MASK)
+            ids = halves & np.uint16(raw_buffer.RECORD_ID_MASK)
             is_value = ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[ids]
             age = np.where(is_value, (exit_u - before) & mask, age)
         return age
@@ -499,7 +499,7 @@ def _clock_over_values(lo, halves, value_ids):
     unwrapping steps over it; a value half in column 0 (its time half
     overwritten) takes the next record's."""
     rows, cols = np.nonzero(
-        ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
+        ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[halves & np.uint16(raw_buffer.RECORD_ID_MASK)]
     )
     if rows.size:
         lo[rows, cols] = lo[rows, np.where(cols > 0, cols - 1, min(1, lo.shape[1] - 1))]
@@ -566,14 +566,14 @@ def _pair(halves, kept, not_scope=None):
         tags = raw_buffer.tags_of_halves(halves[:1])
         valid = np.ones((1, width), dtype=bool)
         if not_scope is not None:
-            valid &= ~not_scope[tags & np.uint32(raw_buffer.SCOPE_ID_MASK)]
+            valid &= ~not_scope[tags & np.uint32(raw_buffer.RECORD_ID_MASK)]
         rep, pattern_of_row = np.zeros(1, dtype=np.int64), np.zeros(rows, dtype=np.int64)
     else:
         # Distinct sequences: hash each row, then confirm exact equality.
         tags = raw_buffer.tags_of_halves(halves)
         valid = np.arange(width)[None, :] < kept[:, None]
         if not_scope is not None:
-            valid &= ~not_scope[tags & np.uint32(raw_buffer.SCOPE_ID_MASK)]
+            valid &= ~not_scope[tags & np.uint32(raw_buffer.RECORD_ID_MASK)]
         masked = np.where(valid, tags, np.uint32(0xFFFFFFFF)).astype(np.uint64)
         weights = np.random.default_rng(7).integers(1, 1 << 62, size=width, dtype=np.uint64) | np.uint64(1)
         with np.errstate(over="ignore"):

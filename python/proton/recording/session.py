@@ -34,7 +34,8 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention, stage_hook, state
+from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention
+from ..compiling import instrumentation_state, stage_hook
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
@@ -282,7 +283,7 @@ class Session:
         data = getattr(launch_metadata, "data", None) or {}
         name = data.get("name", "kernel")
         if pending is None:  # a kernel without profile_scratch: it records nothing
-            if self.active and not state.running_own_kernels():
+            if self.active and not instrumentation_state.running_own_kernels():
                 self._unrecorded[name] = self._unrecorded.get(name, 0) + 1
             return
         buffer, captured = pending

@@ -12,7 +12,8 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode, stage_hook, state
+from . import decode
+from ..compiling import instrumentation_state, stage_hook
 from .. import kernel_metadata, language as pl
 from ..mode import Default
 
@@ -63,7 +64,10 @@ def measure(mode: Default, ctas: int = 8) -> float:
     out = torch.zeros(ctas, dtype=torch.int32, device="cuda")
     _allocation.set_profile_allocator(allocate)
     try:
-        with state.own_kernels(), stage_hook.StageHook(mode.pipeline_options(), label=f"calibration:{mode}"):
+        with (
+            instrumentation_state.own_kernels(),
+            stage_hook.StageHook(mode.pipeline_options(), label=f"calibration:{mode}"),
+        ):
             _back_to_back_scopes[(ctas,)](out, N=EMPTY_SCOPES, num_warps=4)
         torch.cuda.synchronize()
     finally:

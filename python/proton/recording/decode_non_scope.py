@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernel_metadata import KernelMetadata
-from .format import IdKind
+from ..compiler_exports import IdKind
 
 #: Codes of the scope table's `kind` field, as the compiler numbers them.
 KIND_CODES = {kind.name: kind.value for kind in IdKind}

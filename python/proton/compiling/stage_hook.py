@@ -15,7 +15,7 @@ import warnings
 import triton
 import triton.knobs
 
-from . import state
+from . import instrumentation_state
 from ..errors import PipeliningWarning, ProfilerError
 from ..kernel_metadata import KernelMetadata, kernel_id_of, register
 from .override import OverrideTranslation
@@ -68,7 +68,7 @@ HOOK_GIVES_CACHE_KEY = triton_version() >= (3, 7)
 #: Key under which the kernel's Proton metadata travels in Triton's metadata.
 METADATA_KEY = "proton"
 
-DUMP_ENV = state.DUMP_ENV
+DUMP_ENV = instrumentation_state.DUMP_ENV
 
 
 def _dump_keying_hook(backend=None, stages=None, options=None, language=None, capability=None):
@@ -165,7 +165,7 @@ class StageHook:
             triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
             _key_direct_compiles(True)
         triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)
-        state._enter()
+        instrumentation_state._enter()
         self._installed = True
 
     def uninstall(self) -> None:
@@ -177,7 +177,7 @@ class StageHook:
             _key_direct_compiles(False)
         triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
         self.overrides.uninstall()
-        state._exit()
+        instrumentation_state._exit()
         self._installed = False
 
     def __enter__(self):

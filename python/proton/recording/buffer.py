@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel_metadata import BufferLayout
-from .format import LAYOUT, BufferType, Granularity
+from ..compiler_exports import LAYOUT, BufferType, Granularity
 
 MAGIC = LAYOUT.MAGIC  # header word 0, bits 16-31 (bytes "PR")
 VERSION = LAYOUT.VERSION
@@ -25,8 +25,8 @@ W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = (
     LAYOUT.W_COUNT,
     LAYOUT.W_LOCATION,
 )
-W_GT_START, W_CLK_START = LAYOUT.W_TIMER_START, LAYOUT.W_CLOCK_START
-W_GT_END, W_CLK_END = LAYOUT.W_TIMER_END, LAYOUT.W_CLOCK_END
+W_TIMER_START, W_CLOCK_START = LAYOUT.W_TIMER_START, LAYOUT.W_CLOCK_START
+W_TIMER_END, W_CLOCK_END = LAYOUT.W_TIMER_END, LAYOUT.W_CLOCK_END
 
 # Flags (header word 0, bits 0-15).
 CLOCK64_BIT = LAYOUT.CLOCK64_BIT
@@ -34,17 +34,18 @@ BUFFER_TYPE_SHIFT, GRANULARITY_SHIFT = LAYOUT.BUFFER_TYPE_SHIFT, LAYOUT.GRANULAR
 TIMER_100MHZ_BIT = LAYOUT.TIMER_100MHZ_BIT
 WARP_SHIFT = LAYOUT.WARP_SHIFT  # header word 3: warp id above the location
 
-# A record's second word: clock bits 32-47, then the tag (end bit, scope id).
-TAG_SHIFT, END_TAG_BIT, MAX_SCOPES = LAYOUT.TAG_SHIFT, LAYOUT.END_TAG_BIT, LAYOUT.MAX_SCOPES
-# The tags decode works with: bit 31 end, bits 0-30 the scope id.
+# A record's second word: clock bits 32-47, then the tag (end bit, record-table
+# id). The compiler's MAX_SCOPES counts every id: scopes, events, marks, values.
+TAG_SHIFT, END_TAG_BIT, MAX_RECORD_IDS = LAYOUT.TAG_SHIFT, LAYOUT.END_TAG_BIT, LAYOUT.MAX_SCOPES
+# The tags decode works with: bit 31 end, bits 0-30 the id.
 END_BIT = np.uint32(END_TAG_BIT << TAG_SHIFT)
-SCOPE_ID_MASK = MAX_SCOPES - 1
+RECORD_ID_MASK = MAX_RECORD_IDS - 1
 # The decoder reads a record's tag as the top half-word of its u64 (no shift
 # or copy), which holds while the tag fills bits 16-31 of the second word.
-if (TAG_SHIFT, END_TAG_BIT, MAX_SCOPES) != (16, 1 << 15, 1 << 15):
+if (TAG_SHIFT, END_TAG_BIT, MAX_RECORD_IDS) != (16, 1 << 15, 1 << 15):
     raise ImportError(
         f"proton's decoder expects the record tag in the top 16 bits (end bit 15, 15-bit ids); "
-        f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_SCOPES} scopes"
+        f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_RECORD_IDS} ids"
     )
 
 # The codes a header stores ("auto" is resolved by the compiler).
@@ -122,7 +123,7 @@ class RawProfile:
         return np.maximum(self.counts.astype(np.int64) - self.layout.capacity, 0)
 
     def stamps(self, word: int) -> np.ndarray:
-        """The u64 at header word `word` (W_GT_START, W_CLK_START, W_GT_END, W_CLK_END)."""
+        """The u64 at header word `word` (W_TIMER_START, W_CLOCK_START, W_TIMER_END, W_CLOCK_END)."""
         h = self.headers
         return h[:, :, word].astype(np.uint64) | (h[:, :, word + 1].astype(np.uint64) << np.uint64(32))
 
@@ -130,7 +131,7 @@ class RawProfile:
 def record_tags(records: np.ndarray) -> np.ndarray:
     """Tags of (..., 2)-word records: bit 31 end, bits 0-30 the scope id."""
     second = records[..., 1]
-    return ((second >> np.uint32(TAG_SHIFT)) & np.uint32(SCOPE_ID_MASK)) | (second & END_BIT)
+    return ((second >> np.uint32(TAG_SHIFT)) & np.uint32(RECORD_ID_MASK)) | (second & END_BIT)
 
 
 def record_clocks(records: np.ndarray, clock_bits: int) -> np.ndarray:
@@ -157,7 +158,7 @@ def tags_of_halves(halves: np.ndarray) -> np.ndarray:
     """Tags as decode works with them (bit 31 end, bits 0-30 the scope id)
     from the top half-words of records."""
     halves = halves.astype(np.uint32)
-    return (halves & np.uint32(SCOPE_ID_MASK)) | ((halves & np.uint32(END_TAG_BIT)) << np.uint32(TAG_SHIFT))
+    return (halves & np.uint32(RECORD_ID_MASK)) | ((halves & np.uint32(END_TAG_BIT)) << np.uint32(TAG_SHIFT))
 
 
 def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
