@@ -29,6 +29,7 @@ from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
 from .mode import Default, ModeError, PCSampling, PeriodicFlushing, parse_any
 from .paths import check_output_directory, output_path
+from .session_interface import ProfilerSession
 
 #: The session name when start gets none, as in Triton's Proton.
 DEFAULT_PROFILE_NAME = "proton"
@@ -37,7 +38,7 @@ BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 OUTPUT_FORMATS = {"hatchet": "tree", "hatchet_msgpack": "tree_msgpack", "chrome_trace": "chrome_trace"}
 
 _next_id = itertools.count()
-_open: dict[int, object] = {}  # session id -> open session
+_open: dict[int, ProfilerSession] = {}  # session id -> open session
 #: The session proton-profile opened around a script, as in Triton's Proton:
 #: the script's own start and finalize calls are then ignored (its session is
 #: the command's), and it may activate and deactivate only that session.
@@ -205,7 +206,7 @@ def deactivate(session: int | None = None, flushing: bool = False) -> None:
     for s in _select(session):
         s.deactivate()
         HookManager.deactivate(s.id)
-        if flushing and isinstance(s, host_session.HostSession):
+        if flushing:
             s.flush()
 
 
@@ -224,32 +225,15 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     selected = _select(session)
     if output_format:  # before anything closes: a refused format loses nothing
         for s in selected:
-            _choose_output(s, OUTPUT_FORMATS[output_format])
+            s.choose_output(OUTPUT_FORMATS[output_format])
     reports = {}
-    # Host sessions first: an instrumentation session's finalize copies its
-    # buffers from the GPU, which a host session still open would record.
-    for s in sorted(selected, key=_is_instrumentation):
+    # Sessions that read GPU buffers back last: a session still open would record the copies.
+    for s in sorted(selected, key=lambda s: s.reads_gpu_buffers_at_finalize):
         del _open[s.id]
         HookManager.unregister(s.id)
-        if s is getattr(_loaded_instrumentation(), "_session", None):
-            _instrumentation().close_instrumentation()
         reports[s.id] = s.finalize()
     ordered = [reports[s.id] for s in selected]
     return ordered[0] if len(ordered) == 1 else ordered
-
-
-def _choose_output(session, kind: str) -> None:
-    if _is_instrumentation(session):
-        if kind == "tree_msgpack":
-            raise ProfilerError("output_format='hatchet_msgpack' applies to host sessions (cupti, roctracer, ...)")
-        session.outputs = (kind,)
-    elif kind in ("tree", "tree_msgpack"):
-        session.tree_format = "hatchet" if kind == "tree" else "hatchet_msgpack"
-    elif kind == "chrome_trace" and session.data != "trace":
-        raise ProfilerError(
-            f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
-            "data='trace' at start (the session is still open)"
-        )
 
 
 def run_from_command_line(session: int | None) -> None:
@@ -335,14 +319,3 @@ def _instrumentation():
     from .recording import session
 
     return session
-
-
-def _loaded_instrumentation():
-    """The intra-kernel session module if an instrumentation session ever
-    imported it, else None (never imports it)."""
-    return sys.modules.get("proton.recording.session")
-
-
-def _is_instrumentation(session) -> bool:
-    module = _loaded_instrumentation()
-    return module is not None and isinstance(session, module.Session)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import ProfilerError
 from ..msgpack_codec import packb
 from ..paths import output_path, write_or_fall_back
+from ..session_interface import ProfilerSession, Report
 from ..metric import transform_tensor_metrics
-from . import libraries, hatchet_tree, records, chrome_trace
+from . import libraries, hatchet_tree, records, chrome_trace, tracers
 from .device_metrics import DeviceSlots, is_device_tensor
 
 CONTEXTS = ("shadow", "python")
@@ -43,19 +44,15 @@ def _host():
 
 
 @dataclass
-class HostReport:
-    """What finalize read and wrote."""
+class HostReport(Report):
+    """What a host session's finalize read and wrote."""
 
-    name: str
-    files: dict = field(default_factory=dict)
     kernels: int = 0  # kernel activities attributed to this session
     activities: int = 0  # kernels, copies and sets
     unattributed: int = 0  # activities whose launch was not seen (process-wide)
     dropped_records: int = 0  # records the tracer dropped (process-wide, this tracer)
     trace_dropped: int = 0  # timeline rows over the cap
     pc_samples: int = 0  # PC samples attributed to this session (mode="pcsampling")
-    warnings: list = field(default_factory=list)
-    parts: list = field(default_factory=list)  # {"phase", "files"} per phase written as a part
 
     def summary(self) -> str:
         lines = [
@@ -63,13 +60,7 @@ class HostReport:
             + (f", {self.pc_samples} PC samples" if self.pc_samples else "")
         ]
         lines += [f"  warning: {w}" for w in self.warnings]
-        if len(self.parts) > 1:
-            lines.append(
-                f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
-                f"{self.parts[-1]['phase']}; the last:"
-            )
-        lines += [f"  wrote {path}" for path in self.files.values()]
-        return "\n".join(lines)
+        return "\n".join(lines + self.files_summary())
 
 
 class _Phase:
@@ -87,7 +78,7 @@ class _Phase:
         self.kernel_metrics: dict[tuple, dict] = {}
 
 
-class HostSession:
+class HostSession(ProfilerSession):
     def __init__(
         self,
         name: str,
@@ -112,7 +103,7 @@ class HostSession:
                 f"unknown periodic flushing format {periodic_flushing!r}; valid: {', '.join(TREE_FORMATS)}"
             )
         self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
-        self.tracer = _tracer_for(backend)
+        self.tracer = tracers.tracer_for(backend)
         self.pc_sampling = pc_sampling
         self.quiet = quiet
         self.slot = -1
@@ -151,6 +142,8 @@ class HostSession:
         free = [slot for slot in range(MAX_SESSIONS) if slot not in used]
         if not free:
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
+        if self.pc_sampling is not None and self.tracer.samples_pcs:
+            _check_pc_sampling(host, self)
         self.tracer.start(host, self)
         if self.data == "trace":  # read the tracer's clock while it is surely loaded
             chrome_trace.clock = chrome_trace.tracer_clock(host, self.tracer.name)
@@ -180,6 +173,15 @@ class HostSession:
         if self.active:
             self.active = False
             _publish_active()
+
+    def choose_output(self, kind: str) -> None:
+        if kind in ("tree", "tree_msgpack"):
+            self.tree_format = "hatchet" if kind == "tree" else "hatchet_msgpack"
+        elif kind == "chrome_trace" and self.data != "trace":
+            raise ProfilerError(
+                f"session {self.name!r} recorded no timeline: output_format='chrome_trace' needs "
+                "data='trace' at start (the session is still open)"
+            )
 
     def finalize(self) -> HostReport:
         host = _host()
@@ -586,159 +588,6 @@ def open_sessions() -> list[HostSession]:
 
 def active_sessions() -> list[HostSession]:
     return [s for s in _sessions.values() if s.active]
-
-
-# -- the vendor tracers behind the backends ----------------------------------
-class _Cupti:
-    """backend="cupti" (NVIDIA): libcupti, optionally with PC sampling."""
-
-    name = "CUPTI"
-    device_type = "CUDA"
-    dropped_key = "dropped_records"  # in proton._host.counters()
-
-    def start(self, host, session: HostSession) -> None:
-        if session.pc_sampling is not None:
-            _check_pc_sampling(host, session)
-        if host.cupti_tracing():
-            return
-        path = libraries.find_cupti()
-        nvtx = nvtx_enabled()
-        host.set_nvtx(nvtx)
-        if nvtx:
-            # NVTX calls reach CUPTI's NVTX callbacks through NVTX's injection
-            # library, read when NVTX first initializes in this process.
-            os.environ.setdefault("NVTX_INJECTION64_PATH", path)
-        try:
-            host.load_cupti(path)
-            if session.pc_sampling is not None:  # before tracing starts: it then keeps the cubins
-                host.set_pc_sampling(True, session.pc_sampling.exponent)
-            host.start_cupti()
-        except RuntimeError as error:
-            host.set_pc_sampling(False, 0)
-            raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
-
-    def flush(self, host) -> None:
-        host.flush_cupti()
-
-    def stop(self, host) -> None:
-        try:
-            host.stop_cupti()
-        finally:
-            host.set_pc_sampling(False, 0)
-
-    def device_info(self, aggregates) -> dict:
-        from .device_info import describe
-
-        devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
-        return describe(devices)
-
-
-class _Roctracer:
-    """backend="roctracer" (AMD): libroctracer64. Tested on the CPU through a
-    fake library only; see lib/Host/RoctracerTracer.cpp."""
-
-    name = "ROCTracer"
-    device_type = "HIP"
-    dropped_key = None  # ROCTracer reports no drops
-
-    def start(self, host, session: HostSession) -> None:
-        if session.pc_sampling is not None:
-            raise ProfilerError(
-                "PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
-                "backend='roctracer' has none"
-            )
-        if host.roctracer_tracing():
-            return
-        try:
-            path = libraries.find_roctracer()
-        except ProfilerError as error:
-            if os.environ.get("PROTON_ROCTRACER_LIB"):
-                raise
-            raise ProfilerError(
-                f"{error}; rocprofiler-sdk, which backend={session.backend!r} prefers, was not found "
-                "either (set PROTON_ROCPROFILER_LIB to librocprofiler-sdk.so)"
-            ) from None
-        try:
-            host.load_roctracer(path)
-            host.start_roctracer()
-        except RuntimeError as error:
-            raise ProfilerError(f"cannot start ROCTracer tracing: {error}") from None
-
-    def flush(self, host) -> None:
-        host.flush_roctracer()
-
-    def stop(self, host) -> None:
-        host.stop_roctracer()
-
-    def device_info(self, aggregates) -> dict:
-        return {}  # no AMD device properties yet: the viewer shows no utilization
-
-
-class _Rocprofiler:
-    """backend="rocprofiler" (AMD), and backend="roctracer" where the SDK is
-    found: librocprofiler-sdk. Tested on the CPU through a fake library only;
-    see lib/Host/RocprofilerTracer.cpp. The SDK takes one tool per process,
-    before the HIP runtime starts: the first such session should start
-    before the first kernel launch."""
-
-    name = "rocprofiler-sdk"
-    device_type = "HIP"
-    dropped_key = "rocprofiler_dropped_records"
-
-    def start(self, host, session: HostSession) -> None:
-        if session.pc_sampling is not None:
-            raise ProfilerError(
-                "PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
-                f"backend={session.backend!r} (rocprofiler-sdk) has none here"
-            )
-        if host.rocprofiler_tracing():
-            return
-        # The SDK is configured once per process: keep the library loaded.
-        path = host.rocprofiler_path() or libraries.find_rocprofiler()
-        try:
-            host.load_rocprofiler(path)
-            host.start_rocprofiler()
-        except RuntimeError as error:
-            raise ProfilerError(f"cannot start rocprofiler-sdk tracing: {error}") from None
-
-    def flush(self, host) -> None:
-        host.flush_rocprofiler()
-
-    def stop(self, host) -> None:
-        host.stop_rocprofiler()
-
-    def device_info(self, aggregates) -> dict:
-        return {}  # no AMD device properties yet: the viewer shows no utilization
-
-
-TRACERS = {"cupti": _Cupti(), "rocprofiler": _Rocprofiler(), "roctracer": _Roctracer()}
-
-
-def _tracer_for(backend: str):
-    """The tracer behind a backend. backend="roctracer" (the default host
-    backend on AMD) takes rocprofiler-sdk where it is found, as Triton 3.8's
-    Proton prefers it (ROCTracer is deprecated), else ROCTracer;
-    PROTON_ROCTRACER_LIB pins ROCTracer, PROTON_ROCPROFILER_LIB the SDK."""
-    if backend != "roctracer" or os.environ.get("PROTON_ROCTRACER_LIB"):
-        return TRACERS[backend]
-    if os.environ.get("PROTON_ROCPROFILER_LIB"):
-        return TRACERS["rocprofiler"]
-    try:
-        libraries.find_rocprofiler()
-    except ProfilerError:
-        return TRACERS["roctracer"]
-    return TRACERS["rocprofiler"]
-
-
-def nvtx_enabled() -> bool:
-    """NVTX ranges become tree nodes unless triton.knobs.proton.enable_nvtx
-    (TRITON_ENABLE_NVTX) is off, as in Triton's Proton."""
-    try:
-        import triton.knobs
-
-        return bool(triton.knobs.proton.enable_nvtx)
-    except (ImportError, AttributeError):
-        return os.environ.get("TRITON_ENABLE_NVTX", "1").lower() not in ("0", "false", "off", "no")
 
 
 def _check_pc_sampling(host, session: HostSession) -> None:

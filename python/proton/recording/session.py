@@ -45,6 +45,7 @@ from ..kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
 from ..paths import distributed_rank, output_path, write_or_fall_back
 from ..progress import Progress
+from ..session_interface import ProfilerSession, Report
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 #: From this many events, finalize says which file it is writing (on a terminal).
@@ -52,11 +53,9 @@ BIG_SESSION_EVENTS = 1_000_000
 
 
 @dataclass
-class SessionReport:
-    """What finalize read and wrote."""
+class SessionReport(Report):
+    """What an instrumentation session's finalize read and wrote."""
 
-    name: str
-    files: dict = field(default_factory=dict)  # output kind -> path
     events: int = 0
     launches_kept: int = 0
     launches_skipped: int = 0
@@ -65,8 +64,6 @@ class SessionReport:
     record_cost_cycles: float = 0.0  # time_shift's cost per record
     per_kernel: dict = field(default_factory=dict)  # kernel -> counts
     errors: list = field(default_factory=list)  # launches that could not be decoded
-    warnings: list = field(default_factory=list)
-    parts: list = field(default_factory=list)  # periodic flushing: one dict per part written
     clock: dict = field(default_factory=dict)  # GPU -> host-clock offsets measured, drift
     graphs: list = field(default_factory=list)  # what each CUDA-graph-captured launch recorded
     unrecorded: dict = field(default_factory=dict)  # kernel launched without records -> launches, reason
@@ -110,13 +107,7 @@ class SessionReport:
             lines.append(line)
         lines += [f"  warning: {w}" for w in self.warnings]
         lines += [f"  error: {e}" for e in self.errors]
-        if len(self.parts) > 1:
-            lines.append(
-                f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
-                f"{self.parts[-1]['phase']}; the last:"
-            )
-        lines += [f"  wrote {path}" for path in self.files.values()]
-        return "\n".join(lines)
+        return "\n".join(lines + self.files_summary())
 
     def add(self, part: "SessionReport") -> None:
         """Adds a part's counts to these totals; its files become the latest."""
@@ -139,7 +130,9 @@ class SessionReport:
             self.files = part.files
 
 
-class Session:
+class Session(ProfilerSession):
+    reads_gpu_buffers_at_finalize = True
+
     def __init__(
         self,
         name: str,
@@ -231,7 +224,14 @@ class Session:
             self.inductor.restore()
             self.active = False
 
+    def choose_output(self, kind: str) -> None:
+        if kind == "tree_msgpack":
+            raise ProfilerError("output_format='hatchet_msgpack' applies to host sessions (cupti, roctracer, ...)")
+        self.outputs = (kind,)
+
     def finalize(self) -> SessionReport:
+        if _session is self:
+            close_instrumentation()  # another may start while this one writes
         self.deactivate()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
         _allocation.set_profile_allocator(self._previous_allocator)
@@ -261,9 +261,21 @@ class Session:
         self.phase += 1
         return self.phase
 
-    def is_phase_flushed(self, phase: int) -> bool:
+    def is_phase_complete(self, phase: int) -> bool:
         """Whether `phase` is written (or had nothing to write)."""
         return self.periodic_flushing and 0 <= phase < self.phase
+
+    def phase_tree(self, phase: int) -> list:
+        raise self._no_phase_data()
+
+    def clear(self, phase: int, up_to: bool = False) -> None:
+        raise self._no_phase_data()
+
+    def _no_phase_data(self) -> ProfilerError:
+        return ProfilerError(
+            f"session {self.name!r} is an instrumentation session: proton.data.get, get_msgpack and clear "
+            "apply to host sessions here (its data is decoded at finalize or advance_phase)"
+        )
 
     def _load_torch(self):
         self._torch = _torch()
