@@ -350,5 +350,5 @@ def test_tree_gives_events_their_cycles_and_counts_marks():
     assert copy["normalized_cycles"] == copy["cycles"] / 2
     # They come out of the kernel's own values as a child's do: the kernel's
     # inclusive cycles stay the warps' lifetimes (8 steps each).
-    assert hatchet_tree.inclusive(kernel, "cycles") == 2 * 8 * STEP
-    assert hatchet_tree.inclusive(kernel, "time (ns)") == pytest.approx(2 * 8 * STEP / CLOCK_GHZ, abs=3)
+    assert hatchet_tree.inclusive(kernel)["metrics"]["cycles"] == 2 * 8 * STEP
+    assert hatchet_tree.inclusive(kernel)["metrics"]["time (ns)"] == pytest.approx(2 * 8 * STEP / CLOCK_GHZ, abs=3)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import proton
-from proton.host import hatchet_tree as profile_tree
+from proton.writers.hatchet_tree import inclusive
 from proton.host import chrome_trace, libraries, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h
@@ -111,7 +111,7 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     outer = _find(root, "outer")
     assert outer["metrics"] == {"tokens": 3}
     assert _find(outer, "k1")["metrics"] == {"time (ns)": 200, "count": 1, "device_id": "0", "device_type": "CUDA"}
-    total = profile_tree.inclusive(root)
+    total = inclusive(root)
     assert total["metrics"]["count"] == 4 and total["metrics"]["time (ns)"] == 200 + 600 + 200
     assert _find(total, "outer")["metrics"]["time (ns)"] == 800
     assert _find(outer, "fwd")["frame"]["type"] == "state"

@@ -20,7 +20,8 @@ from ..msgpack_codec import packb
 from ..paths import output_path, write_or_fall_back
 from ..session_interface import ProfilerSession, Report
 from ..metric import transform_tensor_metrics
-from . import libraries, hatchet_tree, records, chrome_trace, tracers
+from . import activity_tree, libraries, records, chrome_trace, tracers
+from ..writers.hatchet_tree import write_tree
 from .device_metrics import DeviceSlots, is_device_tensor
 
 CONTEXTS = ("shadow", "python")
@@ -342,7 +343,7 @@ class HostSession(ProfilerSession):
         taken["activities"] += int(aggregates["count"].sum())
         taken["trace_rows"] += len(trace_rows)
         taken["trace_dropped"] += int(trace_dropped)
-        taken["pc_samples"] += sum(int(row[4]) for row in pc_samples if not row[3].endswith(hatchet_tree.NOT_ISSUED))
+        taken["pc_samples"] += sum(int(row[4]) for row in pc_samples if not row[3].endswith(activity_tree.NOT_ISSUED))
         if len(aggregates) or len(trace_rows) or pc_samples:
             data = self.phases.setdefault(self.phase, _Phase())
             data.aggregates.append(aggregates)
@@ -363,7 +364,7 @@ class HostSession(ProfilerSession):
         aggregates = _joined(data.aggregates, records.AGGREGATE)
         nodes = records.nodes(host.nodes())
         names = names if names is not None else self._names(host, aggregates)
-        return hatchet_tree.build(
+        return activity_tree.build(
             nodes,
             names,
             aggregates,
@@ -576,7 +577,7 @@ def _write_tree(path: str, tree: list, fmt: str) -> str:
         with open(path, "wb") as out:
             out.write(packb(tree))
         return os.path.abspath(path)
-    return hatchet_tree.write(path, tree)
+    return write_tree(path, tree)
 
 
 _sessions: dict[int, HostSession] = {}  # slot -> open session
