@@ -106,12 +106,7 @@ def start(
     report counts every launch not kept, per kernel and reason."""
     if profiling_disabled() or _command_line_session is not None:
         return None
-    name = DEFAULT_PROFILE_NAME if name is None else name
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
-    check_output_directory(name)
-    if ".." in name.replace("\\", "/").split("/") and not quiet:
-        print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
+    name = _checked_name(name, quiet)
     if data not in (None, "tree", "trace"):
         raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
     if isinstance(hook, LaunchHook):
@@ -124,17 +119,7 @@ def start(
     if backend not in BACKENDS:
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "instrumentation":
-        if context != "shadow":
-            raise ProfilerError(
-                f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
-                "instrumented kernels are attributed to their scopes"
-            )
-        if isinstance(parsed, PCSampling):
-            raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
-        if isinstance(parsed, PeriodicFlushing):
-            raise ModeError(
-                "mode 'periodic_flushing' is for host backends; instrumentation sessions take periodic_flushing=True"
-            )
+        _check_instrumentation_arguments(context, parsed)
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
         session = _instrumentation().start_instrumentation(
@@ -150,24 +135,12 @@ def start(
         )
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
-        if outputs is not None or max_launches_per_kernel is not None:
-            raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
-        if compress_pftrace:
-            raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
-        if parsed is not None and not isinstance(parsed, (PCSampling, PeriodicFlushing)):
-            raise ProfilerError(
-                f"mode {str(parsed)!r} is an instrumentation mode; host backends take mode=None, "
-                "'pcsampling' or 'periodic_flushing'"
-            )
-        if not isinstance(periodic_flushing, bool):
-            raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+        _check_host_arguments(parsed, outputs, max_launches_per_kernel, compress_pftrace, periodic_flushing)
         # periodic_flushing=True is mode "periodic_flushing" (hatchet parts).
         flushing = parsed.format if isinstance(parsed, PeriodicFlushing) else "hatchet" if periodic_flushing else None
-        if backend == "host":
-            backend = _host_backend()
         session = host_session.HostSession(
             name,
-            backend,
+            _host_backend() if backend == "host" else backend,
             context,
             data or "tree",
             hook,
@@ -179,6 +152,52 @@ def start(
         hooks = []
     if hook == "triton":
         hooks.append(LaunchHook())
+    return _register(session, hooks)
+
+
+def _checked_name(name: str | None, quiet: bool) -> str:
+    """The session's name (output path without extension), checked."""
+    name = DEFAULT_PROFILE_NAME if name is None else name
+    if not isinstance(name, str) or not name:
+        raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
+    check_output_directory(name)
+    if ".." in name.replace("\\", "/").split("/") and not quiet:
+        print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
+    return name
+
+
+def _check_instrumentation_arguments(context: str, mode) -> None:
+    """Refuses the host backends' options for backend="instrumentation"."""
+    if context != "shadow":
+        raise ProfilerError(
+            f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
+            "instrumented kernels are attributed to their scopes"
+        )
+    if isinstance(mode, PCSampling):
+        raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
+    if isinstance(mode, PeriodicFlushing):
+        raise ModeError(
+            "mode 'periodic_flushing' is for host backends; instrumentation sessions take periodic_flushing=True"
+        )
+
+
+def _check_host_arguments(mode, outputs, max_launches_per_kernel, compress_pftrace, periodic_flushing) -> None:
+    """Refuses the instrumentation backend's options for host backends."""
+    if outputs is not None or max_launches_per_kernel is not None:
+        raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
+    if compress_pftrace:
+        raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
+    if mode is not None and not isinstance(mode, (PCSampling, PeriodicFlushing)):
+        raise ProfilerError(
+            f"mode {str(mode)!r} is an instrumentation mode; host backends take mode=None, "
+            "'pcsampling' or 'periodic_flushing'"
+        )
+    if not isinstance(periodic_flushing, bool):
+        raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+
+
+def _register(session: ProfilerSession, hooks: list) -> SessionId:
+    """Gives a started session its id and its hooks."""
     session.id = next(_next_id)
     _open[session.id] = session
     for h in hooks:

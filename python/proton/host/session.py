@@ -187,18 +187,33 @@ class HostSession(ProfilerSession):
     def finalize(self) -> HostReport:
         host = _host()
         self.deactivate()
+        self._uninstall_launch_hook()
+        _synchronize()
+        report = HostReport(self.name)
+        report.warnings += self._warnings
+        counters, pc_error = self._take_last_records(host, report.warnings)
+        self._count_into(report, counters, pc_error)
+        self._write_unwritten_phases(host, report)
+        self.phases.clear()
+        if not self.quiet:
+            print(report.summary(), file=sys.stderr)
+        return report
+
+    def _uninstall_launch_hook(self) -> None:
         if self._launch_hook is not None:
             from .launch_hook import uninstall
 
             uninstall(self._launch_hook)
             self._launch_hook = None
-        _synchronize()
-        report = HostReport(self.name)
-        report.warnings += self._warnings
+
+    def _take_last_records(self, host, warnings: list) -> tuple[dict, str]:
+        """Flushes the tracer into this session's current phase and closes
+        the session in the runtime (the tracer stops with the last one).
+        Returns the runtime's counters and PC sampling's error, if any."""
         try:
             self.tracer.flush(host)
         except RuntimeError as error:
-            report.warnings.append(f"flushing {self.tracer.name}: {error}")
+            warnings.append(f"flushing {self.tracer.name}: {error}")
         self._take(host, reopen=False)
         pc_error = host.pc_sampling_error() if self.pc_sampling is not None else ""
         del _sessions[self.slot]
@@ -208,7 +223,11 @@ class HostSession(ProfilerSession):
             try:
                 self.tracer.stop(host)
             except RuntimeError as error:
-                report.warnings.append(f"stopping {self.tracer.name}: {error}")
+                warnings.append(f"stopping {self.tracer.name}: {error}")
+        return counters, pc_error
+
+    def _count_into(self, report: HostReport, counters: dict, pc_error: str) -> None:
+        """The report's counts, and a warning for each loss."""
         report.kernels = self._taken["kernels"]
         report.activities = self._taken["activities"]
         report.unattributed = counters["unattributed"]
@@ -236,18 +255,17 @@ class HostSession(ProfilerSession):
             )
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
-        # A session that never advanced writes <name>.<ext>; one that did, each
-        # phase not cleared (and not written already) as <name>.part_<phase>.<ext>.
+
+    def _write_unwritten_phases(self, host, report: HostReport) -> None:
+        """A session that never advanced writes <name>.<ext>; one that did,
+        each phase not cleared (and not written already) as
+        <name>.part_<phase>.<ext>."""
         report.parts = list(self._parts)
         for phase in sorted(set(self.phases) | {self.phase}):
             part = phase if self.phase > 0 else None
             report.files = self._write_phase(host, phase, part, report.warnings)
             if part is not None:
                 report.parts.append({"phase": phase, "files": report.files})
-        self.phases.clear()
-        if not self.quiet:
-            print(report.summary(), file=sys.stderr)
-        return report
 
     # -- phases (proton.data) ------------------------------------------------
     # The runtime's store sums records per session with no notion of phases:
