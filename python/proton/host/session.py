@@ -20,7 +20,7 @@ from ..msgpack_codec import packb
 from ..paths import output_path, write_or_fall_back
 from ..session_interface import ProfilerSession, Report
 from ..metric import transform_tensor_metrics
-from . import activity_tree, libraries, records, chrome_trace, tracers
+from . import activity_trace, activity_tree, libraries, records, tracers
 from ..writers.hatchet_tree import write_tree
 from .device_metrics import DeviceSlots, is_device_tensor
 
@@ -73,7 +73,7 @@ class _Phase:
         self.trace: list = []  # arrays of records.TRACE rows
         self.pc_samples: list = []  # (node, kernel demangled, line, stall reason, samples)
         self.user_metrics: dict[int, dict] = {}  # scope node -> metric -> sum
-        self.scopes: list = []  # chrome_trace.ScopeRecord per scope instance (data="trace")
+        self.scopes: list = []  # activity_trace.ScopeRecord per scope instance (data="trace")
         # (launch node, kernel name) -> metric -> sum: launch_metadata's
         # metrics beyond flops8..64 and bytes (which the runtime keeps).
         self.kernel_metrics: dict[tuple, dict] = {}
@@ -120,7 +120,7 @@ class HostSession(ProfilerSession):
         self._warnings: list[str] = []
         self.metric_types: dict[str, tuple] = {}  # name -> (type, "inc" | "exc" | "pty")
         self._launch_hook = None
-        self.clock_offset = 0  # set at start with data="trace" (chrome_trace.clock_offset)
+        self.clock_offset = 0  # set at start with data="trace" (activity_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
         self._skipped_device_metrics = 0  # first seen inside a graph capture, with no slot free
         self._uncaptured_at_start = 0
@@ -147,8 +147,8 @@ class HostSession(ProfilerSession):
             _check_pc_sampling(host, self)
         self.tracer.start(host, self)
         if self.data == "trace":  # read the tracer's clock while it is surely loaded
-            chrome_trace.clock = chrome_trace.tracer_clock(host, self.tracer.name)
-            self.clock_offset = chrome_trace.clock_offset(chrome_trace.clock)
+            activity_trace.clock = activity_trace.tracer_clock(host, self.tracer.name)
+            self.clock_offset = activity_trace.clock_offset(activity_trace.clock)
         if threading.current_thread() is threading.main_thread():
             # Launches from threads with no scope of their own (autograd's
             # backward) go below the main thread's innermost scope.
@@ -419,7 +419,9 @@ class HostSession(ProfilerSession):
             nodes = records.nodes(host.nodes())
             files["chrome_trace"] = write_or_fall_back(
                 output_path(self.name, ".chrome_trace", part=part),
-                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names, data.scopes, self.clock_offset),
+                lambda path: activity_trace.write_chrome(
+                    path, trace_rows, nodes, names, data.scopes, self.clock_offset
+                ),
                 warnings,
             )
         return files
@@ -632,7 +634,7 @@ def _publish_active() -> None:
         if session.active:
             mask |= 1 << session.slot
     _host().set_active_sessions(mask)
-    chrome_trace.recording = any(s.active and s.data == "trace" for s in _sessions.values())
+    activity_trace.recording = any(s.active and s.data == "trace" for s in _sessions.values())
 
 
 def _update_context() -> None:
