@@ -2,9 +2,10 @@
 buffer's layout and the record table (one row per id a record's tag carries:
 a scope, an asynchronous event, a mark or a value). It is the one contract
 between compile time (the stage hook writes it into Triton's metadata) and
-run time (the session, the decoder and the writers read it), parsed once
-from the compiler's JSON, and the registry of every instrumented kernel this
-process compiled or loaded, by kernel id.
+run time (the session, calibration and the decoder read it; the writers get
+its names, parents and kinds with the decoded events), parsed once from the
+compiler's JSON; and the registry of every instrumented kernel this process
+compiled or loaded, by kernel id.
 
 A new record kind is a new `kind` of the compiler's IdKind enum (read here
 through compiler_exports), and any field it needs is a new field of
