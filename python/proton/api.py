@@ -335,6 +335,6 @@ def profile(func=None, *, name: str | None = None, **kwargs):
 def _instrumentation():
     """The intra-kernel session module, imported on first use: it loads the
     compiler extension, which host-only profiling does not need."""
-    from .recording import session
+    from .recording import instrumentation_session
 
-    return session
+    return instrumentation_session

@@ -1,6 +1,6 @@
 """What api.py asks of an open session, whichever profiler holds it: host
 sessions (proton.host.session, kernel launches through a tracer) and the
-instrumentation session (proton.recording.session, records inside kernels)
+instrumentation session (proton.recording.instrumentation_session, records inside kernels)
 both implement ProfilerSession and return a Report from finalize."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 decoded as finalize will decode them, before finalize drops the buffers."""
 
 from proton import kernel_metadata
-from proton.recording import decode, session as runtime
+from proton.recording import decode, instrumentation_session as runtime
 
 
 def decode_kept():

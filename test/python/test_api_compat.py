@@ -17,7 +17,7 @@ from triton.backends.compiler import GPUTarget
 import proton
 import proton.language as pl
 from proton import api
-from proton.recording import session as instrument_session
+from proton.recording import instrumentation_session as instrument_session
 from proton.hooks import HookManager, InstrumentationHook, LaunchHook
 from proton.mode import MMA, Default, ModeError, PCSampling, parse_any
 

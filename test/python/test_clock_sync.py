@@ -16,7 +16,7 @@ from triton.runtime import _allocation
 
 import proton
 from proton import kernel_metadata
-from proton.recording import buffer as raw_buffer, clock_sync, session as runtime
+from proton.recording import buffer as raw_buffer, clock_sync, instrumentation_session as runtime
 from proton.recording.clock_sync import ClockOffset, ClockSample
 
 from test_decode import make

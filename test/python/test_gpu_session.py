@@ -156,7 +156,7 @@ def test_launch_cap_and_deactivate(tmp_path):
     proton.deactivate()
     run_vector_add(n=4096)  # a plain build: not instrumented, not counted
     proton.activate()
-    kept_before_finalize = proton.recording.session._session.kept
+    kept_before_finalize = proton.recording.instrumentation_session._session.kept
     report = proton.finalize()
     assert report.launches_kept == 2 and report.launches_skipped == 3
     assert report.per_kernel["vector_add"]["skipped"] == 3
@@ -165,7 +165,7 @@ def test_launch_cap_and_deactivate(tmp_path):
 
 def _decoded_launches():
     """Decodes the active session's kept launches without finalizing."""
-    from proton.recording import decode, session as runtime
+    from proton.recording import decode, instrumentation_session as runtime
 
     session = runtime._session
     torch.cuda.synchronize()
@@ -185,7 +185,7 @@ def test_save_fixtures(tmp_path, mode):
         pytest.skip("PROTON_SAVE_FIXTURES not set")
     proton.start(str(tmp_path / "fixture"), backend="instrumentation", mode=mode, outputs=[], quiet=True)
     run_vector_add(n=8 * 1024)
-    session = proton.recording.session._session
+    session = proton.recording.instrumentation_session._session
     torch.cuda.synchronize()
     (kept,) = session.kept
     data = kept.buffer.cpu().numpy()

@@ -292,9 +292,9 @@ def test_trace_sessions_write_a_timeline_per_phase(fake, tmp_path):
 
 def test_instrumentation_sessions_have_no_get(monkeypatch, tmp_path):
     from proton import api, data
-    from proton.recording.session import Session
+    from proton.recording.instrumentation_session import InstrumentationSession
 
-    session = object.__new__(Session)  # not started: only its name is read
+    session = object.__new__(InstrumentationSession)  # not started: only its name is read
     session.name = "kernels"
     monkeypatch.setattr(api, "_select", lambda _: [session])
     for call in (data.get, data.get_msgpack, data.clear):

@@ -14,7 +14,7 @@ from triton.runtime import _allocation
 import proton
 from proton import kernel_metadata
 from proton.kernel_metadata import BufferLayout
-from proton.recording import cuda_graphs, launches, session as runtime
+from proton.recording import cuda_graphs, launches, instrumentation_session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 import synthetic_buffers as synthetic

@@ -14,7 +14,7 @@ from triton.runtime import _allocation
 
 import proton
 from proton import kernel_metadata, paths
-from proton.recording import session as runtime
+from proton.recording import instrumentation_session as runtime
 
 from test_decode import make
 from test_session import FakeTorch, Launch

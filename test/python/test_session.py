@@ -16,7 +16,7 @@ import proton
 from proton import kernel_metadata
 from proton.kernel_metadata import KernelMetadata
 from proton.compiling import stage_hook as hook_mod
-from proton.recording import session as runtime
+from proton.recording import instrumentation_session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 from test_decode import make
@@ -203,7 +203,7 @@ def test_corrupted_buffer_is_reported_with_kernel_and_launch(tmp_path):
 
 
 def launch_hooks_empty():
-    return runtime.Session._on_launch not in [
+    return runtime.InstrumentationSession._on_launch not in [
         getattr(c, "__func__", None) for c in triton.knobs.runtime.launch_enter_hook.calls
     ]
 
@@ -245,7 +245,7 @@ def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, bui
     fake.cuda = types.SimpleNamespace(is_available=lambda: False)
     fake.version = types.SimpleNamespace(**version)
     monkeypatch.setitem(sys.modules, "torch", fake)
-    session = runtime.Session("nogpu", proton.mode.Default(), quiet=True)
+    session = runtime.InstrumentationSession("nogpu", proton.mode.Default(), quiet=True)
     with pytest.raises(proton.ProfilerError, match=f"PyTorch sees no GPU: this PyTorch is built for {built_for}"):
         session._allocate(1024, 16, None)
 

@@ -130,7 +130,7 @@ class SessionReport(Report):
             self.files = part.files
 
 
-class Session(ProfilerSession):
+class InstrumentationSession(ProfilerSession):
     reads_gpu_buffers_at_finalize = True
 
     def __init__(
@@ -684,7 +684,7 @@ def _torch():
     return torch
 
 
-_session: Session | None = None  # the open instrumentation session (one at a time)
+_session: InstrumentationSession | None = None  # the open instrumentation session (one at a time)
 
 
 def start_instrumentation(
@@ -698,7 +698,7 @@ def start_instrumentation(
     periodic_flushing: bool = False,
     compress_pftrace: bool = False,
     launch_metadata_names: bool = False,
-) -> Session:
+) -> InstrumentationSession:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
     if _session is not None:
@@ -706,7 +706,7 @@ def start_instrumentation(
             f"instrumentation session {_session.name!r} is still open; finalize it first "
             "(one instrumentation session at a time)"
         )
-    session = Session(
+    session = InstrumentationSession(
         name,
         parse(mode),
         max_launches_per_kernel,
