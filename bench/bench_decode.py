@@ -27,8 +27,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from proton.instrument import decode  # noqa: E402
+from proton.recording import decode  # noqa: E402
 from proton.writers import chrome_trace, hatchet_tree, perfetto_trace  # noqa: E402
+from proton.kernel_metadata import KernelMetadata  # noqa: E402
 
 # The synthetic buffer builder is a test helper (test/python/synthetic_buffers.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python"))
@@ -80,7 +81,7 @@ def buffer(ctas, warps, reps, clock_bits):
         gt_start=gt0 + (start - start.min()) // 2,
         gt_end=gt0 + (end - start.min()) // 2,
     )
-    return data, synthetic_buffers.metadata(SCOPES, lay)
+    return data, synthetic_buffers.metadata_dict(SCOPES, lay)
 
 
 def best_of(fn, repeat):
@@ -109,7 +110,7 @@ def run_stage(stage, buffer_path, meta_path, ctas, out_dir):
     base = peak_rss_bytes()  # the interpreter and its imports
     data = np.fromfile(buffer_path, dtype=np.uint8)
     with open(meta_path) as f:
-        meta = json.load(f)
+        meta = KernelMetadata.from_dict(json.load(f))
     result = {"base_rss": base}
     t, ev = best_of(lambda: decode.decode(data, meta, ctas), 3 if stage == "decode" else 1)
     result.update(decode_s=t, events=ev.num_events)

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from proton.commands.insert_proton_records import main as insert_proton_records
-from proton.instrument.ttgir_rewriter import rewrite_text
+from proton.compiling.ttgir_rewriter import rewrite_text
 
 HEADER = "module {\n  tt.func public @k(%x: !tt.ptr<f32>) {\n"
 FOOTER = "    tt.return\n  }\n}\n"

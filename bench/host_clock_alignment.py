@@ -4,7 +4,7 @@ offsets sessions record and proton-merge-traces uses).
 Both GPUs spin on one flag in pinned host memory; the host raises it, and
 each GPU stores its %globaltimer when it sees the flag: one instant, seen a
 PCIe read apart. Mapped to host time with each GPU's offset, as a session
-measures it (proton.instrument.clock_sync.measure), the two stamps should
+measures it (proton.recording.clock_sync.measure), the two stamps should
 agree; their difference is the alignment error of merged traces (plus the
 difference between the two flag reads' latencies). The raw global-timer
 difference is what aligning on the timers alone would leave.
@@ -22,7 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
-from proton.instrument import clock_sync
+from proton.recording import clock_sync
 
 SPIN_LIMIT = 1 << 26  # polls before giving up (seconds): a missed flag must not hang the GPU
 

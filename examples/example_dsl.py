@@ -123,7 +123,7 @@ def run_on_gpu(mode, n):
 
 def _print_tree(node, depth):
     # Nodes hold their own (exclusive) cycles; a scope took its own and its children's.
-    cycles = proton.writers.hatchet_tree.inclusive(node, "normalized_cycles")
+    cycles = proton.writers.hatchet_tree.inclusive(node)["metrics"].get("normalized_cycles", 0)
     print(
         f"{'  ' * depth}{node['frame']['name']:<{24 - 2 * depth}} {cycles:10.1f} cycles per warp"
         f"  ({node['metrics']['count']} instances)"

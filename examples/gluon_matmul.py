@@ -186,9 +186,9 @@ def _main():
 
     import numpy as np
 
-    from proton.instrument import buffer as raw_buffer
-    from proton.instrument.compiler import PipelineOptions
-    from proton.instrument.stage_hook import StageHook
+    from proton.recording import buffer as raw_buffer
+    from proton.compiling.compiler import PipelineOptions
+    from proton.compiling.stage_hook import StageHook
 
     options = PipelineOptions(clock_bits=32)
     if not _gpu_available():

@@ -193,7 +193,7 @@ def run_ws_matmul(M: int, N: int, K: int, a=None, b=None):
 
 def print_partitions(meta):
     """Which warps run which partition, and which record each scope."""
-    from proton.instrument.warp_specialize import scope_warps, warp_labels
+    from proton.compiling.warp_specialize import scope_warps, warp_labels
 
     ws = meta["warp_specialize"]
     labels = warp_labels(ws)

@@ -12,7 +12,7 @@ from .util import err_str, file_sizes
 
 
 def report_dict(report):
-    """proton.instrument.session.SessionReport -> plain dict (attributes per the contract)."""
+    """proton.recording.instrumentation_session.SessionReport -> plain dict (attributes per the contract)."""
     if report is None:
         return None
     out = {}

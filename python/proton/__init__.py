@@ -23,12 +23,12 @@ from . import state as _state_module  # noqa: F401 - loaded first: `proton.state
 from . import metric
 from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
 from .state import metadata_state
-from .instrument.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
-from .instrument.state import DUMP_ENV as _DUMP_ENV
+from .compiling.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
+from .compiling.instrumentation_state import DUMP_ENV as _DUMP_ENV
 from .mode import ModeError
 
 if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook.install_dump_keying_hook
-    from .instrument.stage_hook import install_dump_keying_hook as _install_dump_keying_hook
+    from .compiling.stage_hook import install_dump_keying_hook as _install_dump_keying_hook
 
     _install_dump_keying_hook()
 
@@ -36,7 +36,7 @@ if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook
 def __getattr__(name):
     # The intra-kernel session (and the compiler extension it loads) only when used.
     if name == "SessionReport":
-        from .instrument.session import SessionReport
+        from .recording.instrumentation_session import SessionReport
 
         return SessionReport
     raise AttributeError(f"module 'proton' has no attribute {name!r}")

@@ -29,6 +29,7 @@ from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
 from .mode import Default, ModeError, PCSampling, PeriodicFlushing, parse_any
 from .paths import check_output_directory, output_path
+from .session_interface import ProfilerSession
 
 #: The session name when start gets none, as in Triton's Proton.
 DEFAULT_PROFILE_NAME = "proton"
@@ -37,7 +38,7 @@ BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 OUTPUT_FORMATS = {"hatchet": "tree", "hatchet_msgpack": "tree_msgpack", "chrome_trace": "chrome_trace"}
 
 _next_id = itertools.count()
-_open: dict[int, object] = {}  # session id -> open session
+_open: dict[int, ProfilerSession] = {}  # session id -> open session
 #: The session proton-profile opened around a script, as in Triton's Proton:
 #: the script's own start and finalize calls are then ignored (its session is
 #: the command's), and it may activate and deactivate only that session.
@@ -105,12 +106,7 @@ def start(
     report counts every launch not kept, per kernel and reason."""
     if profiling_disabled() or _command_line_session is not None:
         return None
-    name = DEFAULT_PROFILE_NAME if name is None else name
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
-    check_output_directory(name)
-    if ".." in name.replace("\\", "/").split("/") and not quiet:
-        print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
+    name = _checked_name(name, quiet)
     if data not in (None, "tree", "trace"):
         raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
     if isinstance(hook, LaunchHook):
@@ -123,17 +119,7 @@ def start(
     if backend not in BACKENDS:
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "instrumentation":
-        if context != "shadow":
-            raise ProfilerError(
-                f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
-                "instrumented kernels are attributed to their scopes"
-            )
-        if isinstance(parsed, PCSampling):
-            raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
-        if isinstance(parsed, PeriodicFlushing):
-            raise ModeError(
-                "mode 'periodic_flushing' is for host backends; instrumentation sessions take periodic_flushing=True"
-            )
+        _check_instrumentation_arguments(context, parsed)
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
         session = _instrumentation().start_instrumentation(
@@ -149,24 +135,12 @@ def start(
         )
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
-        if outputs is not None or max_launches_per_kernel is not None:
-            raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
-        if compress_pftrace:
-            raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
-        if parsed is not None and not isinstance(parsed, (PCSampling, PeriodicFlushing)):
-            raise ProfilerError(
-                f"mode {str(parsed)!r} is an instrumentation mode; host backends take mode=None, "
-                "'pcsampling' or 'periodic_flushing'"
-            )
-        if not isinstance(periodic_flushing, bool):
-            raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+        _check_host_arguments(parsed, outputs, max_launches_per_kernel, compress_pftrace, periodic_flushing)
         # periodic_flushing=True is mode "periodic_flushing" (hatchet parts).
         flushing = parsed.format if isinstance(parsed, PeriodicFlushing) else "hatchet" if periodic_flushing else None
-        if backend == "host":
-            backend = _host_backend()
         session = host_session.HostSession(
             name,
-            backend,
+            _host_backend() if backend == "host" else backend,
             context,
             data or "tree",
             hook,
@@ -178,6 +152,52 @@ def start(
         hooks = []
     if hook == "triton":
         hooks.append(LaunchHook())
+    return _register(session, hooks)
+
+
+def _checked_name(name: str | None, quiet: bool) -> str:
+    """The session's name (output path without extension), checked."""
+    name = DEFAULT_PROFILE_NAME if name is None else name
+    if not isinstance(name, str) or not name:
+        raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
+    check_output_directory(name)
+    if ".." in name.replace("\\", "/").split("/") and not quiet:
+        print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
+    return name
+
+
+def _check_instrumentation_arguments(context: str, mode) -> None:
+    """Refuses the host backends' options for backend="instrumentation"."""
+    if context != "shadow":
+        raise ProfilerError(
+            f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
+            "instrumented kernels are attributed to their scopes"
+        )
+    if isinstance(mode, PCSampling):
+        raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
+    if isinstance(mode, PeriodicFlushing):
+        raise ModeError(
+            "mode 'periodic_flushing' is for host backends; instrumentation sessions take periodic_flushing=True"
+        )
+
+
+def _check_host_arguments(mode, outputs, max_launches_per_kernel, compress_pftrace, periodic_flushing) -> None:
+    """Refuses the instrumentation backend's options for host backends."""
+    if outputs is not None or max_launches_per_kernel is not None:
+        raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
+    if compress_pftrace:
+        raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
+    if mode is not None and not isinstance(mode, (PCSampling, PeriodicFlushing)):
+        raise ProfilerError(
+            f"mode {str(mode)!r} is an instrumentation mode; host backends take mode=None, "
+            "'pcsampling' or 'periodic_flushing'"
+        )
+    if not isinstance(periodic_flushing, bool):
+        raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+
+
+def _register(session: ProfilerSession, hooks: list) -> SessionId:
+    """Gives a started session its id and its hooks."""
     session.id = next(_next_id)
     _open[session.id] = session
     for h in hooks:
@@ -205,7 +225,7 @@ def deactivate(session: int | None = None, flushing: bool = False) -> None:
     for s in _select(session):
         s.deactivate()
         HookManager.deactivate(s.id)
-        if flushing and isinstance(s, host_session.HostSession):
+        if flushing:
             s.flush()
 
 
@@ -224,32 +244,15 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     selected = _select(session)
     if output_format:  # before anything closes: a refused format loses nothing
         for s in selected:
-            _choose_output(s, OUTPUT_FORMATS[output_format])
+            s.choose_output(OUTPUT_FORMATS[output_format])
     reports = {}
-    # Host sessions first: an instrumentation session's finalize copies its
-    # buffers from the GPU, which a host session still open would record.
-    for s in sorted(selected, key=_is_instrumentation):
+    # Sessions that read GPU buffers back last: a session still open would record the copies.
+    for s in sorted(selected, key=lambda s: s.reads_gpu_buffers_at_finalize):
         del _open[s.id]
         HookManager.unregister(s.id)
-        if s is getattr(_loaded_instrumentation(), "_session", None):
-            _instrumentation().close_instrumentation()
         reports[s.id] = s.finalize()
     ordered = [reports[s.id] for s in selected]
     return ordered[0] if len(ordered) == 1 else ordered
-
-
-def _choose_output(session, kind: str) -> None:
-    if _is_instrumentation(session):
-        if kind == "tree_msgpack":
-            raise ProfilerError("output_format='hatchet_msgpack' applies to host sessions (cupti, roctracer, ...)")
-        session.outputs = (kind,)
-    elif kind in ("tree", "tree_msgpack"):
-        session.tree_format = "hatchet" if kind == "tree" else "hatchet_msgpack"
-    elif kind == "chrome_trace" and session.data != "trace":
-        raise ProfilerError(
-            f"session {session.name!r} recorded no timeline: output_format='chrome_trace' needs "
-            "data='trace' at start (the session is still open)"
-        )
 
 
 def run_from_command_line(session: int | None) -> None:
@@ -332,17 +335,6 @@ def profile(func=None, *, name: str | None = None, **kwargs):
 def _instrumentation():
     """The intra-kernel session module, imported on first use: it loads the
     compiler extension, which host-only profiling does not need."""
-    from .instrument import session
+    from .recording import instrumentation_session
 
-    return session
-
-
-def _loaded_instrumentation():
-    """The intra-kernel session module if an instrumentation session ever
-    imported it, else None (never imports it)."""
-    return sys.modules.get("proton.instrument.session")
-
-
-def _is_instrumentation(session) -> bool:
-    module = _loaded_instrumentation()
-    return module is not None and isinstance(session, module.Session)
+    return instrumentation_session

@@ -40,8 +40,6 @@ def _phase_done(session: int | None, phase: int, what: str) -> bool:
     target = _session(session, what)
     if target is None:
         return False
-    if api._is_instrumentation(target):
-        return target.is_phase_flushed(phase)
     return target.is_phase_complete(phase)
 
 
@@ -60,7 +58,7 @@ def get(session: int | None = 0, phase: int = 0) -> list | None:
     """The phase's profile tree as the .hatchet file holds it: [root, device
     info]. The current phase's holds the records so far (this waits for the
     GPU). RuntimeError ("... has no data") for a cleared or written phase."""
-    target = _host_session(session, "read")
+    target = _session(session, "read")
     return None if target is None else target.phase_tree(_phase(phase))
 
 
@@ -73,7 +71,7 @@ def get_msgpack(session: int | None = 0, phase: int = 0) -> bytes | None:
 def clear(session: int | None = 0, phase: int = 0, clear_up_to_phase: bool = False) -> None:
     """Lets go of the phase's data (of every phase up to it with
     clear_up_to_phase); the current phase, cleared, keeps recording."""
-    target = _host_session(session, "cleared")
+    target = _session(session, "cleared")
     if target is not None:
         target.clear(_phase(phase), up_to=bool(clear_up_to_phase))
 
@@ -90,14 +88,4 @@ def _session(session, verb: str):
     if api._check_command_line(session, verb):
         session = api._command_line_session
     (target,) = api._select(session)
-    return target
-
-
-def _host_session(session, verb: str):
-    target = _session(session, verb)
-    if target is not None and api._is_instrumentation(target):
-        raise ProfilerError(
-            f"session {target.name!r} is an instrumentation session: proton.data.get, get_msgpack and clear "
-            "apply to host sessions here (its data is decoded at finalize or advance_phase)"
-        )
     return target

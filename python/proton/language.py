@@ -35,7 +35,7 @@ was not at hand); `record_value` is this project's.
 
 A marker becomes a side-effecting inline-assembly carrier whose text is
 `// @proton <kind> <name>` (kind `start`, `end`, `event_start`,
-`event_end`, `mark`, `value`; proton.instrument.format); Proton's compiler lifts it from the LLVM
+`event_end`, `mark`, `value`; proton.compiler_exports); Proton's compiler lifts it from the LLVM
 IR into `proton.record` and lowers it to a clock read and a store. When no
 instrumentation session is active nothing at all is emitted, so plain builds
 are untouched.
@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import triton.language as tl
 
-from .instrument import state
-from .instrument.inductor import teach_inductor_the_markers
+from .compiling import instrumentation_state
+from .recording.inductor import teach_inductor_the_markers
 
 # Kernels with markers compiled by torch.compile (Inductor) need this module in their copy.
 teach_inductor_the_markers()
@@ -104,7 +104,7 @@ def _check_semantic(semantic_name: str) -> str:
 
 def _emit(kind: str, name, semantic, value=None) -> None:
     name = _scope_name(name)
-    if not state.instrumentation_active():
+    if not instrumentation_state.instrumentation_active():
         return
     language = _semantic_name(semantic)
     if language not in _SEMANTICS:
@@ -116,7 +116,7 @@ def _emit(kind: str, name, semantic, value=None) -> None:
     # marker's argument is the value, lifted into the record's operand.
     carrier_arg = semantic.to_tensor(0) if value is None else value
     constraint = "=r,f" if value is not None and value.dtype == tl.float32 else "=r,r"
-    from .instrument.format import marker_text  # loads the compiler: a session is active
+    from .compiler_exports import marker_text  # loads the compiler: a session is active
 
     tl.core.inline_asm_elementwise(
         marker_text(kind, name), constraint, [carrier_arg], dtype=tl.int32, is_pure=False, pack=1, _semantic=semantic
@@ -261,6 +261,6 @@ def record_value(name, value, _semantic=None):
     `name` (a constant string) in every warp that runs it: a counter in the
     traces, summed in the tree's column `name`."""
     name = _scope_name(name)
-    if not state.instrumentation_active():
+    if not instrumentation_state.instrumentation_active():
         return
     _emit("value", name, _semantic, _scalar_value(name, value, _semantic))

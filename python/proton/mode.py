@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Union
 
-from .instrument.compiler import PipelineOptions, option_choices
+from .compiling.compiler import PipelineOptions, option_choices
 
 #: clock32: read the 32-bit cycle counter (records keep 32 instead of 48
 #: clock bits; wrap-around is undone by the decoder). time_shift: subtract

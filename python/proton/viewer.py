@@ -4,14 +4,13 @@ A drop-in for Triton's `proton-viewer`: the same options (-l, -m, -i, -e, -t,
 -d, -f, --print-sorted, --diff-profile/-diff) and metric names, with the same
 meaning, plus a few of its own (-s/--sorted, --format short, --color).
 
-Reads `.hatchet` files in Triton's Proton's layout, which Proton's sessions
-write too (docs/profile-tree-format.md): `[ROOT, {"CUDA"|"HIP": {index:
-device}}]` with each node's own (exclusive) metrics, summed here into
-inclusive values as Triton's viewer does (frames `__proton_launch_metadata`
-and empty leaves dropped). Files of Proton's first releases, whose metrics
-are inclusive and whose host profiles end with a `{"devices": {...}}` object,
-are read too; no writer emits that layout now.
-`.hatchet_msgpack` files (the same tree as MessagePack) are read by name.
+Reads `.hatchet` files as Proton's host and instrumentation sessions and
+Triton's Proton write them (docs/profile-tree-format.md): `[ROOT,
+{"CUDA"|"HIP": {index: device}}]` with each node's own (exclusive) metrics,
+summed here into inclusive values as Triton's viewer does (frames
+`__proton_launch_metadata` and empty leaves dropped); `.hatchet_msgpack`
+files (the same tree as MessagePack) are read by name. (Files of an older
+layout are still accepted: see parse_tree.)
 
 Each line shows the chosen metrics of one node, then the node's name, indented
 as a tree:
@@ -160,7 +159,10 @@ def _json(text: str):
 
 
 def parse_tree(path: str, data) -> Profile:
-    """A Profile from a file's JSON (either layout); metrics made inclusive."""
+    """A Profile from a file's JSON; metrics made inclusive. Besides the
+    layout every writer emits, it accepts that of Proton's first releases
+    (inclusive metrics, a trailing {"devices": {...}} object), which no
+    writer emits any more."""
 
     def bad(reason):
         return ViewerError(f"{path}: not a profile tree: {reason}")

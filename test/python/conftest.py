@@ -26,7 +26,7 @@ from fake_rocprofiler_support import rocprofiler_fake, rocprofiler_fake_path  # 
 def no_instrumentation_session_left():
     """Fails a test that leaves an instrumentation session open (and closes it)."""
     yield
-    from proton.instrument import session as runtime
+    from proton.recording import instrumentation_session as runtime
 
     if runtime._session is not None:
         runtime._session = None

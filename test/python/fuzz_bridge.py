@@ -9,9 +9,9 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 
-import proton.instrument.stage_hook as hook
+import proton.compiling.stage_hook as hook
 import proton.language as pl
-from proton.instrument.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
+from proton.compiling.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
 
 from ir_mutations import mutations
 from kernels import compile_kernel

@@ -149,7 +149,7 @@ def valid_inputs(kind: str, work: Path) -> list[bytes]:
     here = Path(__file__).resolve().parent
     sys.path.insert(0, str(here))
     if kind == "merge":
-        from proton.instrument import decode
+        from proton.recording import decode
         from proton.writers import perfetto_trace
         from test_decode import make
 
@@ -200,7 +200,7 @@ def main() -> int:
         if partial:
             problems.append(f"{what}: partial files left: {partial}")
         if kind == "insert" and status == 0:
-            from proton.instrument.ttgir_rewriter import RewriteError, verify_records
+            from proton.compiling.ttgir_rewriter import RewriteError, verify_records
 
             try:
                 verify_records(Path(argv[-1]).read_text(), argv[-1])  # what it wrote reads back

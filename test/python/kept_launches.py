@@ -1,7 +1,8 @@
 """GPU tests' helper: the active instrumentation session's kept launches,
 decoded as finalize will decode them, before finalize drops the buffers."""
 
-from proton.instrument import decode, session as runtime, stage_hook
+from proton import kernel_metadata
+from proton.recording import decode, instrumentation_session as runtime
 
 
 def decode_kept():
@@ -12,7 +13,7 @@ def decode_kept():
     out = []
     for kept in runtime._session.kept:
         data = kept.buffer.cpu().numpy()
-        meta = stage_hook.metadata_for_buffer(data, kept.kernel)
-        ctas = data.nbytes // meta["layout"]["bytes_per_cta"]
+        meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
+        ctas = data.nbytes // meta.layout.bytes_per_cta
         out.append((decode.decode(data, meta, ctas, kernel=kept.kernel), meta))
     return out

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from proton.instrument import buffer as raw_buffer
+from proton.recording import buffer as raw_buffer
+from proton.kernel_metadata import BufferLayout, KernelMetadata
 
 
 def layout(
@@ -40,19 +41,34 @@ def layout(
     }
 
 
-def metadata(
-    scopes, layout_dict: dict, kernel: str = "kernel", kernel_id: int = 0, target: str = "nvptx", kinds=None
+def metadata(scopes, layout_dict: dict, **options) -> KernelMetadata:
+    """Kernel metadata for `scopes` (metadata_dict's arguments), as the session reads it."""
+    return KernelMetadata.from_dict(metadata_dict(scopes, layout_dict, **options))
+
+
+def metadata_dict(
+    scopes,
+    layout_dict: dict,
+    kernel: str = "kernel",
+    kernel_id: int = 0,
+    target: str = "nvptx",
+    kinds=None,
+    dtypes=None,
 ) -> dict:
-    """Kernel metadata for `scopes`, a list of (name, parent id); `kinds`
-    gives each id's kind ("scope", "event", "mark"; default all scopes)."""
+    """Kernel metadata for `scopes`, a list of (name, parent id), as the
+    compiler and the stage hook write it; `kinds` gives each id's kind
+    ("scope", "event", "mark", "value"; default all scopes), `dtypes` some
+    ids' value types (id -> "i32"|"f32")."""
     kinds = kinds or ["scope"] * len(scopes)
+    dtypes = dtypes or {}
     return {
         "instrumented": True,
         "kernel": kernel,
         "kernel_id": kernel_id,
         "target": target,
         "scopes": [
-            {"id": i, "name": n, "parent": p, "loc": "", "kind": k} for i, ((n, p), k) in enumerate(zip(scopes, kinds))
+            {"id": i, "name": n, "parent": p, "loc": "", "kind": k, **({"dtype": dtypes[i]} if i in dtypes else {})}
+            for i, ((n, p), k) in enumerate(zip(scopes, kinds))
         ],
         "layout": layout_dict,
         "profile_scratch_size": layout_dict["bytes_per_cta"],
@@ -101,7 +117,7 @@ def build(
     cap = lay["capacity"]
     blocks = np.zeros((ctas, segments, lay["bytes_per_cta"] // 4 // segments), dtype=np.uint32)
     head = blocks[:, :, : raw_buffer.HEADER_WORDS]
-    head[:, :, raw_buffer.W_MAGIC_FLAGS] = raw_buffer.flags_word(lay, target)
+    head[:, :, raw_buffer.W_MAGIC_FLAGS] = raw_buffer.flags_word(BufferLayout.from_dict(lay), target)
     head[:, :, raw_buffer.W_KERNEL_ID] = kernel_id
     head[:, :, raw_buffer.W_COUNT] = n
     where = np.zeros((ctas, segments), dtype=np.uint32) if sm is None else np.asarray(sm, dtype=np.uint32)
@@ -113,10 +129,10 @@ def build(
         np.asarray(lay["warps"], dtype=np.uint32) << np.uint32(raw_buffer.WARP_SHIFT)
     )
     for word, value in (
-        (raw_buffer.W_GT_START, gt_start),
-        (raw_buffer.W_CLK_START, clk_start),
-        (raw_buffer.W_GT_END, gt_end),
-        (raw_buffer.W_CLK_END, clk_end),
+        (raw_buffer.W_TIMER_START, gt_start),
+        (raw_buffer.W_CLOCK_START, clk_start),
+        (raw_buffer.W_TIMER_END, gt_end),
+        (raw_buffer.W_CLOCK_END, clk_end),
     ):
         value = np.broadcast_to(np.asarray(value, dtype=np.uint64), (ctas, segments))
         head[:, :, word] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)

@@ -17,7 +17,7 @@ from triton.backends.compiler import GPUTarget
 import proton
 import proton.language as pl
 from proton import api
-from proton.instrument import session as instrument_session
+from proton.recording import instrumentation_session as instrument_session
 from proton.hooks import HookManager, InstrumentationHook, LaunchHook
 from proton.mode import MMA, Default, ModeError, PCSampling, parse_any
 
@@ -59,7 +59,7 @@ def test_host_only_profiling_never_loads_the_compiler_extension(fake_path, tmp_p
         "with proton.scope('step'):\n    pass\n"
         "proton.finalize()\n"
         "assert 'proton._C' not in sys.modules, 'loaded at import or by a host session'\n"
-        "from proton.instrument.compiler import extension\n"
+        "from proton.compiling.compiler import extension\n"
         "assert extension().LLVM_VERSION and 'proton._C' in sys.modules\n"
     )
     env = dict(os.environ, PROTON_CUPTI_LIB=str(fake_path))
@@ -233,7 +233,7 @@ def test_mode_keywords_as_triton_writes_them():
 
 
 def test_strided_granularity_compiles_to_every_other_warp():
-    from proton.instrument.stage_hook import StageHook
+    from proton.compiling.stage_hook import StageHook
 
     with StageHook(Default(granularity="warp_2").pipeline_options(), "warp2"):
         kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, SM90, BLOCK=1024)
@@ -266,7 +266,7 @@ def _marked(out):
 
 def test_enable_and_disable_semantic():
     pl.enable_semantic("triton")  # accepted: Triton kernels record by default here
-    from proton.instrument.stage_hook import StageHook
+    from proton.compiling.stage_hook import StageHook
 
     try:
         pl.disable_semantic("triton")

@@ -1,6 +1,6 @@
 """Asynchronous events and marks (proton.language.allocate_event,
 start_event, end_event): decoded from synthetic buffers, paired by the rule
-of proton.instrument.decode_async, and drawn in the Chrome and Perfetto
+of proton.recording.decode_non_scope, and drawn in the Chrome and Perfetto
 traces (parsed back here)."""
 
 import json
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import synthetic_buffers as synthetic
-from proton.instrument import decode
-from proton.instrument.decode_async import pair_events
+from proton.recording import decode
+from proton.kernel_metadata import KernelMetadata
+from proton.recording.decode_non_scope import pair_events
 from proton.writers import chrome_trace, perfetto_trace
 
 STEP = 100
@@ -114,14 +115,13 @@ def test_marks_are_instants_on_their_warps():
 
 
 def test_unknown_kind_in_the_scope_table_is_an_error():
-    buf, meta = build(producer_consumer())
-    meta["scopes"][1]["kind"] = "counter"
+    meta = synthetic.metadata_dict(TABLE, synthetic.layout(num_warps=2), kinds=["scope", "counter", "mark"])
     with pytest.raises(ValueError, match=r"scope table entry 1 \('copy'\) has unknown kind 'counter'"):
-        decode.decode(buf, meta, 1)
+        KernelMetadata.from_dict(meta)
 
 
 def _reference_fifo(ids, rows, is_end, ns, segments):
-    """The pairing rule of decode_async, one record at a time."""
+    """The pairing rule of decode_non_scope, one record at a time."""
     groups, out, unpaired = {}, [], 0
     for i in range(len(ids)):
         groups.setdefault((rows[i] // segments, ids[i]), []).append(i)
@@ -172,7 +172,6 @@ def test_chrome_trace_binds_an_event_across_warps_with_flow_endpoints_and_marks_
     w0, w1 = producer_consumer()
     w0 = w0[:-2] + [(2, S), (2, S)]  # two marks instead of the last scope
     buf, meta = build([w0, w1])
-    meta["scopes"][0]["name"] = "loop"
     events = _trace(tmp_path, [decode.decode(buf, meta, 1)])
     # Triton's Proton's layout: per pair, a zero-length X endpoint on each
     # warp, bound by bind_id; no slice of its own, no s/f flow events.
@@ -351,5 +350,5 @@ def test_tree_gives_events_their_cycles_and_counts_marks():
     assert copy["normalized_cycles"] == copy["cycles"] / 2
     # They come out of the kernel's own values as a child's do: the kernel's
     # inclusive cycles stay the warps' lifetimes (8 steps each).
-    assert hatchet_tree.inclusive(kernel, "cycles") == 2 * 8 * STEP
-    assert hatchet_tree.inclusive(kernel, "time (ns)") == pytest.approx(2 * 8 * STEP / CLOCK_GHZ, abs=3)
+    assert hatchet_tree.inclusive(kernel)["metrics"]["cycles"] == 2 * 8 * STEP
+    assert hatchet_tree.inclusive(kernel)["metrics"]["time (ns)"] == pytest.approx(2 * 8 * STEP / CLOCK_GHZ, abs=3)

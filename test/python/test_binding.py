@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from proton import _C
-from proton.instrument.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
+from proton.compiling.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
 
 KERNEL = """
 define ptx_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) readnone captures(none) %scratch) #0 {
@@ -163,7 +163,7 @@ def test_a_broken_module_with_debug_info_is_an_error_not_an_abort():
         "store i32 1, ptr addrspace(1) %out, align 4, !dbg !6\n  %bad = add i32 %bad, 1",
     )
     code = (
-        f"from proton.instrument.compiler import instrument_llvm_ir, InstrumentationError\n"
+        f"from proton.compiling.compiler import instrument_llvm_ir, InstrumentationError\n"
         f"try:\n    instrument_llvm_ir({broken + DEBUG_INFO!r})\n"
         f"except InstrumentationError as e:\n    print('refused:', str(e).splitlines()[0])\n"
     )

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from proton import _C
-from proton.instrument import bridge, compiler
-from proton.instrument.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
+from proton.compiling import bridge, compiler
+from proton.compiling.compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir
 
 from ir_mutations import mutations
 

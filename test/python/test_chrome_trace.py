@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from proton.instrument import decode
+from proton.recording import decode
 from proton.writers import chrome_trace as trace_chrome, packed_text
 
 from test_decode import make, random_buffer

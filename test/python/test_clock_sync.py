@@ -15,8 +15,9 @@ import triton
 from triton.runtime import _allocation
 
 import proton
-from proton.instrument import buffer as raw_buffer, clock_sync, stage_hook as hook_mod, session as runtime
-from proton.instrument.clock_sync import ClockOffset, ClockSample
+from proton import kernel_metadata
+from proton.recording import buffer as raw_buffer, clock_sync, instrumentation_session as runtime
+from proton.recording.clock_sync import ClockOffset, ClockSample
 
 from test_decode import make
 from test_session import FakeTorch, Launch
@@ -121,8 +122,8 @@ class SimulatedGpu(FakeTorch):
 
 def shifted(data, meta, shift_ns):
     """The buffer as the same kernel writes it on a GPU whose timer reads shift_ns more."""
-    words = data.copy().view(np.uint32).reshape(-1, meta["layout"]["block_bytes"] // 4)
-    for w in (raw_buffer.W_GT_START, raw_buffer.W_GT_END):
+    words = data.copy().view(np.uint32).reshape(-1, meta.layout.block_bytes // 4)
+    for w in (raw_buffer.W_TIMER_START, raw_buffer.W_TIMER_END):
         value = (words[:, w].astype(np.uint64) | (words[:, w + 1].astype(np.uint64) << np.uint64(32))) + np.uint64(
             shift_ns
         )
@@ -167,7 +168,7 @@ def run(monkeypatch, gpu, data, path, phases=1):
 
 def test_each_trace_gets_the_offset_interpolated_to_its_launches(tmp_path, monkeypatch, captured):
     data, meta = make(ctas=3, kernel_id=41)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     gpu = SimulatedGpu(base_ns=5_000_000, ppm=2.0)  # 2 us per second
     report = run(monkeypatch, gpu, data, str(tmp_path / "run"))
     (call,) = captured.values()
@@ -190,7 +191,7 @@ def test_each_trace_gets_the_offset_interpolated_to_its_launches(tmp_path, monke
 
 def test_each_part_gets_the_offset_of_its_own_time(tmp_path, monkeypatch, captured):
     data, meta = make(ctas=3, kernel_id=42)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     gpu = SimulatedGpu(base_ns=-7_000, ppm=-3.0)
     # Phases at GT0, GT0 + 1 s, GT0 + 2 s (the same buffer, its timer shifted).
     parts = [shifted(data, meta, 10**9 * p) for p in range(3)]
@@ -219,7 +220,7 @@ def test_two_ranks_agree_on_host_time(tmp_path, monkeypatch, captured):
     between two H200s), each kernel at the same host instant: global timer +
     offset is the same instant for both, and each rank writes its own file."""
     data, meta = make(ctas=3, kernel_id=43)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     for var in ("RANK", "WORLD_SIZE"):
         monkeypatch.delenv(var, raising=False)
     skew = 160_512  # a multiple of 256: the decoder's origin_ns goes through float64 (256 ns steps near 1.7e18)
@@ -240,7 +241,7 @@ def test_two_ranks_agree_on_host_time(tmp_path, monkeypatch, captured):
 
 def test_a_failed_measurement_is_a_warning_and_the_trace_is_still_written(tmp_path, monkeypatch, captured):
     data, meta = make(ctas=3, kernel_id=44)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     gpu = SimulatedGpu(0)
 
     def broken(torch, device):
@@ -264,7 +265,7 @@ def test_the_perfetto_writer_takes_the_host_clock(tmp_path, monkeypatch):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
 
     data, meta = make(ctas=3, kernel_id=45)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     run(monkeypatch, SimulatedGpu(1_234_567), data, str(tmp_path / "run"))
     trace = Trace.FromString(open(tmp_path / "run.pftrace", "rb").read())
     assert sum(1 for p in trace.packet if p.HasField("track_event")) > 0

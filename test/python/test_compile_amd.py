@@ -3,8 +3,8 @@
 import pytest
 from triton.backends.compiler import GPUTarget
 
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 

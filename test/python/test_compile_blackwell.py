@@ -16,8 +16,8 @@ from triton.tools.disasm import get_sass
 
 import proton.language
 from proton.errors import PipeliningWarning
-from proton.instrument.compiler import InstrumentationError, PipelineOptions, triton_arch
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import InstrumentationError, PipelineOptions, triton_arch
+from proton.compiling.stage_hook import StageHook
 
 from corpus import BY_NAME, compile_case
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, matmul, matmul_outer, vector_add
@@ -172,7 +172,7 @@ def test_plain_build_is_unchanged_when_markers_are_off(target, monkeypatch):
     assert not lines(plain.asm["ptx"], r"%clock|%globaltimer|@proton")
     assert plain.metadata.profile_scratch_size == 0
     with StageHook(PipelineOptions(), "bw-off"):
-        monkeypatch.setattr(proton.language.state, "instrumentation_active", lambda: False)
+        monkeypatch.setattr(proton.language.instrumentation_state, "instrumentation_active", lambda: False)
         unmarked = compile_kernel(
             matmul, MATMUL_SIGNATURE, target, options={"num_stages": 1}, aligned=True, **MATMUL_TILE
         )

@@ -9,8 +9,8 @@ import pytest
 from triton.backends.compiler import GPUTarget
 
 import proton.language as pl
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
 
 from events_kernels import PIPELINED_SUM_SIGNATURE, pipelined_sum
 from kernels import compile_kernel

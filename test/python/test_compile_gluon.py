@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import gluon_matmul  # noqa: E402

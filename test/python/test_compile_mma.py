@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from triton.backends.compiler import GPUTarget
 
-from proton.instrument import decode
-from proton.instrument.compiler import InstrumentationError
-from proton.instrument.stage_hook import StageHook
+from proton.recording import decode
+from proton.compiling.compiler import InstrumentationError
+from proton.compiling.stage_hook import StageHook
+from proton.kernel_metadata import KernelMetadata
 from proton.mode import MMA, Default, parse
 
 import synthetic_buffers as synthetic
@@ -160,7 +161,7 @@ def test_a_k_loop_longer_than_the_ring_keeps_the_newest_iterations():
     clocks = np.broadcast_to(clk0 + 50 * np.arange(1, ids.size + 1, dtype=np.uint64), tags.shape)
     end = clk0 + 50 * (ids.size + 1)
     buf = synthetic.build(lay, tags, clocks, clk_start=clk0, clk_end=end, gt_start=10**12, gt_end=10**12 + (end - clk0))
-    events = decode.decode(buf, {**meta, "kernel_id": 0}, ctas)
+    events = decode.decode(buf, KernelMetadata.from_dict({**meta, "kernel_id": 0}), ctas)
     kept = lay["capacity"] // 4
     assert lay["capacity"] < ids.size and kept >= 32
     for scope in (issue, wait):

@@ -8,9 +8,9 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
-from proton.instrument.compiler import InstrumentationError, PipelineOptions
-from proton.instrument import stage_hook as hook_mod
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import InstrumentationError, PipelineOptions
+from proton.compiling import stage_hook as hook_mod
+from proton.compiling.stage_hook import StageHook
 
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, compile_kernel, crossing, matmul, never_closed, vector_add
 

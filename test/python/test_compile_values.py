@@ -9,8 +9,8 @@ import pytest
 from triton.backends.compiler import GPUTarget
 
 import proton.language as pl
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
 
 from kernels import compile_kernel
 from values_kernels import SUM_WITH_VALUES_SIGNATURE, sum_with_values

@@ -57,7 +57,7 @@ def test_each_script_does_its_job(tmp_path):
     done = run([use("proton-dump-ttgir"), "--out", str(tmp_path / "dump"), sys.executable, "-c", "pass"])
     assert done.returncode == 0 and "compiled no Triton kernel" in done.stdout, done.stderr
     # proton-merge-traces and proton-view on outputs of a session's writers
-    from proton.instrument import decode
+    from proton.recording import decode
     from proton.writers import hatchet_tree, perfetto_trace
     from test_decode import make
 

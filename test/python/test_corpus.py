@@ -10,8 +10,8 @@ import pytest
 import triton
 
 import proton.language
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
 
 from corpus import ALL, CASES, compile_case, triton_version
 
@@ -58,7 +58,7 @@ def test_plain_build_unchanged_by_session(case, target, monkeypatch):
     plain = compile_case(case, target)
     with StageHook(PipelineOptions(), "corpus"):
         # The session is active, but the markers see it as off: they emit nothing.
-        monkeypatch.setattr(proton.language.state, "instrumentation_active", lambda: False)
+        monkeypatch.setattr(proton.language.instrumentation_state, "instrumentation_active", lambda: False)
         unmarked = compile_case(case, target)
         monkeypatch.undo()
     assert _final_asm(unmarked, target) == _final_asm(plain, target)

@@ -2,13 +2,16 @@
 format): counts, nesting, ring order and loss, clock32 wrap-around, the
 measured clock, time_shift, and every kind of bad buffer."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from proton.instrument import buffer as raw_buffer
-from proton.instrument import decode
+from proton.recording import buffer as raw_buffer
+from proton.recording import decode
 import synthetic_buffers as synthetic
-from proton.instrument.buffer import BufferFormatError
+from proton.recording.buffer import BufferFormatError
+from proton.kernel_metadata import BufferLayout
 
 SCOPES = [("kernel", -1), ("load", 0), ("store", 0)]
 # kernel > load, store: start/end sequence of one warp.
@@ -159,7 +162,7 @@ def test_runs_into_the_overhang_decode_as_a_plain_ring(reps):
     # slot the newer of the ring's and the overhang's record.
     plain_buf, plain_meta = make(reps=reps, segment_bytes=16 * 8)
     runs_buf, runs_meta = make(reps=reps, segment_bytes=16 * 8, overhang=5)
-    assert runs_meta["layout"]["bytes_per_cta"] > plain_meta["layout"]["bytes_per_cta"]
+    assert runs_meta.layout.bytes_per_cta > plain_meta.layout.bytes_per_cta
     plain, runs = decode.decode(plain_buf, plain_meta, 3), decode.decode(runs_buf, runs_meta, 3)
     assert decoded(runs) == decoded(plain)
     assert (runs.dropped == plain.dropped).all() and runs.unmatched == plain.unmatched
@@ -171,7 +174,7 @@ def test_overhang_record_older_than_the_ring_is_ignored():
     # A stale overhang record (from a run two laps ago) loses to the ring's.
     buf, meta = make(reps=8, segment_bytes=16 * 8, overhang=5)
     ev = decode.decode(buf, meta, 3)
-    raw = raw_buffer.read(buf, meta["layout"], 3)
+    raw = raw_buffer.read(buf, meta.layout, 3)
     assert raw.overhang.shape == (3, 4, 5, 2)
     clocks = raw.overhang[..., 0].astype(np.uint64) | (
         raw.overhang[..., 1].astype(np.uint64) & np.uint64(0xFFFF)
@@ -215,21 +218,21 @@ def test_truncated_buffer():
 def test_corrupted_magic():
     buf, meta = make()
     buf = buf.copy()
-    buf[meta["layout"]["bytes_per_cta"] + 3] ^= 0xFF  # the magic: word 0, bits 16-31
+    buf[meta.layout.bytes_per_cta + 3] ^= 0xFF  # the magic: word 0, bits 16-31
     with pytest.raises(BufferFormatError, match="CTA 1 .*magic"):
         decode.decode(buf, meta, 3)
 
 
 def test_buffer_of_another_kernel():
     buf, meta = make(kernel_id=7)
-    meta = dict(meta, kernel_id=8)
+    meta = dataclasses.replace(meta, kernel_id=8)
     with pytest.raises(BufferFormatError, match="kernel id 7, not 8"):
         decode.decode(buf, meta, 3)
 
 
 def test_scope_id_out_of_range():
     buf, meta = make()
-    meta = dict(meta, scopes=meta["scopes"][:2])
+    meta = dataclasses.replace(meta, rows=meta.rows[:2])
     with pytest.raises(BufferFormatError, match="scope id 2, but the kernel has 2 scopes"):
         decode.decode(buf, meta, 3)
 
@@ -237,19 +240,19 @@ def test_scope_id_out_of_range():
 def test_clock_outside_the_warp_lifetime():
     buf, meta = make()
     words = buf.copy().view(np.uint32)
-    lay = meta["layout"]
+    lay = meta.layout
     # CTA 0 segment 0 entry cycle moved after its records
-    words[raw_buffer.W_CLK_START] += 10_000
+    words[raw_buffer.W_CLOCK_START] += 10_000
     with pytest.raises(BufferFormatError, match="CTA 0 segment 0 .*outside the warp's lifetime"):
         decode.decode(words.view(np.uint8), meta, 3)
-    assert lay["capacity"] == 128
+    assert lay.capacity == 128
 
 
 def test_segment_layout_mismatch():
     buf, meta = make()
     other = synthetic.layout(num_warps=4, segment_bytes=512)
     with pytest.raises(BufferFormatError):
-        decode.decode(buf, dict(meta, layout=other), 3)
+        decode.decode(buf, dataclasses.replace(meta, layout=BufferLayout.from_dict(other)), 3)
 
 
 def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
@@ -320,10 +323,10 @@ def reference(buf, meta, ctas, record_cost_cycles=0.0):
     """A straightforward decoding, one warp and one record at a time: the
     events as sorted (row, scope, start cycles, end cycles), and the
     unmatched count."""
-    lay = meta["layout"]
+    lay = meta.layout
     raw = raw_buffer.read(buf, lay, ctas)
-    cap, segments = lay["capacity"], len(lay["warps"])
-    wrap = 1 << (48 if lay["clock_bits"] == 64 else 32)
+    cap, segments = lay.capacity, len(lay.warps)
+    wrap = 1 << (48 if lay.clock_bits == 64 else 32)
     events, unmatched = [], 0
     for c in range(ctas):
         for s in range(segments):
@@ -335,8 +338,8 @@ def reference(buf, meta, ctas, record_cost_cycles=0.0):
                 for i in range(kept)
             ]
             clk_start, clk_end = (
-                int(raw.stamps(raw_buffer.W_CLK_START)[c, s]),
-                int(raw.stamps(raw_buffer.W_CLK_END)[c, s]),
+                int(raw.stamps(raw_buffer.W_CLOCK_START)[c, s]),
+                int(raw.stamps(raw_buffer.W_CLOCK_END)[c, s]),
             )
             cyc = [0] * kept
             later = clk_end

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import synthetic_buffers as sb
-from proton.instrument import decode
+from proton.recording import decode
 from proton.writers import hatchet_tree, perfetto_trace, perfetto_warps
 
 SCOPES = [("kernel", -1), ("a", 0), ("b", 0), ("c", 1)]

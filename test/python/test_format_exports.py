@@ -191,10 +191,10 @@ def test_record_kind_matches_the_end_bit():
 
 def test_id_kinds_are_the_compilers():
     # The scope table's `kind` names, numbered as the decoder reads them.
-    from proton.instrument import decode_async
+    from proton.recording import decode_non_scope
 
     assert _C.ENUMS["IdKind"] == {"scope": 0, "event": 1, "mark": 2, "value": 3}
-    assert decode_async.KIND_CODES == _C.ENUMS["IdKind"]
+    assert decode_non_scope.KIND_CODES == _C.ENUMS["IdKind"]
 
 
 def test_marker_text_is_what_the_compiler_lifts():

@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 import triton  # noqa: E402
 from triton.runtime import _allocation  # noqa: E402
 
-from proton.instrument.compiler import PipelineOptions  # noqa: E402
-from proton.instrument.stage_hook import StageHook  # noqa: E402
+from proton.compiling.compiler import PipelineOptions  # noqa: E402
+from proton.compiling.stage_hook import StageHook  # noqa: E402
 
 from kernels import matmul, vector_add  # noqa: E402
 
@@ -44,7 +44,7 @@ def parse(buffer, layout, num_ctas):
     """Raw buffer -> per-segment headers (12 words) and records as
     (tag, clock) pairs (tag: scope id | end bit 31; clock: the low 48 or 32
     bits), the ring's then the overhang's, written independently of
-    proton.instrument.buffer from docs/buffer-format.md."""
+    proton.recording.buffer from docs/buffer-format.md."""
     segments = len(layout["warps"])
     data = buffer.cpu().numpy().view(np.uint32).reshape(num_ctas, segments, -1)
     slots = layout["segment_bytes"] // 8 + layout.get("overhang", 0)

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 import triton  # noqa: E402
 
 import proton  # noqa: E402
-from proton.instrument import clock_sync  # noqa: E402
+from proton.recording import clock_sync  # noqa: E402
 
 from kernels import vector_add  # noqa: E402
 

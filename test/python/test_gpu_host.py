@@ -8,7 +8,7 @@ import os
 import pytest
 
 import proton
-from proton.host import hatchet_tree as profile_tree
+from proton.writers.hatchet_tree import inclusive
 
 pytestmark = pytest.mark.gpu
 
@@ -38,7 +38,7 @@ def load(report):
     own, as Triton's Proton writes it), and its device info."""
     with open(report.files["tree"]) as f:
         root, devices = json.load(f)
-    return [profile_tree.inclusive(root), devices]
+    return [inclusive(root), devices]
 
 
 def find(node, *names):

@@ -9,7 +9,7 @@ import os
 import pytest
 
 import proton
-from proton.host import hatchet_tree as profile_tree
+from proton.writers.hatchet_tree import inclusive
 
 pytestmark = pytest.mark.gpu
 
@@ -59,7 +59,7 @@ def kernel_nodes(node, name):
 def check_samples(report):
     assert report.pc_samples > 0, report.summary()
     with open(report.files["tree"]) as f:
-        root = profile_tree.inclusive(json.load(f)[0])  # the file holds each node's own samples
+        root = inclusive(json.load(f)[0])  # the file holds each node's own samples
     kernels = kernel_nodes(root, "spin")
     assert len(kernels) == 1, [k["frame"]["name"] for k in kernels]
     kernel = kernels[0]

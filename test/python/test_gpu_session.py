@@ -16,7 +16,7 @@ import triton.language as tl  # noqa: E402
 
 import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
-from proton.instrument import stage_hook as hook_mod  # noqa: E402
+from proton import kernel_metadata  # noqa: E402
 
 from kernels import matmul, matmul_load_scope, vector_add  # noqa: E402
 
@@ -156,7 +156,7 @@ def test_launch_cap_and_deactivate(tmp_path):
     proton.deactivate()
     run_vector_add(n=4096)  # a plain build: not instrumented, not counted
     proton.activate()
-    kept_before_finalize = proton.instrument.session._session.kept
+    kept_before_finalize = proton.recording.instrumentation_session._session.kept
     report = proton.finalize()
     assert report.launches_kept == 2 and report.launches_skipped == 3
     assert report.per_kernel["vector_add"]["skipped"] == 3
@@ -165,15 +165,15 @@ def test_launch_cap_and_deactivate(tmp_path):
 
 def _decoded_launches():
     """Decodes the active session's kept launches without finalizing."""
-    from proton.instrument import decode, session as runtime
+    from proton.recording import decode, instrumentation_session as runtime
 
     session = runtime._session
     torch.cuda.synchronize()
     out = []
     for kept in session.kept:
         data = kept.buffer.cpu().numpy()
-        meta = hook_mod.metadata_for_buffer(data, kept.kernel)
-        out.append(decode.decode(data, meta, data.nbytes // meta["layout"]["bytes_per_cta"], kernel=kept.kernel))
+        meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
+        out.append(decode.decode(data, meta, data.nbytes // meta.layout.bytes_per_cta, kernel=kept.kernel))
     return out
 
 
@@ -185,14 +185,14 @@ def test_save_fixtures(tmp_path, mode):
         pytest.skip("PROTON_SAVE_FIXTURES not set")
     proton.start(str(tmp_path / "fixture"), backend="instrumentation", mode=mode, outputs=[], quiet=True)
     run_vector_add(n=8 * 1024)
-    session = proton.instrument.session._session
+    session = proton.recording.instrumentation_session._session
     torch.cuda.synchronize()
     (kept,) = session.kept
     data = kept.buffer.cpu().numpy()
-    meta = hook_mod.metadata_for_buffer(data, kept.kernel)
+    meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
     proton.finalize()
     name = "vector_add_" + ("clock32" if "clock32" in mode else "clock64")
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), data)
     with open(os.path.join(directory, name + ".json"), "w") as f:
-        json.dump({"num_ctas": 8, "gpu": torch.cuda.get_device_name(), "metadata": meta}, f, indent=1)
+        json.dump({"num_ctas": 8, "gpu": torch.cuda.get_device_name(), "metadata": meta.to_dict()}, f, indent=1)

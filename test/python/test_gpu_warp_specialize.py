@@ -20,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import proton  # noqa: E402
-from proton.instrument.warp_specialize import scope_warps, warp_labels  # noqa: E402
+from proton.compiling.warp_specialize import scope_warps, warp_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import gluon_warp_specialized as example  # noqa: E402

@@ -292,12 +292,11 @@ def test_trace_sessions_write_a_timeline_per_phase(fake, tmp_path):
 
 def test_instrumentation_sessions_have_no_get(monkeypatch, tmp_path):
     from proton import api, data
+    from proton.recording.instrumentation_session import InstrumentationSession
 
-    class Fake:
-        name = "kernels"
-
-    monkeypatch.setattr(api, "_is_instrumentation", lambda session: True)
-    monkeypatch.setattr(api, "_select", lambda session: [Fake()])
+    session = object.__new__(InstrumentationSession)  # not started: only its name is read
+    session.name = "kernels"
+    monkeypatch.setattr(api, "_select", lambda _: [session])
     for call in (data.get, data.get_msgpack, data.clear):
         with pytest.raises(proton.ProfilerError, match="apply to host sessions"):
             call(0)

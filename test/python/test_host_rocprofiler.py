@@ -489,7 +489,7 @@ def test_session_end_to_end(rocprofiler_fake, rocprofiler_fake_path, tmp_path, m
     assert [w for w in report.warnings if "dropped" not in w] == []
     tree = json.load(open(report.files["tree"]))
     assert tree[1] == {}  # no AMD device info yet
-    from proton.host.hatchet_tree import inclusive
+    from proton.writers.hatchet_tree import inclusive
 
     root = inclusive(tree[0])
     assert root["metrics"]["count"] == 4 and root["metrics"]["time (ns)"] == 200 + 600 + 50 + 100

@@ -497,7 +497,7 @@ def test_session_end_to_end(roctracer_fake, roctracer_fake_path, api, tmp_path, 
     assert (report.kernels, report.activities, report.warnings) == (3, 5, [])
     tree = json.load(open(report.files["tree"]))
     assert tree[1] == {}  # an empty device-info object: none for AMD yet
-    from proton.host.hatchet_tree import inclusive
+    from proton.writers.hatchet_tree import inclusive
 
     assert tree[0]["metrics"] == {
         "bytes": 0,

@@ -8,8 +8,8 @@ import json
 import pytest
 
 import proton
-from proton.host import hatchet_tree as profile_tree
-from proton.host import chrome_trace, libraries, session as host_session
+from proton.writers.hatchet_tree import inclusive
+from proton.host import activity_trace, libraries, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h
 
@@ -77,7 +77,7 @@ def _find(node, *names):
 
 def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
-    monkeypatch.setattr(chrome_trace, "layout_39", lambda: False)  # 3.9's: test_host_trace_layout.py
+    monkeypatch.setattr(activity_trace, "layout_39", lambda: False)  # 3.9's: test_host_trace_layout.py
     proton.start(str(tmp_path / "run"), data="trace", hook="triton", quiet=True)  # host: from its arguments
     with proton.scope("outer", metrics={"tokens": 3}):
         fake.fake_launch(CBID_cuLaunchKernel, b"k1", 100, 300, 1)
@@ -111,7 +111,7 @@ def test_session_end_to_end(fake, fake_path, tmp_path, monkeypatch):
     outer = _find(root, "outer")
     assert outer["metrics"] == {"tokens": 3}
     assert _find(outer, "k1")["metrics"] == {"time (ns)": 200, "count": 1, "device_id": "0", "device_type": "CUDA"}
-    total = profile_tree.inclusive(root)
+    total = inclusive(root)
     assert total["metrics"]["count"] == 4 and total["metrics"]["time (ns)"] == 200 + 600 + 200
     assert _find(total, "outer")["metrics"]["time (ns)"] == 800
     assert _find(outer, "fwd")["frame"]["type"] == "state"

@@ -1,7 +1,7 @@
 """Host sessions' Chrome traces (data="trace") in both of Triton's Proton's
 layouts, over the fake libcupti: Triton 3.9's (kernel, scope, metric and
 flow events, graph threads, baseTimeNanoseconds) and 3.6-3.8's (kernel
-events only). chrome_trace.layout_39 is forced to pick the layout."""
+events only). activity_trace.layout_39 is forced to pick the layout."""
 
 import ctypes
 import json
@@ -11,7 +11,7 @@ import time
 import pytest
 
 import proton
-from proton.host import chrome_trace
+from proton.host import activity_trace
 
 from test_host_runtime import CBID_cuLaunchKernel, graph_launch, h
 
@@ -34,7 +34,7 @@ def session_env(fake, fake_path, monkeypatch):
 @pytest.fixture
 def layout(monkeypatch):
     def pick(is_39: bool):
-        monkeypatch.setattr(chrome_trace, "layout_39", lambda: is_39)
+        monkeypatch.setattr(activity_trace, "layout_39", lambda: is_39)
 
     return pick
 
@@ -84,7 +84,7 @@ def test_layout_follows_the_triton_version(monkeypatch):
 
     for version, is_39 in (("3.6.0", False), ("3.8.1", False), ("3.9.0", True), ("3.10.0+git1234", True)):
         monkeypatch.setattr(triton, "__version__", version)
-        assert chrome_trace.layout_39() is is_39, version
+        assert activity_trace.layout_39() is is_39, version
 
 
 def test_39_kernel_scope_metric_and_flow_events(fake, tmp_path, layout):
@@ -281,11 +281,11 @@ def test_old_layout_unchanged_before_triton_39(fake, tmp_path, layout):
 
 def test_scope_records_only_while_a_trace_is_recorded(tmp_path):
     tree = proton.start(str(tmp_path / "tree"), backend="cupti", quiet=True)
-    assert not chrome_trace.recording
+    assert not activity_trace.recording
     trace = proton.start(str(tmp_path / "trace"), backend="cupti", data="trace", quiet=True)
-    assert chrome_trace.recording
+    assert activity_trace.recording
     proton.deactivate(trace)
-    assert not chrome_trace.recording
+    assert not activity_trace.recording
     with proton.scope("unseen"):
         pass
     proton.activate(trace)
@@ -296,7 +296,7 @@ def test_scope_records_only_while_a_trace_is_recorded(tmp_path):
     assert sessions[str(tmp_path / "tree")].scope_records() == []
     proton.finalize(trace)
     proton.finalize(tree)
-    assert not chrome_trace.recording
+    assert not activity_trace.recording
     assert h.scope_stack() == []
 
 
@@ -318,7 +318,7 @@ def test_39_graph_replay_flow_from_its_graph_launch():
     for row, (node, start) in zip(rows, ((4, 5000), (3, 5100))):
         row["node"], row["name"], row["stream"], row["correlation"] = node, 5, 7, 42
         row["start"], row["end"], row["launch"], row["thread"] = start, start + 100, 4000, 99
-    trace = chrome_trace._trace_39(rows, nodes, names, [], 10**18)
+    trace = activity_trace._trace_39(rows, nodes, names, [], 10**18)
     events = trace["traceEvents"]
     assert trace["baseTimeNanoseconds"] == 10**18 + 4000
     (test0,) = [e for e in by_cat(events, "scope") if e["pid"] == "CPU"]
@@ -363,11 +363,11 @@ def test_39_without_launch_times_one_event_per_scope_node():
 
     kind = {name: number for number, name in records.NODE_KINDS.items()}
     nodes = np.array([(0, 0, kind["root"]), (0, 1, kind["scope"])], dtype=records.NODE)
-    scopes = [chrome_trace.ScopeRecord(1, 5, enter, None) for enter in (100, 300)]
+    scopes = [activity_trace.ScopeRecord(1, 5, enter, None) for enter in (100, 300)]
     rows = np.zeros(2, dtype=records.TRACE)
     for row, start in zip(rows, (250, 450)):
         row["node"], row["name"], row["correlation"], row["start"], row["end"] = 1, 2, start, start, start + 10
-    events = chrome_trace._trace_39(rows, nodes, ["ROOT", "step", "k"], scopes, 0)["traceEvents"]
+    events = activity_trace._trace_39(rows, nodes, ["ROOT", "step", "k"], scopes, 0)["traceEvents"]
     assert [(e["name"], e["ts"], e["dur"]) for e in by_cat(events, "scope")] == [
         ("step", 0.0, pytest.approx(0.21, abs=1e-5))
     ]

@@ -10,7 +10,7 @@ import pytest
 
 import proton
 from proton import paths, viewer
-from proton.instrument.ttgir_text import code_chars, code_text
+from proton.compiling.ttgir_text import code_chars, code_text
 
 
 pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
@@ -105,7 +105,7 @@ def test_insert_refuses_names_its_grammar_cannot_write_and_backups(tmp_path, cap
 
 def test_merge_reports_a_corrupted_packet_with_its_input_and_offset(tmp_path, capsys):
     from proton.commands.merge_traces import main
-    from proton.instrument import decode
+    from proton.recording import decode
     from proton.writers import perfetto_trace
     from test_decode import make
 

@@ -12,9 +12,12 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime import _allocation
 
 import proton
-from proton.instrument import cuda_graphs, launches, stage_hook as hook_mod, session as runtime
+from proton import kernel_metadata
+from proton.kernel_metadata import BufferLayout
+from proton.recording import cuda_graphs, launches, instrumentation_session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
+import synthetic_buffers as synthetic
 from test_decode import make
 from test_session import FakeTorch
 
@@ -27,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 @pytest.fixture
 def buffer():
     data, meta = make(ctas=3, kernel_id=41)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     return data
 
 
@@ -328,10 +331,10 @@ def test_traces_carry_the_host_scopes_of_each_launch(tmp_path, buffer):
 
 
 def test_the_report_says_which_buffer_and_why():
-    layout = {"buffer_type": "global", "segment_bytes": 4096, "capacity": 512}
+    layout = BufferLayout.from_dict(synthetic.layout(num_warps=1, segment_bytes=4096, buffer_type="global"))
     assert runtime.buffer_description(layout, "auto") == (
         "global buffer, 4096 B (512 records) per warp: the kernel leaves no shared memory to spare"
     )
     assert runtime.buffer_description(layout, "global") == "global buffer, 4096 B (512 records) per warp"
-    registers = {"buffer_type": "registers", "segment_bytes": 64, "capacity": 8}
+    registers = BufferLayout.from_dict(synthetic.layout(num_warps=1, segment_bytes=64, buffer_type="registers"))
     assert runtime.buffer_description(registers, "auto").endswith("every record site is outside loops")

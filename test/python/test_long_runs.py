@@ -13,8 +13,8 @@ import triton
 from triton.runtime import _allocation
 
 import proton
-from proton import paths
-from proton.instrument import stage_hook as hook_mod, session as runtime
+from proton import kernel_metadata, paths
+from proton.recording import instrumentation_session as runtime
 
 from test_decode import make
 from test_session import FakeTorch, Launch
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
 @pytest.fixture
 def buffer():
     data, meta = make(ctas=3, kernel_id=31)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     return data
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from proton.commands.merge_traces import MergeError, main, merge
-from proton.instrument import decode
+from proton.recording import decode
 from proton.writers import perfetto_trace
 
 from test_decode import make

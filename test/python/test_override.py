@@ -13,10 +13,10 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
-from proton.instrument import stage_hook as hook_mod
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
-from proton.instrument.override import OverrideError, translate
+from proton.compiling import stage_hook as hook_mod
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
+from proton.compiling.override import OverrideError, translate
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 
@@ -196,7 +196,7 @@ def test_dump_run_installs_a_keying_hook_from_triton_37():
 
 
 def test_unreadable_override_file_is_a_clear_error(tmp_path):
-    from proton.instrument.override import OverrideError, OverrideTranslation
+    from proton.compiling.override import OverrideError, OverrideTranslation
 
     (tmp_path / "k").mkdir()
     (tmp_path / "k" / "kernel.ttgir").write_bytes(b'proton.record start "a"\n\xff\xfe')

@@ -16,9 +16,9 @@ import pytest
 import triton
 from triton.backends.compiler import GPUTarget
 
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.stage_hook import StageHook
-from proton.instrument.ttgir_rewriter import RewriteError, rewrite_text, verify_records
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.stage_hook import StageHook
+from proton.compiling.ttgir_rewriter import RewriteError, rewrite_text, verify_records
 
 import library_kernels
 from kernels import compile_kernel

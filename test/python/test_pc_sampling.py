@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import proton
-from proton.host import hatchet_tree as profile_tree, records
+from proton.host import activity_tree as profile_tree, records
+from proton.writers.hatchet_tree import inclusive
 
 h = pytest.importorskip("proton._host", reason="proton._host (the host profiler runtime) is not built")
 
@@ -61,7 +62,7 @@ def _tree(pc_samples):
     aggregates = np.zeros(2, dtype=records.AGGREGATE)
     aggregates[0] = (1, 2, 0, 0, 2, 500, 200, 300, (0, 0, 0, 0), 0, 0)  # k under outer, 2 launches
     aggregates[1] = (0, 3, 0, 0, 1, 40, 40, 40, (0, 0, 0, 0), 0, 1)  # other at the root
-    return profile_tree.inclusive(profile_tree.build(nodes, names, aggregates, {}, {}, pc_samples=pc_samples)[0])
+    return inclusive(profile_tree.build(nodes, names, aggregates, {}, {}, pc_samples=pc_samples)[0])
 
 
 def test_build_adds_line_children_with_inclusive_totals():
@@ -335,7 +336,7 @@ def test_session_end_to_end(fake, tmp_path, monkeypatch):
     assert not h.cupti_tracing()
     assert report.pc_samples == 16 and not [w for w in report.warnings if "PC" in w]
     with open(report.files["tree"]) as f:
-        root = profile_tree.inclusive(json.load(f)[0])
+        root = inclusive(json.load(f)[0])
     kernel = _find(root, "pc_scope", "pc_session_k")
     assert kernel["metrics"]["count"] == 2
     assert (

@@ -6,8 +6,8 @@ begin, end in ns) must be what the decoded events hold."""
 import numpy as np
 import pytest
 
-from proton.instrument import decode
-from proton.instrument.decode import LaunchEvents
+from proton.recording import decode
+from proton.recording.decode import LaunchEvents
 from proton.writers import perfetto_deflate, perfetto_trace, perfetto_warps
 
 from test_decode import make

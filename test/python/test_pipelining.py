@@ -11,8 +11,8 @@ import pytest
 from triton.backends.compiler import GPUTarget
 
 from proton import InstrumentationError, PipelineOptions, PipeliningWarning
-from proton.instrument.stage_hook import StageHook
-from proton.instrument.pipelining import markers_in_loops, pipelining_warnings
+from proton.compiling.stage_hook import StageHook
+from proton.compiling.pipelining import markers_in_loops, pipelining_warnings
 
 from kernels import MATMUL_SIGNATURE, compile_kernel, matmul, matmul_load_scope
 

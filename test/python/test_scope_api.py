@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import proton
-from proton.host import hatchet_tree
+from proton.writers import hatchet_tree
 from proton.host import scope as hs
 from proton.context import depth
 

@@ -13,7 +13,10 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime import _allocation
 
 import proton
-from proton.instrument import stage_hook as hook_mod, session as runtime
+from proton import kernel_metadata
+from proton.kernel_metadata import KernelMetadata
+from proton.compiling import stage_hook as hook_mod
+from proton.recording import instrumentation_session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 from test_decode import make
@@ -35,7 +38,7 @@ def test_start_instruments_and_finalize_restores(tmp_path):
     )
     kernel = compile_kernel(vector_add, VECTOR_ADD_SIGNATURE, CUDA90, BLOCK=1024)
     meta = json.loads(kernel.metadata.proton)
-    assert hook_mod.KERNELS[meta["kernel_id"]] == meta
+    assert kernel_metadata.KERNELS[meta["kernel_id"]] == KernelMetadata.from_dict(meta)
     assert meta["layout"]["clock_bits"] == 32 and [s["name"] for s in meta["scopes"]] == ["kernel", "load", "store"]
     # the kernel id is written into every segment header
     assert f"{meta['kernel_id']}" in kernel.asm["llir"]
@@ -136,7 +139,7 @@ class Launch:
 def simulate_launches(session, count, kernel_id=7, name="vector_add"):
     session._torch = FakeTorch()
     data, meta = make(ctas=3, kernel_id=kernel_id)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     for _ in range(count):
         buffer = _allocation._profile_allocator(data.size, 16, 0)  # what the launcher calls
         buffer.array[:] = data
@@ -176,7 +179,7 @@ def test_op_measure_writes_only_the_tree(tmp_path):
 def test_buffer_of_unknown_kernel_is_reported_not_raised(tmp_path):
     session = proton.start(str(tmp_path / "run"), quiet=True, backend="instrumentation")
     simulate_launches(session, 1, kernel_id=123456)
-    hook_mod.KERNELS.pop(123456)
+    kernel_metadata.KERNELS.pop(123456)
     report = proton.finalize()
     assert report.events == 0
     assert report.errors == [
@@ -189,18 +192,18 @@ def test_corrupted_buffer_is_reported_with_kernel_and_launch(tmp_path):
     session = proton.start(str(tmp_path / "run"), quiet=True, backend="instrumentation")
     session._torch = FakeTorch()
     data, meta = make(ctas=3, kernel_id=99)
-    hook_mod.register(meta)
+    kernel_metadata.register(meta)
     buffer = _allocation._profile_allocator(data.size, 16, 0)
     buffer.array[:] = data
     buffer.array[-200:] = 0xAB  # garbage over the last CTA's records
-    buffer.array[meta["layout"]["bytes_per_cta"] * 2 + 3] = 0  # and its magic (header word 0, top byte)
+    buffer.array[meta.layout.bytes_per_cta * 2 + 3] = 0  # and its magic (header word 0, top byte)
     triton.knobs.runtime.launch_enter_hook(Launch("k"))
     report = proton.finalize()
     assert len(report.errors) == 1 and report.errors[0].startswith("k launch 0: profile buffer is corrupted: CTA 2")
 
 
 def launch_hooks_empty():
-    return runtime.Session._on_launch not in [
+    return runtime.InstrumentationSession._on_launch not in [
         getattr(c, "__func__", None) for c in triton.knobs.runtime.launch_enter_hook.calls
     ]
 
@@ -210,11 +213,12 @@ def test_recorded_gpu_buffers_decode():
     directory = os.path.join(os.path.dirname(__file__), "fixtures")
     names = sorted(f[:-4] for f in os.listdir(directory) if f.endswith(".npy"))
     assert names == ["vector_add_clock32", "vector_add_clock64"]
-    from proton.instrument import decode
+    from proton.recording import decode
 
     for name in names:
         info = json.load(open(os.path.join(directory, name + ".json")))
-        ev = decode.decode(np.load(os.path.join(directory, name + ".npy")), info["metadata"], info["num_ctas"])
+        meta = KernelMetadata.from_dict(info["metadata"])
+        ev = decode.decode(np.load(os.path.join(directory, name + ".npy")), meta, info["num_ctas"])
         assert ev.num_events == info["num_ctas"] * 4 * 3 and ev.unmatched == 0 and ev.dropped.sum() == 0
         assert (ev.duration_cycles > 0).all()
         # ns keep sub-ns precision: durations follow the cycles
@@ -241,7 +245,7 @@ def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, bui
     fake.cuda = types.SimpleNamespace(is_available=lambda: False)
     fake.version = types.SimpleNamespace(**version)
     monkeypatch.setitem(sys.modules, "torch", fake)
-    session = runtime.Session("nogpu", proton.mode.Default(), quiet=True)
+    session = runtime.InstrumentationSession("nogpu", proton.mode.Default(), quiet=True)
     with pytest.raises(proton.ProfilerError, match=f"PyTorch sees no GPU: this PyTorch is built for {built_for}"):
         session._allocate(1024, 16, None)
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 
 from proton import timeline_svg, viewer
-from proton.instrument import decode
+from proton.recording import decode
 from proton.writers import chrome_trace
 
 from test_decode import make

@@ -15,7 +15,7 @@ from triton.backends.compiler import GPUTarget
 from proton.commands import dump_ttgir
 from proton.commands import insert_proton_records as rewriter_command
 
-from proton.instrument.ttgir_rewriter import RewriteError, rewrite_text, verify_records
+from proton.compiling.ttgir_rewriter import RewriteError, rewrite_text, verify_records
 
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, matmul, vector_add
 

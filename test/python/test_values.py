@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import synthetic_buffers as synthetic
-from proton.instrument import decode
+from proton.recording import decode
+from proton.kernel_metadata import KernelMetadata
 from proton.writers import chrome_trace, hatchet_tree, perfetto_deflate, perfetto_trace
 
 STEP = 100
@@ -47,11 +48,7 @@ def build(per_warp, ctas=1, clock_bits=64, segment_bytes=1024):
         gt_end=gt_start + np.uint64(int(STEP * (n + 1) / CLOCK_GHZ)),
         sm=np.zeros((ctas, segments)),
     )
-    meta = synthetic.metadata(TABLE, lay, kernel="k", kinds=KINDS)
-    for entry in meta["scopes"]:
-        if entry["id"] in DTYPES:
-            entry["dtype"] = DTYPES[entry["id"]]
-    return buf, meta
+    return buf, synthetic.metadata(TABLE, lay, kernel="k", kinds=KINDS, dtypes=DTYPES)
 
 
 def f32_bits(x: float) -> int:
@@ -105,10 +102,9 @@ def test_a_value_half_without_its_partner_is_dropped_and_warned():
 
 
 def test_unknown_value_type_is_refused():
-    buf, meta = build([loop(1)])
-    meta["scopes"][1]["dtype"] = "i64"
+    meta = synthetic.metadata_dict(TABLE, synthetic.layout(num_warps=1), kinds=KINDS, dtypes={**DTYPES, 1: "i64"})
     with pytest.raises(ValueError, match=r"scope table entry 1 \('iter'\) has value type 'i64'"):
-        decode.decode(buf, meta, 1)
+        KernelMetadata.from_dict(meta)
 
 
 def test_chrome_trace_has_a_counter_series_per_warp(tmp_path):
@@ -191,8 +187,7 @@ def test_value_bits_do_not_disturb_a_long_clock32_warp():
     buf = synthetic.build(
         lay, tags, clocks, clk_start=[[clk0]], clk_end=[[clk_end]], gt_start=[[0]], gt_end=[[4_500_000_050]]
     )
-    meta = synthetic.metadata([("loop", -1), ("iter", 0)], lay, kinds=["scope", "value"])
-    meta["scopes"][1]["dtype"] = "i32"
+    meta = synthetic.metadata([("loop", -1), ("iter", 0)], lay, kinds=["scope", "value"], dtypes={1: "i32"})
     ev = decode.decode(buf, meta, 1)
     assert ev.duration_cycles.tolist() == [8_999_999_990], "the scope spans the warp's life"
     a = ev.asynchronous
@@ -221,9 +216,9 @@ def test_sites_sharing_a_name_share_a_warps_counter_track(tmp_path):
         gt_end=[[STEP * 4]],
         sm=np.zeros((1, 1)),
     )
-    meta = synthetic.metadata(table, lay, kinds=["scope", "value", "value", "value"])
-    for entry in meta["scopes"][1:]:
-        entry["dtype"] = "i32"
+    meta = synthetic.metadata(
+        table, lay, kinds=["scope", "value", "value", "value"], dtypes=dict.fromkeys((1, 2, 3), "i32")
+    )
     ev = decode.decode(buf, meta, 1)
     path = tmp_path / "t.pftrace"
     perfetto_trace.write(str(path), [ev])

@@ -4,6 +4,7 @@ TTGIR around Triton's allocate-warp-groups pass, the example kernel
 Triton (CI runs this file with 3.6, 3.7, 3.8 and 3.9), and the trace tracks
 named by partition."""
 
+import dataclasses
 import json
 import sys
 import warnings
@@ -12,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proton.instrument import decode
-from proton.instrument.format import marker_text
-from proton.instrument.stage_hook import StageHook, triton_version
-from proton.instrument.compiler import PipelineOptions
-from proton.instrument.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels
+from proton.recording import decode
+from proton.compiler_exports import marker_text
+from proton.compiling.stage_hook import StageHook, triton_version
+from proton.compiling.compiler import PipelineOptions
+from proton.compiling.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels
 from proton.writers import chrome_trace, perfetto_trace
 
 from test_decode import make
@@ -198,7 +199,8 @@ def test_plain_kernels_have_no_layout():
 def test_trace_tracks_are_named_by_partition(tmp_path):
     buf, meta = make(ctas=2, segments=8)
     before = kernel(ws_op([1], scopes=["w"]))
-    meta["warp_specialize"] = layout_from_text(before, kernel(ws_op([1, 2, 1], [6, 4, 7], scopes=["w"])), 8, 4)
+    ws = layout_from_text(before, kernel(ws_op([1, 2, 1], [6, 4, 7], scopes=["w"])), 8, 4)
+    meta = dataclasses.replace(meta, warp_specialize=ws)
     ev = decode.decode(buf, meta, 2)
     assert ev.row_name(6) == "warp 6 (worker 0)" and ev.row_name(0) == "warp 0 (default)"
 

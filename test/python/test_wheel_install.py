@@ -125,7 +125,7 @@ def test_the_venv_has_only_triton_and_the_runtime_dependencies(venv):
             """
             import importlib.metadata as md, importlib.util, json, re
             import proton
-            from proton.instrument.compiler import extension
+            from proton.compiling.compiler import extension
             import proton._host
 
             extension()  # libProtonCompiler.so and the nanobind module load
@@ -225,12 +225,14 @@ def test_the_viewer_on_the_fixtures(venv):
         f"""
         import json
         import numpy as np
-        from proton.instrument import decode
+        from proton.recording import decode
+        from proton.kernel_metadata import KernelMetadata
         from proton.writers import chrome_trace
 
         info = json.load(open({str(FIXTURES / "vector_add_clock32.json")!r}))
         buffer = np.load({str(FIXTURES / "vector_add_clock32.npy")!r})
-        launch = decode.decode(buffer, info["metadata"], info["num_ctas"], kernel="vector_add")
+        meta = KernelMetadata.from_dict(info["metadata"])
+        launch = decode.decode(buffer, meta, info["num_ctas"], kernel="vector_add")
         chrome_trace.write({str(trace)!r}, [launch], chrome_trace.session_origin([launch]))
         print(launch.num_events)
         """

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from ..instrument.stage_hook import DUMP_ENV
+from ..compiling.stage_hook import DUMP_ENV
 
 DEFAULT_OUT = "./ttgir_dump"
 _KEPT_SUFFIXES = (".ttgir", ".ttgir.bak")  # what a run could overwrite, and insert_proton_records' backups

@@ -1,5 +1,5 @@
 """backend="instrumentation": upstream's InstrumentationHook over Proton's stage
-hook (proton.instrument.stage_hook.StageHook), which compiles kernels with
+hook (proton.compiling.stage_hook.StageHook), which compiles kernels with
 their markers instrumented while it is active."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class InstrumentationHook(Hook):
     profile_buffer_alignment: int = 16
 
     def __init__(self, mode=None, *, stage_hook=None):
-        from ..instrument.stage_hook import StageHook
+        from ..compiling.stage_hook import StageHook
         from ..mode import parse
 
         self.mode = parse(mode or None)

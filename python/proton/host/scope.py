@@ -19,7 +19,7 @@ import time
 
 from ..disable import profiling_disabled
 from ..errors import ProfilerError
-from . import chrome_trace, session as session_mod
+from . import activity_trace, session as session_mod
 
 CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"
 
@@ -59,8 +59,8 @@ def enter_scope(name: str, *, metrics: dict | None = None, triton_op: bool = Fal
         except ProfilerError:
             host.exit_scope(name)  # a rejected scope is not left open
             raise
-    if chrome_trace.recording:  # a session with data="trace" draws each instance
-        chrome_trace.scope_entered(node, metrics)
+    if activity_trace.recording:  # a session with data="trace" draws each instance
+        activity_trace.scope_entered(node, metrics)
     return node
 
 
@@ -80,8 +80,8 @@ def exit_scope(name: str | None = None, *, metrics: dict | None = None) -> int |
         raise ProfilerError(str(error)) from None
     if metrics:
         _add_metrics(node, label, metrics)
-    if chrome_trace.recording:
-        chrome_trace.scope_exited(node, metrics)
+    if activity_trace.recording:
+        activity_trace.scope_exited(node, metrics)
     return node
 
 

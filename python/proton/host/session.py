@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import ProfilerError
 from ..msgpack_codec import packb
 from ..paths import output_path, write_or_fall_back
+from ..session_interface import ProfilerSession, Report
 from ..metric import transform_tensor_metrics
-from . import libraries, hatchet_tree, records, chrome_trace
+from . import activity_trace, activity_tree, libraries, records, tracers
+from ..writers.hatchet_tree import write_tree
 from .device_metrics import DeviceSlots, is_device_tensor
 
 CONTEXTS = ("shadow", "python")
@@ -43,19 +45,15 @@ def _host():
 
 
 @dataclass
-class HostReport:
-    """What finalize read and wrote."""
+class HostReport(Report):
+    """What a host session's finalize read and wrote."""
 
-    name: str
-    files: dict = field(default_factory=dict)
     kernels: int = 0  # kernel activities attributed to this session
     activities: int = 0  # kernels, copies and sets
     unattributed: int = 0  # activities whose launch was not seen (process-wide)
     dropped_records: int = 0  # records the tracer dropped (process-wide, this tracer)
     trace_dropped: int = 0  # timeline rows over the cap
     pc_samples: int = 0  # PC samples attributed to this session (mode="pcsampling")
-    warnings: list = field(default_factory=list)
-    parts: list = field(default_factory=list)  # {"phase", "files"} per phase written as a part
 
     def summary(self) -> str:
         lines = [
@@ -63,13 +61,7 @@ class HostReport:
             + (f", {self.pc_samples} PC samples" if self.pc_samples else "")
         ]
         lines += [f"  warning: {w}" for w in self.warnings]
-        if len(self.parts) > 1:
-            lines.append(
-                f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
-                f"{self.parts[-1]['phase']}; the last:"
-            )
-        lines += [f"  wrote {path}" for path in self.files.values()]
-        return "\n".join(lines)
+        return "\n".join(lines + self.files_summary())
 
 
 class _Phase:
@@ -81,13 +73,13 @@ class _Phase:
         self.trace: list = []  # arrays of records.TRACE rows
         self.pc_samples: list = []  # (node, kernel demangled, line, stall reason, samples)
         self.user_metrics: dict[int, dict] = {}  # scope node -> metric -> sum
-        self.scopes: list = []  # chrome_trace.ScopeRecord per scope instance (data="trace")
+        self.scopes: list = []  # activity_trace.ScopeRecord per scope instance (data="trace")
         # (launch node, kernel name) -> metric -> sum: launch_metadata's
         # metrics beyond flops8..64 and bytes (which the runtime keeps).
         self.kernel_metrics: dict[tuple, dict] = {}
 
 
-class HostSession:
+class HostSession(ProfilerSession):
     def __init__(
         self,
         name: str,
@@ -112,7 +104,7 @@ class HostSession:
                 f"unknown periodic flushing format {periodic_flushing!r}; valid: {', '.join(TREE_FORMATS)}"
             )
         self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
-        self.tracer = _tracer_for(backend)
+        self.tracer = tracers.tracer_for(backend)
         self.pc_sampling = pc_sampling
         self.quiet = quiet
         self.slot = -1
@@ -128,7 +120,7 @@ class HostSession:
         self._warnings: list[str] = []
         self.metric_types: dict[str, tuple] = {}  # name -> (type, "inc" | "exc" | "pty")
         self._launch_hook = None
-        self.clock_offset = 0  # set at start with data="trace" (chrome_trace.clock_offset)
+        self.clock_offset = 0  # set at start with data="trace" (activity_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
         self._skipped_device_metrics = 0  # first seen inside a graph capture, with no slot free
         self._uncaptured_at_start = 0
@@ -151,10 +143,12 @@ class HostSession:
         free = [slot for slot in range(MAX_SESSIONS) if slot not in used]
         if not free:
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
+        if self.pc_sampling is not None and self.tracer.samples_pcs:
+            _check_pc_sampling(host, self)
         self.tracer.start(host, self)
         if self.data == "trace":  # read the tracer's clock while it is surely loaded
-            chrome_trace.clock = chrome_trace.tracer_clock(host, self.tracer.name)
-            self.clock_offset = chrome_trace.clock_offset(chrome_trace.clock)
+            activity_trace.clock = activity_trace.tracer_clock(host, self.tracer.name)
+            self.clock_offset = activity_trace.clock_offset(activity_trace.clock)
         if threading.current_thread() is threading.main_thread():
             # Launches from threads with no scope of their own (autograd's
             # backward) go below the main thread's innermost scope.
@@ -181,21 +175,45 @@ class HostSession:
             self.active = False
             _publish_active()
 
+    def choose_output(self, kind: str) -> None:
+        if kind in ("tree", "tree_msgpack"):
+            self.tree_format = "hatchet" if kind == "tree" else "hatchet_msgpack"
+        elif kind == "chrome_trace" and self.data != "trace":
+            raise ProfilerError(
+                f"session {self.name!r} recorded no timeline: output_format='chrome_trace' needs "
+                "data='trace' at start (the session is still open)"
+            )
+
     def finalize(self) -> HostReport:
         host = _host()
         self.deactivate()
+        self._uninstall_launch_hook()
+        _synchronize()
+        report = HostReport(self.name)
+        report.warnings += self._warnings
+        counters, pc_error = self._take_last_records(host, report.warnings)
+        self._count_into(report, counters, pc_error)
+        self._write_unwritten_phases(host, report)
+        self.phases.clear()
+        if not self.quiet:
+            print(report.summary(), file=sys.stderr)
+        return report
+
+    def _uninstall_launch_hook(self) -> None:
         if self._launch_hook is not None:
             from .launch_hook import uninstall
 
             uninstall(self._launch_hook)
             self._launch_hook = None
-        _synchronize()
-        report = HostReport(self.name)
-        report.warnings += self._warnings
+
+    def _take_last_records(self, host, warnings: list) -> tuple[dict, str]:
+        """Flushes the tracer into this session's current phase and closes
+        the session in the runtime (the tracer stops with the last one).
+        Returns the runtime's counters and PC sampling's error, if any."""
         try:
             self.tracer.flush(host)
         except RuntimeError as error:
-            report.warnings.append(f"flushing {self.tracer.name}: {error}")
+            warnings.append(f"flushing {self.tracer.name}: {error}")
         self._take(host, reopen=False)
         pc_error = host.pc_sampling_error() if self.pc_sampling is not None else ""
         del _sessions[self.slot]
@@ -205,7 +223,11 @@ class HostSession:
             try:
                 self.tracer.stop(host)
             except RuntimeError as error:
-                report.warnings.append(f"stopping {self.tracer.name}: {error}")
+                warnings.append(f"stopping {self.tracer.name}: {error}")
+        return counters, pc_error
+
+    def _count_into(self, report: HostReport, counters: dict, pc_error: str) -> None:
+        """The report's counts, and a warning for each loss."""
         report.kernels = self._taken["kernels"]
         report.activities = self._taken["activities"]
         report.unattributed = counters["unattributed"]
@@ -233,18 +255,17 @@ class HostSession:
             )
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")
-        # A session that never advanced writes <name>.<ext>; one that did, each
-        # phase not cleared (and not written already) as <name>.part_<phase>.<ext>.
+
+    def _write_unwritten_phases(self, host, report: HostReport) -> None:
+        """A session that never advanced writes <name>.<ext>; one that did,
+        each phase not cleared (and not written already) as
+        <name>.part_<phase>.<ext>."""
         report.parts = list(self._parts)
         for phase in sorted(set(self.phases) | {self.phase}):
             part = phase if self.phase > 0 else None
             report.files = self._write_phase(host, phase, part, report.warnings)
             if part is not None:
                 report.parts.append({"phase": phase, "files": report.files})
-        self.phases.clear()
-        if not self.quiet:
-            print(report.summary(), file=sys.stderr)
-        return report
 
     # -- phases (proton.data) ------------------------------------------------
     # The runtime's store sums records per session with no notion of phases:
@@ -340,7 +361,7 @@ class HostSession:
         taken["activities"] += int(aggregates["count"].sum())
         taken["trace_rows"] += len(trace_rows)
         taken["trace_dropped"] += int(trace_dropped)
-        taken["pc_samples"] += sum(int(row[4]) for row in pc_samples if not row[3].endswith(hatchet_tree.NOT_ISSUED))
+        taken["pc_samples"] += sum(int(row[4]) for row in pc_samples if not row[3].endswith(activity_tree.NOT_ISSUED))
         if len(aggregates) or len(trace_rows) or pc_samples:
             data = self.phases.setdefault(self.phase, _Phase())
             data.aggregates.append(aggregates)
@@ -361,7 +382,7 @@ class HostSession:
         aggregates = _joined(data.aggregates, records.AGGREGATE)
         nodes = records.nodes(host.nodes())
         names = names if names is not None else self._names(host, aggregates)
-        return hatchet_tree.build(
+        return activity_tree.build(
             nodes,
             names,
             aggregates,
@@ -398,7 +419,9 @@ class HostSession:
             nodes = records.nodes(host.nodes())
             files["chrome_trace"] = write_or_fall_back(
                 output_path(self.name, ".chrome_trace", part=part),
-                lambda path: chrome_trace.write_chrome(path, trace_rows, nodes, names, data.scopes, self.clock_offset),
+                lambda path: activity_trace.write_chrome(
+                    path, trace_rows, nodes, names, data.scopes, self.clock_offset
+                ),
                 warnings,
             )
         return files
@@ -574,7 +597,7 @@ def _write_tree(path: str, tree: list, fmt: str) -> str:
         with open(path, "wb") as out:
             out.write(packb(tree))
         return os.path.abspath(path)
-    return hatchet_tree.write(path, tree)
+    return write_tree(path, tree)
 
 
 _sessions: dict[int, HostSession] = {}  # slot -> open session
@@ -586,159 +609,6 @@ def open_sessions() -> list[HostSession]:
 
 def active_sessions() -> list[HostSession]:
     return [s for s in _sessions.values() if s.active]
-
-
-# -- the vendor tracers behind the backends ----------------------------------
-class _Cupti:
-    """backend="cupti" (NVIDIA): libcupti, optionally with PC sampling."""
-
-    name = "CUPTI"
-    device_type = "CUDA"
-    dropped_key = "dropped_records"  # in proton._host.counters()
-
-    def start(self, host, session: HostSession) -> None:
-        if session.pc_sampling is not None:
-            _check_pc_sampling(host, session)
-        if host.cupti_tracing():
-            return
-        path = libraries.find_cupti()
-        nvtx = nvtx_enabled()
-        host.set_nvtx(nvtx)
-        if nvtx:
-            # NVTX calls reach CUPTI's NVTX callbacks through NVTX's injection
-            # library, read when NVTX first initializes in this process.
-            os.environ.setdefault("NVTX_INJECTION64_PATH", path)
-        try:
-            host.load_cupti(path)
-            if session.pc_sampling is not None:  # before tracing starts: it then keeps the cubins
-                host.set_pc_sampling(True, session.pc_sampling.exponent)
-            host.start_cupti()
-        except RuntimeError as error:
-            host.set_pc_sampling(False, 0)
-            raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
-
-    def flush(self, host) -> None:
-        host.flush_cupti()
-
-    def stop(self, host) -> None:
-        try:
-            host.stop_cupti()
-        finally:
-            host.set_pc_sampling(False, 0)
-
-    def device_info(self, aggregates) -> dict:
-        from .device_info import describe
-
-        devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
-        return describe(devices)
-
-
-class _Roctracer:
-    """backend="roctracer" (AMD): libroctracer64. Tested on the CPU through a
-    fake library only; see lib/Host/RoctracerTracer.cpp."""
-
-    name = "ROCTracer"
-    device_type = "HIP"
-    dropped_key = None  # ROCTracer reports no drops
-
-    def start(self, host, session: HostSession) -> None:
-        if session.pc_sampling is not None:
-            raise ProfilerError(
-                "PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
-                "backend='roctracer' has none"
-            )
-        if host.roctracer_tracing():
-            return
-        try:
-            path = libraries.find_roctracer()
-        except ProfilerError as error:
-            if os.environ.get("PROTON_ROCTRACER_LIB"):
-                raise
-            raise ProfilerError(
-                f"{error}; rocprofiler-sdk, which backend={session.backend!r} prefers, was not found "
-                "either (set PROTON_ROCPROFILER_LIB to librocprofiler-sdk.so)"
-            ) from None
-        try:
-            host.load_roctracer(path)
-            host.start_roctracer()
-        except RuntimeError as error:
-            raise ProfilerError(f"cannot start ROCTracer tracing: {error}") from None
-
-    def flush(self, host) -> None:
-        host.flush_roctracer()
-
-    def stop(self, host) -> None:
-        host.stop_roctracer()
-
-    def device_info(self, aggregates) -> dict:
-        return {}  # no AMD device properties yet: the viewer shows no utilization
-
-
-class _Rocprofiler:
-    """backend="rocprofiler" (AMD), and backend="roctracer" where the SDK is
-    found: librocprofiler-sdk. Tested on the CPU through a fake library only;
-    see lib/Host/RocprofilerTracer.cpp. The SDK takes one tool per process,
-    before the HIP runtime starts: the first such session should start
-    before the first kernel launch."""
-
-    name = "rocprofiler-sdk"
-    device_type = "HIP"
-    dropped_key = "rocprofiler_dropped_records"
-
-    def start(self, host, session: HostSession) -> None:
-        if session.pc_sampling is not None:
-            raise ProfilerError(
-                "PC sampling (mode='pcsampling') is a CUPTI feature (backend='cupti', NVIDIA); "
-                f"backend={session.backend!r} (rocprofiler-sdk) has none here"
-            )
-        if host.rocprofiler_tracing():
-            return
-        # The SDK is configured once per process: keep the library loaded.
-        path = host.rocprofiler_path() or libraries.find_rocprofiler()
-        try:
-            host.load_rocprofiler(path)
-            host.start_rocprofiler()
-        except RuntimeError as error:
-            raise ProfilerError(f"cannot start rocprofiler-sdk tracing: {error}") from None
-
-    def flush(self, host) -> None:
-        host.flush_rocprofiler()
-
-    def stop(self, host) -> None:
-        host.stop_rocprofiler()
-
-    def device_info(self, aggregates) -> dict:
-        return {}  # no AMD device properties yet: the viewer shows no utilization
-
-
-TRACERS = {"cupti": _Cupti(), "rocprofiler": _Rocprofiler(), "roctracer": _Roctracer()}
-
-
-def _tracer_for(backend: str):
-    """The tracer behind a backend. backend="roctracer" (the default host
-    backend on AMD) takes rocprofiler-sdk where it is found, as Triton 3.8's
-    Proton prefers it (ROCTracer is deprecated), else ROCTracer;
-    PROTON_ROCTRACER_LIB pins ROCTracer, PROTON_ROCPROFILER_LIB the SDK."""
-    if backend != "roctracer" or os.environ.get("PROTON_ROCTRACER_LIB"):
-        return TRACERS[backend]
-    if os.environ.get("PROTON_ROCPROFILER_LIB"):
-        return TRACERS["rocprofiler"]
-    try:
-        libraries.find_rocprofiler()
-    except ProfilerError:
-        return TRACERS["roctracer"]
-    return TRACERS["rocprofiler"]
-
-
-def nvtx_enabled() -> bool:
-    """NVTX ranges become tree nodes unless triton.knobs.proton.enable_nvtx
-    (TRITON_ENABLE_NVTX) is off, as in Triton's Proton."""
-    try:
-        import triton.knobs
-
-        return bool(triton.knobs.proton.enable_nvtx)
-    except (ImportError, AttributeError):
-        return os.environ.get("TRITON_ENABLE_NVTX", "1").lower() not in ("0", "false", "off", "no")
 
 
 def _check_pc_sampling(host, session: HostSession) -> None:
@@ -764,7 +634,7 @@ def _publish_active() -> None:
         if session.active:
             mask |= 1 << session.slot
     _host().set_active_sessions(mask)
-    chrome_trace.recording = any(s.active and s.data == "trace" for s in _sessions.values())
+    activity_trace.recording = any(s.active and s.data == "trace" for s in _sessions.values())
 
 
 def _update_context() -> None:

@@ -1,3 +1,11 @@
-"""The intra-kernel path: markers lifted by the stage hook, the MLIR compiler
-binding and the LLVM IR bridge, the session that allocates and reads the
-profile buffers, and the decoder."""
+"""The former home of proton.compiling (compile time) and proton.recording
+(run time). tools/insert_proton_records imports the TTGIR rewriter from here,
+so these names stay importable: each is the same module object as its new
+home (an alias, not a copy)."""
+
+import sys
+
+from ..compiling import ttgir_rewriter, ttgir_text
+
+for _module in (ttgir_rewriter, ttgir_text):
+    sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module

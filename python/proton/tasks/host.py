@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..writers import perfetto_trace
-from ..instrument.decode import LaunchEvents
+from ..recording.decode import LaunchEvents
 from ..errors import ProfilerError
 from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
 

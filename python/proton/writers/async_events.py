@@ -1,4 +1,4 @@
-"""Asynchronous events and marks in the traces (proton.instrument.decode_async).
+"""Asynchronous events and marks in the traces (proton.recording.decode_non_scope).
 
 Chrome trace, in the layout of Triton's Proton: an event that one warp
 started and ended is a complete ("X") slice with `cat` "async" on that
@@ -26,7 +26,10 @@ import json
 
 import numpy as np
 
-from ..instrument.decode import LaunchEvents
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..recording.decode import LaunchEvents
 
 #: The Perfetto packet sequence of these packets: absolute timestamps on the
 #: trace clock, apart from the warp slices' incremental sequence.

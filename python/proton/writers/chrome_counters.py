@@ -11,7 +11,10 @@ import json
 import numpy as np
 
 from . import packed_text as T
-from ..instrument.decode import LaunchEvents
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..recording.decode import LaunchEvents
 
 
 def rows(ev: LaunchEvents, tracks, t0_ns: int) -> bytes:

@@ -1,5 +1,8 @@
 """Chrome trace JSON (chrome://tracing, ui.perfetto.dev), in the layout of
-Triton's Proton: only events, no metadata records; one complete ("X")
+Triton's Proton, for both profilers: host sessions build their events in
+host/activity_trace.py and write them with write_events; an
+instrumentation session's trace is built and written here (write): only
+events, no metadata records; one complete ("X")
 event per scope instance with `cat` the kernel, `pid` naming the kernel,
 launch, SM and CTA ("add #0 Core12 CTA3"; one process per launch and CTA),
 `tid` naming the warp ("warp 2", "warp 6 (worker 0)" in a warp-specialized
@@ -18,11 +21,14 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import async_events, chrome_counters, packed_text as T
-from ..instrument.decode import LaunchEvents
+
+if TYPE_CHECKING:  # host sessions write traces too: never load the decoder (and the compiler) for them
+    from ..recording.decode import LaunchEvents
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
 
@@ -78,6 +84,19 @@ class Tracks:
                 T.const(f',"{TIMING_ARGS[2]}":0'.encode() + suffix),
             ],
         )
+
+
+def complete_event(name: str, cat: str, pid: str, tid: str, ts, dur, args: dict) -> dict:
+    """A complete ("X") event, its members in the order every trace here
+    writes them (the streamed rows of `write` spell the same order)."""
+    return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def write_events(path: str, trace: dict) -> str:
+    """Writes a trace held as a dict ({"traceEvents": [...], ...}); returns the absolute path."""
+    with open(path, "w") as out:
+        json.dump(trace, out, separators=(",", ":"))
+    return os.path.abspath(path)
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:

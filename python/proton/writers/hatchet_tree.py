@@ -1,8 +1,10 @@
-"""The per-scope cycle tree (`.hatchet`), laid out as Triton's Proton writes
-it, so that its viewer and ours read the same numbers: a list of a `ROOT`
-node and a device-info object; under ROOT one node per kernel, under it the
-scopes as they nest; each node {"frame": {"name", "type"}, "metrics": {...},
-"children": [...]}.
+"""The profile tree (`.hatchet`), laid out as Triton's Proton writes it, so
+that its viewer and ours read the same numbers: a list of a `ROOT` node and a
+device-info object; each node {"frame": {"name", "type"}, "metrics": {...},
+"children": [...]}. This module makes the nodes, declares the root's
+metrics and writes the file for both profilers: host sessions build their
+tree in host/activity_tree.py; instrumentation sessions' tree, built here,
+has under ROOT one node per kernel, under it the scopes as they nest.
 
 Metrics are each node's own (exclusive), as in Triton's Proton: viewers add
 a node's descendants to get its inclusive value. So a scope's own cycles are
@@ -26,11 +28,68 @@ lifetimes (entry to return) less its top-level scopes:
 from __future__ import annotations
 
 import json
+import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..instrument.decode import LaunchEvents
-from ..host.hatchet_tree import declare_metrics_on_root
+if TYPE_CHECKING:  # host sessions write trees too: never load the decoder (and the compiler) for them
+    from ..recording.decode import LaunchEvents
+
+#: Strings stored with the metrics, never summed.
+LABELS = ("device_id", "device_type")
+
+
+def tree_node(name: str, kind: str, metrics: dict | None = None) -> dict:
+    """A tree node: a frame of `kind` ("function", "region", "kernel", ...)."""
+    return {"frame": {"name": name, "type": kind}, "metrics": {} if metrics is None else metrics, "children": []}
+
+
+def declare_metrics_on_root(root: dict, not_summed: frozenset = frozenset()) -> None:
+    """Hatchet (and so Triton's viewer) sums into inclusive values only the
+    metrics the root holds: as Triton's Proton writes it, the root carries a
+    zero of every numeric metric found below it, except exclusive metrics and
+    properties (`not_summed`), which are not meant to add up."""
+    found: dict[str, int | float] = {}
+
+    def walk(node):
+        for key, value in node["metrics"].items():
+            if (
+                key not in LABELS
+                and key not in not_summed
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
+                found.setdefault(key, 0)
+        for child in node["children"]:
+            walk(child)
+
+    for child in root["children"]:
+        walk(child)
+    root["metrics"] = {**found, **root["metrics"]}
+
+
+def inclusive(node: dict) -> dict:
+    """A copy of `node` whose numeric metrics are summed over its subtree
+    (what the viewers show as "<metric> (inc)"); labels and strings not."""
+    children = [inclusive(child) for child in node.get("children", [])]
+    metrics = dict(node.get("metrics", {}))
+    for child in children:
+        for key, value in child["metrics"].items():
+            if key not in LABELS and isinstance(value, (int, float)) and not isinstance(value, bool):
+                if isinstance(metrics.get(key, 0), (int, float)):
+                    metrics[key] = metrics.get(key, 0) + value
+    return {**node, "metrics": metrics, "children": children}
+
+
+def write_tree(path: str, tree: list, *, indent: int | None = None) -> str:
+    """Writes [root, device info] as JSON (compact without `indent`); returns the absolute path."""
+    with open(path, "w") as out:
+        if indent is None:
+            json.dump(tree, out, separators=(",", ":"))
+        else:
+            json.dump(tree, out, indent=indent)
+    return os.path.abspath(path)
 
 
 def _scope_sums(ev: LaunchEvents, n: int, at_once: int = 1 << 18):
@@ -90,30 +149,26 @@ def build(
             if is_value[sid]:
                 node["value"] = node.get("value", 0.0) + float(value_sum[sid])
 
-    root = {
-        "frame": {"name": "ROOT", "type": "function"},
-        "metrics": {"cycles": 0, "normalized_cycles": 0.0},
-        "children": [],
-    }
+    root = tree_node("ROOT", "function", {"cycles": 0, "normalized_cycles": 0.0})
     for name, k in kernels.items():
         warps = max(k["warps"], 1)
-        kernel = _node(name, "function", k["cycles"], k["ns"], k["launches"], device_type)
+        kernel = _measured(name, "function", k["cycles"], k["ns"], k["launches"], device_type)
         by_path = {(): kernel}
         for path in sorted(k["scopes"], key=len):
             s = k["scopes"][path]
             parent = by_path.get(path[:-1], kernel)
-            node = _node(path[-1], "region", s["cycles"], s["ns"], s["count"], device_type)
+            scope = _measured(path[-1], "region", s["cycles"], s["ns"], s["count"], device_type)
             if s["event_ns"]:
-                node["metrics"]["event time (ns)"] = s["event_ns"]
+                scope["metrics"]["event time (ns)"] = s["event_ns"]
             if "value" in s:
-                node["metrics"][_value_metric(path[-1])] = s["value"]
-            parent["children"].append(node)
-            by_path[path] = node
+                scope["metrics"][_value_metric(path[-1])] = s["value"]
+            parent["children"].append(scope)
+            by_path[path] = scope
         _make_exclusive(kernel, warps)
         root["children"].append(kernel)
     for name, info in (unrecorded or {}).items():
         label = f"{name} [no records: {info.get('short', 'none recorded')}]"
-        root["children"].append(_node(label, "function", 0, 0.0, int(info["launches"]), device_type))
+        root["children"].append(_measured(label, "function", 0, 0.0, int(info["launches"]), device_type))
     declare_metrics_on_root(root)
     return [root, devices or {}]
 
@@ -126,15 +181,10 @@ def write(
     *,
     unrecorded: dict | None = None,
 ) -> list[dict]:
+    """An instrumentation session's tree of `launches`, written to `path`; returns it."""
     tree = build(launches, devices, device_type, unrecorded)
-    with open(path, "w") as out:
-        json.dump(tree, out, indent=1)
+    write_tree(path, tree, indent=1)
     return tree
-
-
-def inclusive(node: dict, metric: str) -> float:
-    """A node's metric with its descendants': what the scope measured."""
-    return node["metrics"].get(metric, 0) + sum(inclusive(child, metric) for child in node["children"])
 
 
 #: Metric names a value's column must not take.
@@ -154,19 +204,10 @@ def _path(ev: LaunchEvents, sid: int) -> tuple[str, ...]:
     return tuple(reversed(names))
 
 
-def _node(name, kind, cycles, ns, count, device_type) -> dict:
+def _measured(name, kind, cycles, ns, count, device_type) -> dict:
     # The measured (inclusive) values; _make_exclusive turns them into the node's own.
-    return {
-        "frame": {"name": name, "type": kind},
-        "metrics": {
-            "cycles": float(cycles),
-            "time (ns)": float(ns),
-            "count": int(count),
-            "device_id": "0",
-            "device_type": device_type,
-        },
-        "children": [],
-    }
+    metrics = {"cycles": float(cycles), "time (ns)": float(ns), "count": int(count)}
+    return tree_node(name, kind, {**metrics, "device_id": "0", "device_type": device_type})
 
 
 def _make_exclusive(node: dict, warps: int) -> dict:

@@ -25,13 +25,13 @@ def option_choices() -> dict[str, tuple[str, ...]]:
     """Valid values of the enumerated pipeline options, from the compiler's
     own enums, for early, clear errors ("auto" buffer type included: the
     compiler resolves it per kernel)."""
-    from . import format
+    from .. import compiler_exports
 
-    buffer_types = sorted(format.BufferType, key=lambda kind: kind.name != "auto")  # the default first
+    buffer_types = sorted(compiler_exports.BufferType, key=lambda kind: kind.name != "auto")  # the default first
     return {
         "buffer_type": tuple(kind.name for kind in buffer_types),
-        "granularity": tuple(kind.name for kind in format.Granularity),
-        "sampling_strategy": tuple(kind.name for kind in format.SamplingStrategy),
+        "granularity": tuple(kind.name for kind in compiler_exports.Granularity),
+        "sampling_strategy": tuple(kind.name for kind in compiler_exports.SamplingStrategy),
     }
 
 
@@ -175,9 +175,9 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     """Runs the pipeline on one module. A module without markers is not
     touched at all. Otherwise everything of Triton's module that the
     instrumentation does not change comes back as Triton wrote it, or the
-    kernel is refused (see proton.instrument.bridge). Raises InstrumentationError with
+    kernel is refused (see proton.compiling.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
-    from .format import MARKER_PREFIX
+    from ..compiler_exports import MARKER_PREFIX
 
     options = options or PipelineOptions()
     if MARKER_PREFIX not in llvm_ir and not (options.mma_scopes and MMA_INSTRUCTION.search(llvm_ir)):

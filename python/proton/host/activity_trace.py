@@ -1,6 +1,7 @@
-"""data="trace": the session's kernels, copies and sets as a Chrome trace,
-opened by Perfetto or chrome://tracing, in the layout of the installed
-Triton's Proton (layout_39() decides which):
+"""data="trace": the session's kernels, copies and sets as Chrome trace
+events (writers/chrome_trace.py writes the file), opened by Perfetto or
+chrome://tracing, in the layout of the installed Triton's Proton
+(layout_39() decides which):
 
 - Triton 3.6 to 3.8: complete events only, one process per GPU ("GPU 0"),
   one thread per stream ("stream 7"), each with its calling context in
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import ctypes
-import json
 import os
 import re
 import threading
@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from ..writers.chrome_trace import complete_event, write_events
 from .records import ACTIVITY_KINDS, NODE_KINDS
 
 
@@ -59,9 +60,7 @@ def write_chrome(
         trace = _trace_39(rows, nodes, names, list(scopes), clock_offset)
     else:
         trace = _trace_36(rows, nodes, names)
-    with open(path, "w") as out:
-        json.dump(trace, out, separators=(",", ":"))
-    return os.path.abspath(path)
+    return write_events(path, trace)
 
 
 def _trace_36(rows: np.ndarray, nodes: np.ndarray, names: list[str]) -> dict:
@@ -71,20 +70,19 @@ def _trace_36(rows: np.ndarray, nodes: np.ndarray, names: list[str]) -> dict:
     for row in rows[np.argsort(rows["start"], kind="stable")]:
         name, context = names[row["name"]], paths[row["node"]]
         events.append(
-            {
-                "ph": "X",
-                "name": name,
-                "cat": ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
-                "pid": f"GPU {int(row['device'])}",
-                "tid": f"stream {int(row['stream'])}",
-                "ts": (int(row["start"]) - origin) / 1000.0,
-                "dur": (int(row["end"]) - int(row["start"])) / 1000.0,
-                "args": {
+            complete_event(
+                name,
+                ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
+                f"GPU {int(row['device'])}",
+                f"stream {int(row['stream'])}",
+                (int(row["start"]) - origin) / 1000.0,
+                (int(row["end"]) - int(row["start"])) / 1000.0,
+                {
                     "call_stack": ["ROOT", *context, name],
                     "call_path": "/".join(context) or "ROOT",
                     "correlation": int(row["correlation"]),
                 },
-            }
+            )
         )
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": {"origin_ns": origin}}
 
@@ -315,20 +313,19 @@ def _trace_39(rows: np.ndarray, nodes: np.ndarray, names: list[str], scopes: lis
         if launch and correlation not in first_of_launch:
             first_of_launch[correlation] = (launch, thread, device, tid, start)
         kernel_events.append(
-            {
-                "ph": "X",
-                "name": name,
-                "cat": ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
-                "pid": f"GPU {device}",
-                "tid": tid,
-                "ts": start,
-                "dur": end - start,
-                "args": {
+            complete_event(
+                name,
+                ACTIVITY_KINDS.get(int(row["kind"]), "kernel"),
+                f"GPU {device}",
+                tid,
+                start,
+                end - start,
+                {
                     "call_stack": ["ROOT", *paths[node], name],
                     "call_path": "/".join(paths[node]) or "ROOT",
                     "correlation": correlation,
                 },
-            }
+            )
         )
 
     # Scope instances with metrics: "metric" events instead of "scope" ones;
@@ -392,13 +389,7 @@ def _trace_39(rows: np.ndarray, nodes: np.ndarray, names: list[str], scopes: lis
 
 
 def _scope_event(node: int, pid: str, tid: str, span: _Span, names, nodes, paths, cat: str) -> dict:
-    return {
-        "ph": "X",
-        "name": names[nodes[node]["name"]],
-        "cat": cat,
-        "pid": pid,
-        "tid": tid,
-        "ts": span.begin,
-        "dur": span.end - span.begin,
-        "args": {"call_stack": ["ROOT", *paths[node]]},
-    }
+    name = names[nodes[node]["name"]]
+    return complete_event(
+        name, cat, pid, tid, span.begin, span.end - span.begin, {"call_stack": ["ROOT", *paths[node]]}
+    )

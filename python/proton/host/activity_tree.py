@@ -1,20 +1,16 @@
-"""The host profile as a tree in Hatchet's literal format, laid out as
-Triton's Proton writes it (docs/profile-tree-format.md): [ROOT, device info].
-Calling-context nodes from the runtime, one leaf per kernel / copy / set name
-under each context, source-line children of kernels in PC sampling mode.
-Metrics are each node's own (exclusive): the viewers add them up."""
+"""The host profile's tree (writers/hatchet_tree.py writes it): calling-context
+nodes from the runtime, one leaf per kernel / copy / set name under each
+context, source-line children of kernels in PC sampling mode, laid out as
+Triton's Proton writes it (docs/profile-tree-format.md). Metrics are each
+node's own (exclusive): the viewers add them up."""
 
 from __future__ import annotations
 
-import json
-import os
-
 import numpy as np
 
+from ..writers.hatchet_tree import declare_metrics_on_root, tree_node
 from .records import ACTIVITY_KINDS, FLOPS_METRICS, NODE_KINDS
 
-SUMMED = ("time (ns)", "count", *FLOPS_METRICS, "bytes")
-LABELS = ("device_id", "device_type")  # strings on activity leaves, never summed
 # CUPTI's stall reason names, e.g. smsp__pcsamp_warps_issue_stalled_long_scoreboard
 STALL_PREFIXES = ("smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_")
 # A reason's "_not_issued" twin counts the subset of its samples in which no
@@ -51,7 +47,7 @@ def build(
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
     samples) rows (proton._host.take_pc_samples); not_summed: user metrics
     declared "(exc)" or "(pty)", which the root does not declare."""
-    tree = {0: _context("ROOT", "function")}
+    tree = {0: tree_node("ROOT", "function")}
 
     def context_node(node_id: int) -> dict:
         # Creates the context's ancestors on demand: only contexts with
@@ -60,10 +56,10 @@ def build(
             return tree[node_id]
         row = nodes[node_id]
         parent = context_node(int(row["parent"]))
-        node = _context(names[row["name"]], NODE_KINDS.get(int(row["kind"]), "scope"))
-        parent["children"].append(node)
-        tree[node_id] = node
-        return node
+        context = tree_node(names[row["name"]], NODE_KINDS.get(int(row["kind"]), "scope"))
+        parent["children"].append(context)
+        tree[node_id] = context
+        return context
 
     leaves: dict[tuple, dict] = {}
     # Contexts in the order this session first saw activity in them, as
@@ -75,7 +71,7 @@ def build(
         key = (int(row["node"]), int(row["kind"]), int(row["name"]))
         leaf = leaves.get(key)
         if leaf is None:
-            leaf = leaves[key] = _node(names[row["name"]], ACTIVITY_KINDS.get(int(row["kind"]), "kernel"))
+            leaf = leaves[key] = _activity(names[row["name"]], ACTIVITY_KINDS.get(int(row["kind"]), "kernel"))
             leaf["metrics"]["device_id"] = str(int(row["device"]))
             leaf["metrics"]["device_type"] = device_type
             context["children"].append(leaf)
@@ -94,7 +90,7 @@ def build(
     for (node_id, kernel), sums in (kernel_metrics or {}).items():
         leaf = by_name.get((int(node_id), kernel))
         if leaf is None:  # its launch's activity was not seen in this phase
-            leaf = by_name[(int(node_id), kernel)] = _node(kernel, "kernel")
+            leaf = by_name[(int(node_id), kernel)] = _activity(kernel, "kernel")
             context_node(int(node_id))["children"].append(leaf)
         for name, value in sums.items():
             leaf["metrics"][name] = value if name not in leaf["metrics"] else _added(leaf["metrics"][name], value)
@@ -105,7 +101,7 @@ def build(
         key = (int(node_id), kernel)
         leaf = kernels.get(key)
         if leaf is None:  # samples of a launch whose activity this session did not see
-            leaf = kernels[key] = _node(kernel, "kernel")
+            leaf = kernels[key] = _activity(kernel, "kernel")
             context_node(key[0])["children"].append(leaf)
         if _without_line(line):
             # No line table (a library's kernel): the samples are the
@@ -115,11 +111,7 @@ def build(
         else:
             child = lines.get(key + (line,))
             if child is None:
-                child = lines[key + (line,)] = {
-                    "frame": {"name": line, "type": "line"},
-                    "metrics": {"num_samples": 0},
-                    "children": [],
-                }
+                child = lines[key + (line,)] = tree_node(line, "line", {"num_samples": 0})
                 leaf["children"].append(child)
             metrics = child["metrics"]
         if not stall.endswith(NOT_ISSUED):
@@ -143,57 +135,9 @@ def _added(total, value):
     return total + value if not isinstance(total, list) else value
 
 
-def declare_metrics_on_root(root: dict, not_summed: frozenset = frozenset()) -> None:
-    """Hatchet (and so Triton's viewer) sums into inclusive values only the
-    metrics the root holds: as Triton's Proton writes it, the root carries a
-    zero of every numeric metric found below it, except exclusive metrics and
-    properties (`not_summed`), which are not meant to add up."""
-    found: dict[str, int | float] = {}
-
-    def walk(node):
-        for key, value in node["metrics"].items():
-            if (
-                key not in LABELS
-                and key not in not_summed
-                and isinstance(value, (int, float))
-                and not isinstance(value, bool)
-            ):
-                found.setdefault(key, 0)
-        for child in node["children"]:
-            walk(child)
-
-    for child in root["children"]:
-        walk(child)
-    root["metrics"] = {**found, **root["metrics"]}
-
-
-def inclusive(node: dict) -> dict:
-    """A copy of `node` whose numeric metrics are summed over its subtree
-    (what the viewers show as "<metric> (inc)"); labels and strings not."""
-    children = [inclusive(child) for child in node.get("children", [])]
-    metrics = dict(node.get("metrics", {}))
-    for child in children:
-        for key, value in child["metrics"].items():
-            if key not in LABELS and isinstance(value, (int, float)) and not isinstance(value, bool):
-                if isinstance(metrics.get(key, 0), (int, float)):
-                    metrics[key] = metrics.get(key, 0) + value
-    return {**node, "metrics": metrics, "children": children}
-
-
-def write(path: str, tree: list) -> str:
-    with open(path, "w") as out:
-        json.dump(tree, out, separators=(",", ":"))
-    return os.path.abspath(path)
-
-
-def _node(name: str, kind: str) -> dict:
+def _activity(name: str, kind: str) -> dict:
     """An activity leaf (kernel, memcpy, memset)."""
-    return {"frame": {"name": name, "type": kind}, "metrics": {"time (ns)": 0, "count": 0}, "children": []}
-
-
-def _context(name: str, kind: str) -> dict:
-    """A calling-context node: no metrics of its own unless user metrics."""
-    return {"frame": {"name": name, "type": kind}, "metrics": {}, "children": []}
+    return tree_node(name, kind, {"time (ns)": 0, "count": 0})
 
 
 def _integral_times(node: dict) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from .compiler import extension
+from .compiling.compiler import extension
 
 _C = extension()
 

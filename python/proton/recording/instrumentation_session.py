@@ -34,14 +34,18 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention, stage_hook, state
+from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention
+from ..compiling import instrumentation_state, stage_hook
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
+from .. import kernel_metadata
 from ..errors import ProfilerError
+from ..kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
 from ..paths import distributed_rank, output_path, write_or_fall_back
 from ..progress import Progress
+from ..session_interface import ProfilerSession, Report
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 #: From this many events, finalize says which file it is writing (on a terminal).
@@ -49,11 +53,9 @@ BIG_SESSION_EVENTS = 1_000_000
 
 
 @dataclass
-class SessionReport:
-    """What finalize read and wrote."""
+class SessionReport(Report):
+    """What an instrumentation session's finalize read and wrote."""
 
-    name: str
-    files: dict = field(default_factory=dict)  # output kind -> path
     events: int = 0
     launches_kept: int = 0
     launches_skipped: int = 0
@@ -62,8 +64,6 @@ class SessionReport:
     record_cost_cycles: float = 0.0  # time_shift's cost per record
     per_kernel: dict = field(default_factory=dict)  # kernel -> counts
     errors: list = field(default_factory=list)  # launches that could not be decoded
-    warnings: list = field(default_factory=list)
-    parts: list = field(default_factory=list)  # periodic flushing: one dict per part written
     clock: dict = field(default_factory=dict)  # GPU -> host-clock offsets measured, drift
     graphs: list = field(default_factory=list)  # what each CUDA-graph-captured launch recorded
     unrecorded: dict = field(default_factory=dict)  # kernel launched without records -> launches, reason
@@ -107,13 +107,7 @@ class SessionReport:
             lines.append(line)
         lines += [f"  warning: {w}" for w in self.warnings]
         lines += [f"  error: {e}" for e in self.errors]
-        if len(self.parts) > 1:
-            lines.append(
-                f"  wrote {len(self.parts)} parts, phases {self.parts[0]['phase']} to "
-                f"{self.parts[-1]['phase']}; the last:"
-            )
-        lines += [f"  wrote {path}" for path in self.files.values()]
-        return "\n".join(lines)
+        return "\n".join(lines + self.files_summary())
 
     def add(self, part: "SessionReport") -> None:
         """Adds a part's counts to these totals; its files become the latest."""
@@ -136,7 +130,9 @@ class SessionReport:
             self.files = part.files
 
 
-class Session:
+class InstrumentationSession(ProfilerSession):
+    reads_gpu_buffers_at_finalize = True
+
     def __init__(
         self,
         name: str,
@@ -228,7 +224,14 @@ class Session:
             self.inductor.restore()
             self.active = False
 
+    def choose_output(self, kind: str) -> None:
+        if kind == "tree_msgpack":
+            raise ProfilerError("output_format='hatchet_msgpack' applies to host sessions (cupti, roctracer, ...)")
+        self.outputs = (kind,)
+
     def finalize(self) -> SessionReport:
+        if _session is self:
+            close_instrumentation()  # another may start while this one writes
         self.deactivate()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
         _allocation.set_profile_allocator(self._previous_allocator)
@@ -258,9 +261,21 @@ class Session:
         self.phase += 1
         return self.phase
 
-    def is_phase_flushed(self, phase: int) -> bool:
+    def is_phase_complete(self, phase: int) -> bool:
         """Whether `phase` is written (or had nothing to write)."""
         return self.periodic_flushing and 0 <= phase < self.phase
+
+    def phase_tree(self, phase: int) -> list:
+        raise self._no_phase_data()
+
+    def clear(self, phase: int, up_to: bool = False) -> None:
+        raise self._no_phase_data()
+
+    def _no_phase_data(self) -> ProfilerError:
+        return ProfilerError(
+            f"session {self.name!r} is an instrumentation session: proton.data.get, get_msgpack and clear "
+            "apply to host sessions here (its data is decoded at finalize or advance_phase)"
+        )
 
     def _load_torch(self):
         self._torch = _torch()
@@ -280,7 +295,7 @@ class Session:
         data = getattr(launch_metadata, "data", None) or {}
         name = data.get("name", "kernel")
         if pending is None:  # a kernel without profile_scratch: it records nothing
-            if self.active and not state.running_own_kernels():
+            if self.active and not instrumentation_state.running_own_kernels():
                 self._unrecorded[name] = self._unrecorded.get(name, 0) + 1
             return
         buffer, captured = pending
@@ -412,15 +427,15 @@ class Session:
                 )
             try:
                 data = kept.buffer.cpu().numpy()
-                meta = stage_hook.metadata_for_buffer(data, kernel)
+                meta = kernel_metadata.metadata_for_buffer(data, kernel)
                 if info["kept"] == 1:
-                    report.warnings += meta.get("warnings", [])
+                    report.warnings += meta.warnings
                     asked = self.mode.pipeline_options().buffer_type
-                    report.buffers[kernel] = buffer_description(meta["layout"], asked)
+                    report.buffers[kernel] = buffer_description(meta.layout, asked)
                 events = decode.decode(
                     data,
                     meta,
-                    data.nbytes // meta["layout"]["bytes_per_cta"],
+                    data.nbytes // meta.layout.bytes_per_cta,
                     kernel=kernel,
                     launch=kept.index,
                     record_cost_cycles=cost,
@@ -545,10 +560,10 @@ class Session:
         return None if offset is None else offset.host_clock()
 
 
-def buffer_description(layout: dict, asked: str) -> str:
+def buffer_description(layout: BufferLayout, asked: str) -> str:
     """Which buffer a kernel's records went to, and why (for the report)."""
-    kind, segment = layout["buffer_type"], layout["segment_bytes"]
-    text = f"{kind} buffer, {segment} B ({layout['capacity']} records) per warp"
+    kind, segment = layout.buffer_type, layout.segment_bytes
+    text = f"{kind} buffer, {segment} B ({layout.capacity} records) per warp"
     if kind == "global" and asked == "auto":
         text += ": the kernel leaves no shared memory to spare"
     elif kind == "registers":
@@ -669,7 +684,7 @@ def _torch():
     return torch
 
 
-_session: Session | None = None  # the open instrumentation session (one at a time)
+_session: InstrumentationSession | None = None  # the open instrumentation session (one at a time)
 
 
 def start_instrumentation(
@@ -683,7 +698,7 @@ def start_instrumentation(
     periodic_flushing: bool = False,
     compress_pftrace: bool = False,
     launch_metadata_names: bool = False,
-) -> Session:
+) -> InstrumentationSession:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
     if _session is not None:
@@ -691,7 +706,7 @@ def start_instrumentation(
             f"instrumentation session {_session.name!r} is still open; finalize it first "
             "(one instrumentation session at a time)"
         )
-    session = Session(
+    session = InstrumentationSession(
         name,
         parse(mode),
         max_launches_per_kernel,

@@ -1,7 +1,7 @@
 """Decodes one launch's profile buffer into scope events, vectorized with numpy
 (no Python loop per event or per warp).
 
-Steps: read the buffer (proton.instrument.buffer), put each warp's ring in the order the
+Steps: read the buffer (proton.recording.buffer), put each warp's ring in the order the
 records were written, rebuild 64-bit cycles (records keep the clock's low 48
 bits, or 32 with clock32, unwrapped backwards from the warp's 64-bit exit
 stamp), optionally subtract the measured cost of earlier records
@@ -20,11 +20,12 @@ from functools import cached_property
 
 import numpy as np
 
+from ..kernel_metadata import BufferLayout, KernelMetadata
 from . import buffer as raw_buffer
-from . import decode_async
+from . import decode_non_scope
 from .buffer import BufferFormatError
-from .warp_specialize import warp_labels
-from .decode_async import AsyncEvents
+from ..compiling.warp_specialize import warp_labels
+from .decode_non_scope import AsyncEvents
 
 # Clock bits a record keeps, by the layout's clock_bits.
 STORED_CLOCK_BITS = {64: 48, 32: 32}
@@ -66,7 +67,7 @@ class LaunchEvents:
     warp_labels: dict = field(default_factory=dict)  # warp id -> role, e.g. "worker 0" (warp_specialize)
     #: The host scopes open when the kernel was launched, outermost first (proton.scope).
     call_stack: tuple = ()
-    #: Asynchronous events and marks (decode_async): ids the scope table
+    #: Asynchronous events and marks (decode_non_scope): ids the scope table
     #: names `event` or `mark` are not scopes and are not in the arrays above.
     scope_kinds: np.ndarray | None = None
     asynchronous: AsyncEvents = field(default_factory=AsyncEvents.empty)
@@ -123,14 +124,13 @@ class LaunchEvents:
         return self._ns(self.end_cycles)
 
 
-def scope_table(metadata: dict) -> tuple[list[str], np.ndarray]:
-    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
-    return [s["name"] for s in scopes], np.array([s["parent"] for s in scopes], dtype=np.int64)
+def scope_table(metadata: KernelMetadata) -> tuple[list[str], np.ndarray]:
+    return metadata.names, np.array(metadata.parents, dtype=np.int64)
 
 
 def decode(
     buffer,
-    metadata: dict,
+    metadata: KernelMetadata,
     num_ctas: int,
     *,
     kernel: str | None = None,
@@ -139,107 +139,41 @@ def decode(
 ) -> LaunchEvents:
     """Events of one launch. `buffer` holds num_ctas * bytes_per_cta bytes;
     `record_cost_cycles` > 0 applies time_shift with that cost per record."""
-    layout = metadata["layout"]
-    raw = raw_buffer.read(buffer, layout, num_ctas, metadata.get("target", "nvptx"))
-    kernel = kernel or metadata.get("kernel", "kernel")
-    _check_kernel_id(raw, metadata.get("kernel_id"), kernel)
+    layout = metadata.layout
+    raw = raw_buffer.read(buffer, layout, num_ctas, metadata.target)
+    kernel = kernel or metadata.kernel
+    _check_kernel_id(raw, metadata.kernel_id, kernel)
     names, parents = scope_table(metadata)
-    kinds = decode_async.kind_codes(metadata)
-    # Ids that are not scopes, as a lookup by id (ids past the table stay
-    # scopes, so that the scope pairing reports them as corruption).
-    not_scope = None
-    if (kinds != 0).any():
-        not_scope = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
-        not_scope[: kinds.size] = kinds != 0
-    # Value ids, whose second record holds a value, not a clock.
-    value_ids = None
-    if (kinds == decode_async.KIND_CODES["value"]).any():
-        value_ids = np.zeros(raw_buffer.MAX_SCOPES, dtype=bool)
-        value_ids[: kinds.size] = kinds == decode_async.KIND_CODES["value"]
-    ctas, segments = raw.counts.shape
-    rows = ctas * segments
+    kinds = decode_non_scope.kind_codes(metadata)
+    not_scope, value_ids = _id_lookups(kinds)
+    segments = raw.counts.shape[1]
     counts, kept, words = _records_in_order(raw, layout, kernel, value_ids)
     dropped = counts - kept
-    width = words.shape[1]
-
-    clk_start = raw.stamps(raw_buffer.W_CLK_START).reshape(rows).astype(np.int64)
-    clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows).astype(np.int64)
-    gt_start = raw.stamps(raw_buffer.W_GT_START).reshape(rows).astype(np.int64)
-    gt_end = raw.stamps(raw_buffer.W_GT_END).reshape(rows).astype(np.int64)
+    stamps = _WarpStamps.of(raw)
 
     halves = raw_buffer.tag_halves(words)
     at = _pair(halves, kept, not_scope)
-    scope_ids = at.ids
-    if scope_ids.size and scope_ids.max() >= len(names):
-        row, col = at.where(np.argmax(scope_ids >= len(names)))
-        raise BufferFormatError(
-            f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
-            f"{row % segments} record {col} has scope id {scope_ids.max()}, but the "
-            f"kernel has {len(names)} scopes"
-        )
+    _check_scope_ids(at, len(names), kernel, segments)
     unmatched = int(kept.sum() - 2 * at.num_events)
+    others = None
     if not_scope is not None:
-        # The event and mark records, by warp and column.
-        a_rows, a_cols = np.nonzero(
-            (np.arange(width)[None, :] < kept[:, None]) & not_scope[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
-        )
-        a_at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
-        # Counted back from each warp's exit: ns follow from its offset.
-        a_cyc = _cycles(words, layout["clock_bits"], a_at, a_cols, clk_end, clk_start, clk_end, value_ids).astype(
-            np.int64
-        )
+        others = _NonScopeRecords.of(words, halves, kept, not_scope, stamps, layout.clock_bits, value_ids)
         if record_cost_cycles > 0:
-            a_cyc -= np.rint(((counts - kept)[a_rows] + a_cols) * record_cost_cycles).astype(np.int64)
-        a_half = halves[a_rows, a_cols]
-        unmatched -= int(a_rows.size)
-
-    # Cycles are rebuilt for the paired records only, counted from the
-    # CTA's first warp entry (its warps share one SM's counter): 4 bytes per
-    # record where they fit, which bounds finalize's memory.
-    base = np.repeat(clk_start.reshape(ctas, segments).min(axis=1), segments) if rows else clk_start
-    s_cyc = _cycles(words, layout["clock_bits"], at, at.start_col, clk_end, clk_start, base, value_ids)
-    e_cyc = _cycles(words, layout["clock_bits"], at, at.end_col, clk_end, clk_start, base, value_ids)
-    if s_cyc.dtype != e_cyc.dtype:
-        s_cyc, e_cyc = s_cyc.astype(np.int64), e_cyc.astype(np.int64)
-    lost = counts - kept
-    _check_clocks(s_cyc, e_cyc, at, lost > 0, clk_start, clk_end, base, segments, layout["clock_bits"], kernel)
+            others.cycles -= _time_shift(dropped[others.rows], others.cols, record_cost_cycles)
+        unmatched -= others.count
+    base, s_cyc, e_cyc = _scope_cycles(words, at, stamps, dropped, layout.clock_bits, value_ids, kernel, segments)
     if record_cost_cycles > 0:
-        # Record n of a warp (counting overwritten ones) follows n records
-        # whose cost landed inside the measured time.
         for cyc, col in ((s_cyc, at.start_col), (e_cyc, at.end_col)):
-            shift = np.rint((at.per_row(lost) + col) * record_cost_cycles).astype(np.int64)
-            np.subtract(cyc, shift, out=cyc, casting="unsafe")
+            np.subtract(cyc, _time_shift(at.per_row(dropped), col, record_cost_cycles), out=cyc, casting="unsafe")
         np.maximum(e_cyc, s_cyc, out=e_cyc)  # the estimate may overshoot on empty scopes
 
     warnings = []
-    clock_ghz, origin_ns, entry_ns, exit_ns, offset = _time_base(
-        raw.ticks_per_us, clk_start, clk_end, gt_start, gt_end, kernel, warnings
-    )
+    clock_ghz, origin_ns, entry_ns, exit_ns, offset = _time_base(raw.ticks_per_us, stamps, kernel, warnings)
     asynchronous = AsyncEvents.empty()
-    if not_scope is not None:
-        a_ns = offset[a_rows] + a_cyc / clock_ghz
-        asynchronous = decode_async.split(
-            (a_half & np.uint16(raw_buffer.SCOPE_ID_MASK)).astype(np.int64),
-            a_rows,
-            (a_half & np.uint16(raw_buffer.END_TAG_BIT)) != 0,
-            a_ns,
-            kinds,
-            segments,
-            cols=a_cols,
-            low_words=words[a_rows, a_cols] & np.uint64(0xFFFFFFFF),
-            is_float=decode_async.float_values(metadata),
-        )
-        if asynchronous.unpaired:
-            warnings.append(
-                f"{kernel}: {asynchronous.unpaired} asynchronous event records have no partner "
-                "(an end with no open start, or a start never ended); they are not drawn"
-            )
-
-    if asynchronous.unpaired_values:
-        warnings.append(
-            f"{kernel}: {asynchronous.unpaired_values} value records lost their time or value half "
-            "(a full ring overwrote it); they are not drawn"
-        )
+    if others is not None:
+        asynchronous = others.decode(offset, clock_ghz, kinds, segments, decode_non_scope.float_values(metadata))
+    warnings += _non_scope_warnings(asynchronous, kernel)
+    rows = raw.counts.size
     return LaunchEvents(
         kernel=kernel,
         launch=launch,
@@ -249,24 +183,157 @@ def decode(
         num_segments=segments,
         origin_ns=origin_ns,
         row=at.event_rows(),
-        scope=at.flat(scope_ids.astype(np.int32)),
+        scope=at.flat(at.ids.astype(np.int32)),
         start_cycles=at.flat(s_cyc),
         end_cycles=at.flat(e_cyc),
         warp_ids=raw.warp_ids.reshape(rows).astype(np.int32),
         warp_sm=raw.sm_ids.reshape(rows).astype(np.int32),
         warp_begin_ns=entry_ns,
         warp_end_ns=exit_ns,
-        warp_cycles=clk_end - clk_start,
-        warp_clk_end=clk_end - base,
+        warp_cycles=stamps.clk_end - stamps.clk_start,
+        warp_clk_end=stamps.clk_end - base,
         warp_clk_base=base,
         warp_offset_ns=offset,
         dropped=dropped,
         unmatched=unmatched,
         warnings=warnings,
-        warp_labels=warp_labels(metadata.get("warp_specialize")),
+        warp_labels=warp_labels(metadata.warp_specialize),
         scope_kinds=kinds,
         asynchronous=asynchronous,
     )
+
+
+def _id_lookups(kinds: np.ndarray):
+    """By record id: is it not a scope's (None: every id is), and is it a
+    value's, whose second record holds a value, not a clock (None: none
+    is)? Ids past the table stay scopes, so that the scope pairing reports
+    them as corruption."""
+    not_scope = value_ids = None
+    if (kinds != 0).any():
+        not_scope = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
+        not_scope[: kinds.size] = kinds != 0
+    if (kinds == decode_non_scope.KIND_CODES["value"]).any():
+        value_ids = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
+        value_ids[: kinds.size] = kinds == decode_non_scope.KIND_CODES["value"]
+    return not_scope, value_ids
+
+
+@dataclass
+class _WarpStamps:
+    """Each warp's header stamps (rows: CTA * segments + segment), int64:
+    SM clock and global timer at entry and return."""
+
+    clk_start: np.ndarray
+    clk_end: np.ndarray
+    gt_start: np.ndarray
+    gt_end: np.ndarray
+
+    @staticmethod
+    def of(raw) -> "_WarpStamps":
+        rows = raw.counts.size
+
+        def stamp(word):
+            return raw.stamps(word).reshape(rows).astype(np.int64)
+
+        return _WarpStamps(
+            stamp(raw_buffer.W_CLOCK_START),
+            stamp(raw_buffer.W_CLOCK_END),
+            stamp(raw_buffer.W_TIMER_START),
+            stamp(raw_buffer.W_TIMER_END),
+        )
+
+
+def _time_shift(lost_before: np.ndarray, cols: np.ndarray, record_cost_cycles: float) -> np.ndarray:
+    """time_shift's correction, in cycles, of the records in columns `cols`
+    of warps that lost `lost_before` records to a full ring: record n of a
+    warp (counting overwritten ones) follows n records whose cost landed
+    inside the measured time."""
+    return np.rint((lost_before + cols) * record_cost_cycles).astype(np.int64)
+
+
+def _check_scope_ids(at, num_scopes: int, kernel: str, segments: int) -> None:
+    if at.ids.size and at.ids.max() >= num_scopes:
+        row, col = at.where(np.argmax(at.ids >= num_scopes))
+        raise BufferFormatError(
+            f"profile buffer of {kernel} is corrupted: CTA {row // segments} segment "
+            f"{row % segments} record {col} has scope id {at.ids.max()}, but the "
+            f"kernel has {num_scopes} scopes"
+        )
+
+
+def _scope_cycles(words, at, stamps: _WarpStamps, dropped, clock_bits: int, value_ids, kernel: str, segments: int):
+    """(base, start cycles, end cycles) of the paired records, checked
+    against the warps' lifetimes. Cycles are rebuilt for the paired records
+    only, counted from the CTA's first warp entry (`base`, per warp: its
+    warps share one SM's counter): 4 bytes per record where they fit, which
+    bounds finalize's memory."""
+    clk_start, clk_end = stamps.clk_start, stamps.clk_end
+    rows = clk_start.size
+    base = np.repeat(clk_start.reshape(-1, segments).min(axis=1), segments) if rows else clk_start
+    s_cyc = _cycles(words, clock_bits, at, at.start_col, clk_end, clk_start, base, value_ids)
+    e_cyc = _cycles(words, clock_bits, at, at.end_col, clk_end, clk_start, base, value_ids)
+    if s_cyc.dtype != e_cyc.dtype:
+        s_cyc, e_cyc = s_cyc.astype(np.int64), e_cyc.astype(np.int64)
+    _check_clocks(s_cyc, e_cyc, at, dropped > 0, clk_start, clk_end, base, segments, clock_bits, kernel)
+    return base, s_cyc, e_cyc
+
+
+@dataclass
+class _NonScopeRecords:
+    """The records of event, mark and value ids, by warp and column, with
+    their cycles counted back from each warp's exit (so that ns follow from
+    the warp's offset)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    cycles: np.ndarray  # int64
+    halves: np.ndarray  # their tag half-words
+    low_words: np.ndarray  # their low 32 bits (a value's bits)
+
+    @property
+    def count(self) -> int:
+        return int(self.rows.size)
+
+    @staticmethod
+    def of(words, halves, kept, not_scope, stamps: _WarpStamps, clock_bits: int, value_ids) -> "_NonScopeRecords":
+        rows, width = halves.shape
+        in_use = np.arange(width)[None, :] < kept[:, None]
+        a_rows, a_cols = np.nonzero(in_use & not_scope[halves & np.uint16(raw_buffer.RECORD_ID_MASK)])
+        at = _EventIndex(a_cols, a_cols, None, rows=a_rows, num_rows=rows)
+        clk_start, clk_end = stamps.clk_start, stamps.clk_end
+        cycles = _cycles(words, clock_bits, at, a_cols, clk_end, clk_start, clk_end, value_ids).astype(np.int64)
+        return _NonScopeRecords(
+            a_rows, a_cols, cycles, halves[a_rows, a_cols], words[a_rows, a_cols] & np.uint64(0xFFFFFFFF)
+        )
+
+    def decode(self, offset, clock_ghz: float, kinds, segments: int, is_float) -> AsyncEvents:
+        """Events paired, marks and values (decode_non_scope.split)."""
+        return decode_non_scope.split(
+            (self.halves & np.uint16(raw_buffer.RECORD_ID_MASK)).astype(np.int64),
+            self.rows,
+            (self.halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0,
+            offset[self.rows] + self.cycles / clock_ghz,
+            kinds,
+            segments,
+            cols=self.cols,
+            low_words=self.low_words,
+            is_float=is_float,
+        )
+
+
+def _non_scope_warnings(asynchronous: AsyncEvents, kernel: str) -> list[str]:
+    warnings = []
+    if asynchronous.unpaired:
+        warnings.append(
+            f"{kernel}: {asynchronous.unpaired} asynchronous event records have no partner "
+            "(an end with no open start, or a start never ended); they are not drawn"
+        )
+    if asynchronous.unpaired_values:
+        warnings.append(
+            f"{kernel}: {asynchronous.unpaired_values} value records lost their time or value half "
+            "(a full ring overwrote it); they are not drawn"
+        )
+    return warnings
 
 
 def _check_kernel_id(raw, expected_id, kernel: str) -> None:
@@ -283,16 +350,16 @@ def _check_kernel_id(raw, expected_id, kernel: str) -> None:
         )
 
 
-def _records_in_order(raw, layout: dict, kernel: str, value_ids=None):
+def _records_in_order(raw, layout: BufferLayout, kernel: str, value_ids=None):
     """Per warp: records counted (int64), records kept, and the kept
     records as (rows, width) u64 in the order written, each with clock bits
     0-47 below its tag: a view of the buffer unless the tags must be taken
     from clock sums or a ring is full (then a copy)."""
     ctas, segments = raw.counts.shape
-    cap = layout["capacity"]
+    cap = layout.capacity
     rows = ctas * segments
     counts = raw.counts.reshape(rows).astype(np.int64)
-    if layout["buffer_type"] == "registers" and (counts > cap).any():
+    if layout.buffer_type == "registers" and (counts > cap).any():
         # Registers hold exactly the kernel's record sites: more is corruption,
         # not records lost to a full ring.
         row = int(np.argmax(counts > cap))
@@ -306,12 +373,12 @@ def _records_in_order(raw, layout: dict, kernel: str, value_ids=None):
     overhang = raw.overhang if raw.overhang is not None else np.empty((ctas, segments, 0, 2), np.uint32)
     over = raw_buffer.record_words(overhang).reshape(rows, overhang.shape[2])
     if raw.tags_added_to_clock:
-        entry_hi = raw.headers[:, :, raw_buffer.W_CLK_START + 1].reshape(rows)
-        exit_hi = raw.headers[:, :, raw_buffer.W_CLK_END + 1].reshape(rows)
+        entry_hi = raw.headers[:, :, raw_buffer.W_CLOCK_START + 1].reshape(rows)
+        exit_hi = raw.headers[:, :, raw_buffer.W_CLOCK_END + 1].reshape(rows)
         whole = _tags_from_sums(whole, entry_hi, exit_hi)
         over = _tags_from_sums(over, entry_hi, exit_hi)
     if over.shape[1] and (counts > cap).any():
-        clk_end = raw.stamps(raw_buffer.W_CLK_END).reshape(rows)
+        clk_end = raw.stamps(raw_buffer.W_CLOCK_END).reshape(rows)
         whole = _merge_overhang(whole, over, np.flatnonzero(counts > cap), clk_end, value_ids)
     words = whole[:, :width]
     if (counts > cap).any():
@@ -361,7 +428,7 @@ def _merge_overhang(whole, over, rows, clk_end, value_ids):
         age = (exit_u - records) & mask
         if value_ids is not None:
             halves = raw_buffer.tag_halves(np.ascontiguousarray(records))
-            ids = halves & np.uint16(raw_buffer.SCOPE_ID_MASK)
+            ids = halves & np.uint16(raw_buffer.RECORD_ID_MASK)
             is_value = ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[ids]
             age = np.where(is_value, (exit_u - before) & mask, age)
         return age
@@ -371,10 +438,11 @@ def _merge_overhang(whole, over, rows, clk_end, value_ids):
     return whole
 
 
-def _time_base(ticks_per_us, clk_start, clk_end, gt_start, gt_end, kernel: str, warnings: list):
+def _time_base(ticks_per_us, stamps: _WarpStamps, kernel: str, warnings: list):
     """Cycles to global-timer ns: the clock rate over all warps of the
     launch, each warp anchored at its own entry and exit stamps. Returns
     (clock GHz, origin ns, warps' entry and exit ns, warps' offsets)."""
+    clk_start, clk_end, gt_start, gt_end = stamps.clk_start, stamps.clk_end, stamps.gt_start, stamps.gt_end
     ns_per_tick = 1000.0 / ticks_per_us
     d_clk = float((clk_end - clk_start).sum())
     d_ns = float((gt_end - gt_start).sum()) * ns_per_tick
@@ -501,7 +569,7 @@ def _clock_over_values(lo, halves, value_ids):
     unwrapping steps over it; a value half in column 0 (its time half
     overwritten) takes the next record's."""
     rows, cols = np.nonzero(
-        ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[halves & np.uint16(raw_buffer.SCOPE_ID_MASK)]
+        ((halves & np.uint16(raw_buffer.END_TAG_BIT)) != 0) & value_ids[halves & np.uint16(raw_buffer.RECORD_ID_MASK)]
     )
     if rows.size:
         lo[rows, cols] = lo[rows, np.where(cols > 0, cols - 1, min(1, lo.shape[1] - 1))]
@@ -568,14 +636,14 @@ def _pair(halves, kept, not_scope=None):
         tags = raw_buffer.tags_of_halves(halves[:1])
         valid = np.ones((1, width), dtype=bool)
         if not_scope is not None:
-            valid &= ~not_scope[tags & np.uint32(raw_buffer.SCOPE_ID_MASK)]
+            valid &= ~not_scope[tags & np.uint32(raw_buffer.RECORD_ID_MASK)]
         rep, pattern_of_row = np.zeros(1, dtype=np.int64), np.zeros(rows, dtype=np.int64)
     else:
         # Distinct sequences: hash each row, then confirm exact equality.
         tags = raw_buffer.tags_of_halves(halves)
         valid = np.arange(width)[None, :] < kept[:, None]
         if not_scope is not None:
-            valid &= ~not_scope[tags & np.uint32(raw_buffer.SCOPE_ID_MASK)]
+            valid &= ~not_scope[tags & np.uint32(raw_buffer.RECORD_ID_MASK)]
         masked = np.where(valid, tags, np.uint32(0xFFFFFFFF)).astype(np.uint64)
         weights = np.random.default_rng(7).integers(1, 1 << 62, size=width, dtype=np.uint64) | np.uint64(1)
         with np.errstate(over="ignore"):

@@ -48,7 +48,7 @@ class OverrideError(ProfilerError):
 def translate(text: str, path: str) -> tuple[str, int]:
     """`text` with every `proton.record` line replaced by marker ops; the
     number of records. Line numbers are kept."""
-    from .format import RECORD_OP, marker_text
+    from ..compiler_exports import RECORD_OP, marker_text
 
     lines = text.split("\n")
     count = 0

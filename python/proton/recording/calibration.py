@@ -12,8 +12,9 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode, stage_hook, state
-from .. import language as pl
+from . import decode
+from ..compiling import instrumentation_state, stage_hook
+from .. import kernel_metadata, language as pl
 from ..mode import Default
 
 EMPTY_SCOPES = 32
@@ -63,13 +64,16 @@ def measure(mode: Default, ctas: int = 8) -> float:
     out = torch.zeros(ctas, dtype=torch.int32, device="cuda")
     _allocation.set_profile_allocator(allocate)
     try:
-        with state.own_kernels(), stage_hook.StageHook(mode.pipeline_options(), label=f"calibration:{mode}"):
+        with (
+            instrumentation_state.own_kernels(),
+            stage_hook.StageHook(mode.pipeline_options(), label=f"calibration:{mode}"),
+        ):
             _back_to_back_scopes[(ctas,)](out, N=EMPTY_SCOPES, num_warps=4)
         torch.cuda.synchronize()
     finally:
         _allocation.set_profile_allocator(previous)
     data = buffers[-1].cpu().numpy()
-    meta = stage_hook.metadata_for_buffer(data, "calibration")
+    meta = kernel_metadata.metadata_for_buffer(data, "calibration")
     events = decode.decode(data, meta, ctas, kernel="calibration")
     return float(np.median(events.duration_cycles))
 

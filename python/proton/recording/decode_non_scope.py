@@ -23,42 +23,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .format import IdKind
+from ..kernel_metadata import KernelMetadata
+from ..compiler_exports import IdKind
 
 #: Codes of the scope table's `kind` field, as the compiler numbers them.
 KIND_CODES = {kind.name: kind.value for kind in IdKind}
-#: The 32-bit types a value record holds.
-VALUE_DTYPES = ("i32", "f32")
 
 
-def kind_codes(metadata: dict) -> np.ndarray:
-    """The kind code of every id of the kernel's scope table (entries
-    without `kind`, from older compilers, are scopes)."""
-    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
-    codes = []
-    for s in scopes:
-        kind = s.get("kind", "scope")
-        if kind not in KIND_CODES:
-            raise ValueError(
-                f"scope table entry {s['id']} ({s['name']!r}) has unknown kind {kind!r}; known: {', '.join(KIND_CODES)}"
-            )
-        codes.append(KIND_CODES[kind])
-    return np.array(codes, dtype=np.int8)
+def kind_codes(metadata: KernelMetadata) -> np.ndarray:
+    """The kind code of every id of the kernel's record table."""
+    return np.array([KIND_CODES[row.kind] for row in metadata.rows], dtype=np.int8)
 
 
-def float_values(metadata: dict) -> np.ndarray:
-    """Per id of the scope table: does its value record hold an f32?"""
-    scopes = sorted(metadata["scopes"], key=lambda s: s["id"])
-    out = np.zeros(len(scopes), dtype=bool)
-    for s in scopes:
-        if s.get("kind") != "value":
-            continue
-        dtype = s.get("dtype", "i32")
-        if dtype not in VALUE_DTYPES:
-            known = ", ".join(VALUE_DTYPES)
-            raise ValueError(f"scope table entry {s['id']} ({s['name']!r}) has value type {dtype!r}; known: {known}")
-        out[s["id"]] = dtype == "f32"
-    return out
+def float_values(metadata: KernelMetadata) -> np.ndarray:
+    """Per id of the record table: does its value record hold an f32?"""
+    return np.array([row.is_float for row in metadata.rows], dtype=bool)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
-from . import state
+from ..compiling import instrumentation_state
 from ..errors import ProfilerError
 
 #: Samples per measurement: each costs one launch and one synchronize
@@ -158,7 +158,7 @@ def measure(torch, device: int, samples: int = SAMPLES) -> ClockOffset | None:
         return None
     hip = bool(getattr(getattr(torch, "version", None), "hip", None))
     kernel, ns_per_tick = (_read_memrealtime, 10) if hip else (_read_globaltimer, 1)
-    with cuda.device(device), state.own_kernels():
+    with cuda.device(device), instrumentation_state.own_kernels():
         out = torch.zeros(1, dtype=torch.int64, device=f"cuda:{device}")
 
         def read() -> ClockSample:

@@ -5,18 +5,19 @@ need (profile_scratch size and alignment, shared memory, the scope table)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import re
 import warnings
-import zlib
 
 import triton
 import triton.knobs
 
-from . import state
+from . import instrumentation_state
 from ..errors import PipeliningWarning, ProfilerError
+from ..kernel_metadata import KernelMetadata, kernel_id_of, register
 from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_warnings
@@ -67,12 +68,7 @@ HOOK_GIVES_CACHE_KEY = triton_version() >= (3, 7)
 #: Key under which the kernel's Proton metadata travels in Triton's metadata.
 METADATA_KEY = "proton"
 
-#: Metadata of every instrumented kernel this process compiled or loaded, by
-#: kernel id (header word W_KERNEL_ID of every segment of the buffers it writes).
-KERNELS: dict[int, dict] = {}
-
-
-DUMP_ENV = state.DUMP_ENV
+DUMP_ENV = instrumentation_state.DUMP_ENV
 
 
 def _dump_keying_hook(backend=None, stages=None, options=None, language=None, capability=None):
@@ -120,36 +116,6 @@ def _key_direct_compiles(on: bool) -> None:
             compiler.parse_options = original
 
 
-def kernel_id_of(llvm_ir: str, mode_key: str) -> int:
-    """A stable 31-bit id for a kernel build: the same source and mode give
-    the same id in every process, so kernels loaded from Triton's disk cache
-    match their metadata."""
-    return (zlib.crc32((mode_key + "\0" + llvm_ir).encode()) & 0x7FFFFFFF) or 1
-
-
-def register(meta: dict) -> None:
-    KERNELS[int(meta["kernel_id"])] = meta
-
-
-def metadata_for_buffer(data, kernel: str) -> dict:
-    """The metadata of the kernel that wrote `data` (a u8 numpy buffer),
-    found by the kernel id in its first segment header."""
-    import numpy as np
-
-    from .buffer import HEADER_WORDS, W_KERNEL_ID
-
-    if data.nbytes < 4 * HEADER_WORDS:
-        raise ProfilerError(f"profile buffer of {kernel} is empty")
-    kernel_id = int(np.asarray(data[: 4 * HEADER_WORDS]).view(np.uint32)[W_KERNEL_ID])
-    meta = KERNELS.get(kernel_id)
-    if meta is None:
-        raise ProfilerError(
-            f"no metadata for kernel id {kernel_id} of {kernel}: it was not compiled or loaded "
-            "while a Proton session was active (or its buffer is corrupted)"
-        )
-    return meta
-
-
 def register_loaded_kernel(module, function, name, metadata_group, hash) -> None:
     """Triton's kernel_load_end_hook: registers kernels that came from the
     disk cache (compiled by an earlier process) without going through our
@@ -163,7 +129,7 @@ def register_loaded_kernel(module, function, name, metadata_group, hash) -> None
     except (OSError, ValueError):
         return
     if text:
-        register(json.loads(text))
+        register(KernelMetadata.from_dict(json.loads(text)))
 
 
 class StageHook:
@@ -199,7 +165,7 @@ class StageHook:
             triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
             _key_direct_compiles(True)
         triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)
-        state._enter()
+        instrumentation_state._enter()
         self._installed = True
 
     def uninstall(self) -> None:
@@ -211,7 +177,7 @@ class StageHook:
             _key_direct_compiles(False)
         triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
         self.overrides.uninstall()
-        state._exit()
+        instrumentation_state._exit()
         self._installed = False
 
     def __enter__(self):
@@ -278,19 +244,20 @@ class StageHook:
                 if defined:
                     self.compiled_without_records.add(defined.group(1).strip('"'))
                 return llvm_ir
-            meta = kernel.metadata
-            meta["kernel_id"] = pipeline.kernel_id
-            meta["target"] = target
-            meta["warnings"] = _warn_about_pipelining(ttgir, meta["kernel"])
-            # Which warps run which gl.warp_specialize partition: trace labels, tests.
-            ws = partition_layout(ttgir, backend, options, warps, int(num_warps or warps))
-            if ws is not None:
-                meta["warp_specialize"] = ws
+            compiled = KernelMetadata.from_dict(kernel.metadata)
+            meta = dataclasses.replace(
+                compiled,
+                kernel_id=pipeline.kernel_id,
+                target=target,
+                warnings=tuple(_warn_about_pipelining(ttgir, compiled.kernel)),
+                # Which warps run which gl.warp_specialize partition: trace labels, tests.
+                warp_specialize=partition_layout(ttgir, backend, options, warps, int(num_warps or warps)),
+            )
             register(meta)
-            metadata["profile_scratch_size"] = meta["profile_scratch_size"]
-            metadata["profile_scratch_align"] = meta["profile_scratch_align"]
-            metadata["shared"] = max(int(metadata.get("shared", 0) or 0), meta["shared_memory_total"])
-            metadata[METADATA_KEY] = json.dumps(meta)
+            metadata["profile_scratch_size"] = meta.profile_scratch_size
+            metadata["profile_scratch_align"] = meta.profile_scratch_align
+            metadata["shared"] = max(int(metadata.get("shared", 0) or 0), meta.shared_memory_total)
+            metadata[METADATA_KEY] = json.dumps(meta.to_dict())
             return kernel.llvm_ir
 
         stages["llir"] = instrumented_llir

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .format import LAYOUT, BufferType, Granularity
+from ..kernel_metadata import BufferLayout
+from ..compiler_exports import LAYOUT, BufferType, Granularity
 
 MAGIC = LAYOUT.MAGIC  # header word 0, bits 16-31 (bytes "PR")
 VERSION = LAYOUT.VERSION
@@ -24,8 +25,8 @@ W_MAGIC_FLAGS, W_KERNEL_ID, W_COUNT, W_LOCATION = (
     LAYOUT.W_COUNT,
     LAYOUT.W_LOCATION,
 )
-W_GT_START, W_CLK_START = LAYOUT.W_TIMER_START, LAYOUT.W_CLOCK_START
-W_GT_END, W_CLK_END = LAYOUT.W_TIMER_END, LAYOUT.W_CLOCK_END
+W_TIMER_START, W_CLOCK_START = LAYOUT.W_TIMER_START, LAYOUT.W_CLOCK_START
+W_TIMER_END, W_CLOCK_END = LAYOUT.W_TIMER_END, LAYOUT.W_CLOCK_END
 
 # Flags (header word 0, bits 0-15).
 CLOCK64_BIT = LAYOUT.CLOCK64_BIT
@@ -33,17 +34,18 @@ BUFFER_TYPE_SHIFT, GRANULARITY_SHIFT = LAYOUT.BUFFER_TYPE_SHIFT, LAYOUT.GRANULAR
 TIMER_100MHZ_BIT = LAYOUT.TIMER_100MHZ_BIT
 WARP_SHIFT = LAYOUT.WARP_SHIFT  # header word 3: warp id above the location
 
-# A record's second word: clock bits 32-47, then the tag (end bit, scope id).
-TAG_SHIFT, END_TAG_BIT, MAX_SCOPES = LAYOUT.TAG_SHIFT, LAYOUT.END_TAG_BIT, LAYOUT.MAX_SCOPES
-# The tags decode works with: bit 31 end, bits 0-30 the scope id.
+# A record's second word: clock bits 32-47, then the tag (end bit, record-table
+# id). The compiler's MAX_SCOPES counts every id: scopes, events, marks, values.
+TAG_SHIFT, END_TAG_BIT, MAX_RECORD_IDS = LAYOUT.TAG_SHIFT, LAYOUT.END_TAG_BIT, LAYOUT.MAX_SCOPES
+# The tags decode works with: bit 31 end, bits 0-30 the id.
 END_BIT = np.uint32(END_TAG_BIT << TAG_SHIFT)
-SCOPE_ID_MASK = MAX_SCOPES - 1
+RECORD_ID_MASK = MAX_RECORD_IDS - 1
 # The decoder reads a record's tag as the top half-word of its u64 (no shift
 # or copy), which holds while the tag fills bits 16-31 of the second word.
-if (TAG_SHIFT, END_TAG_BIT, MAX_SCOPES) != (16, 1 << 15, 1 << 15):
+if (TAG_SHIFT, END_TAG_BIT, MAX_RECORD_IDS) != (16, 1 << 15, 1 << 15):
     raise ImportError(
         f"proton's decoder expects the record tag in the top 16 bits (end bit 15, 15-bit ids); "
-        f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_SCOPES} scopes"
+        f"the compiler says tag shift {TAG_SHIFT}, end bit {END_TAG_BIT:#x}, {MAX_RECORD_IDS} ids"
     )
 
 # The codes a header stores ("auto" is resolved by the compiler).
@@ -61,13 +63,13 @@ def block_bytes(segment_bytes: int, overhang: int = 0) -> int:
     return -(-used // SECTOR_BYTES) * SECTOR_BYTES
 
 
-def flags_word(layout: dict, target: str = "nvptx", version: int = VERSION) -> int:
+def flags_word(layout: BufferLayout, target: str = "nvptx", version: int = VERSION) -> int:
     """Segment header word 0, magic and flags, for a layout (what the kernel writes)."""
     flags = (
         version
-        | (CLOCK64_BIT if layout["clock_bits"] == 64 else 0)
-        | BUFFER_TYPES[layout["buffer_type"]] << BUFFER_TYPE_SHIFT
-        | GRANULARITIES[layout["granularity"]] << GRANULARITY_SHIFT
+        | (CLOCK64_BIT if layout.clock_bits == 64 else 0)
+        | BUFFER_TYPES[layout.buffer_type] << BUFFER_TYPE_SHIFT
+        | GRANULARITIES[layout.granularity] << GRANULARITY_SHIFT
         | (TIMER_100MHZ_BIT if target == "amdgpu" else 0)
     )
     return MAGIC << 16 | flags
@@ -77,7 +79,7 @@ def flags_word(layout: dict, target: str = "nvptx", version: int = VERSION) -> i
 class RawProfile:
     headers: np.ndarray  # (ctas, segments, 12) u32
     records: np.ndarray  # (ctas, segments, capacity, 2) u32: the ring
-    layout: dict
+    layout: BufferLayout
     target: str = "nvptx"  # "amdgpu": the location is HW_ID[15:0] and XCC_ID
     overhang: np.ndarray | None = None  # (ctas, segments, overhang, 2) u32 after the ring
     version: int = VERSION
@@ -86,7 +88,7 @@ class RawProfile:
     def tags_added_to_clock(self) -> bool:
         """Records' second words are clock bits 32-63 plus the tag (format 4,
         64-bit clocks), not bits 32-47 below it."""
-        return self.version >= 4 and self.layout["clock_bits"] == 64
+        return self.version >= 4 and self.layout.clock_bits == 64
 
     @property
     def counts(self) -> np.ndarray:
@@ -118,10 +120,10 @@ class RawProfile:
 
     @property
     def dropped(self) -> np.ndarray:
-        return np.maximum(self.counts.astype(np.int64) - self.layout["capacity"], 0)
+        return np.maximum(self.counts.astype(np.int64) - self.layout.capacity, 0)
 
     def stamps(self, word: int) -> np.ndarray:
-        """The u64 at header word `word` (W_GT_START, W_CLK_START, W_GT_END, W_CLK_END)."""
+        """The u64 at header word `word` (W_TIMER_START, W_CLOCK_START, W_TIMER_END, W_CLOCK_END)."""
         h = self.headers
         return h[:, :, word].astype(np.uint64) | (h[:, :, word + 1].astype(np.uint64) << np.uint64(32))
 
@@ -129,7 +131,7 @@ class RawProfile:
 def record_tags(records: np.ndarray) -> np.ndarray:
     """Tags of (..., 2)-word records: bit 31 end, bits 0-30 the scope id."""
     second = records[..., 1]
-    return ((second >> np.uint32(TAG_SHIFT)) & np.uint32(SCOPE_ID_MASK)) | (second & END_BIT)
+    return ((second >> np.uint32(TAG_SHIFT)) & np.uint32(RECORD_ID_MASK)) | (second & END_BIT)
 
 
 def record_clocks(records: np.ndarray, clock_bits: int) -> np.ndarray:
@@ -156,7 +158,7 @@ def tags_of_halves(halves: np.ndarray) -> np.ndarray:
     """Tags as decode works with them (bit 31 end, bits 0-30 the scope id)
     from the top half-words of records."""
     halves = halves.astype(np.uint32)
-    return (halves & np.uint32(SCOPE_ID_MASK)) | ((halves & np.uint32(END_TAG_BIT)) << np.uint32(TAG_SHIFT))
+    return (halves & np.uint32(RECORD_ID_MASK)) | ((halves & np.uint32(END_TAG_BIT)) << np.uint32(TAG_SHIFT))
 
 
 def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
@@ -171,26 +173,26 @@ def amd_compute_unit(hw_id: np.ndarray, xcc_id: np.ndarray) -> np.ndarray:
     return ((xcc * np.uint32(8) + se) * np.uint32(2) + sh) * np.uint32(16) + cu
 
 
-def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = "nvptx") -> RawProfile:
+def read(buffer: bytes | np.ndarray, layout: BufferLayout, num_ctas: int, target: str = "nvptx") -> RawProfile:
     data = np.frombuffer(buffer, dtype=np.uint8) if isinstance(buffer, (bytes, bytearray)) else np.asarray(buffer)
-    expected = layout["bytes_per_cta"] * num_ctas
+    expected = layout.bytes_per_cta * num_ctas
     if data.nbytes < expected:
         raise BufferFormatError(
             f"profile buffer is truncated: {data.nbytes} bytes for {num_ctas} CTAs of "
-            f"{layout['bytes_per_cta']} bytes ({expected} expected)"
+            f"{layout.bytes_per_cta} bytes ({expected} expected)"
         )
-    segments = len(layout["warps"])
-    overhang = layout.get("overhang", 0)
-    block = block_bytes(layout["segment_bytes"], overhang)
+    segments = len(layout.warps)
+    overhang = layout.overhang
+    block = block_bytes(layout.segment_bytes, overhang)
     if (
-        block * segments != layout["bytes_per_cta"]
-        or layout.get("block_bytes", block) != block
-        or layout["record_bytes"] != 4 * RECORD_WORDS
+        block * segments != layout.bytes_per_cta
+        or layout.block_bytes not in (None, block)
+        or layout.record_bytes != 4 * RECORD_WORDS
     ):
         raise BufferFormatError(
             f"layout is not of buffer format {VERSION}: {segments} segments of "
-            f"{layout['segment_bytes']} bytes of {layout['record_bytes']}-byte records do not "
-            f"make {layout['bytes_per_cta']} bytes per CTA"
+            f"{layout.segment_bytes} bytes of {layout.record_bytes}-byte records do not "
+            f"make {layout.bytes_per_cta} bytes per CTA"
         )
     blocks = data.reshape(-1)[:expected].view(np.uint32).reshape(num_ctas, segments, block // 4)
     headers = blocks[:, :, :HEADER_WORDS]
@@ -216,7 +218,7 @@ def read(buffer: bytes | np.ndarray, layout: dict, num_ctas: int, target: str = 
                 f"flags 0x{first[cta, seg] & 0xFFFF:04X}, expected 0x{int(word) & 0xFFFF:04X} "
                 f"(format version {VERSION}, clock bits, buffer type, granularity, timer)"
             )
-    capacity = layout["segment_bytes"] // (4 * RECORD_WORDS)
+    capacity = layout.segment_bytes // (4 * RECORD_WORDS)
     ring_end = HEADER_WORDS + capacity * RECORD_WORDS
     records = blocks[:, :, HEADER_WORDS:ring_end].reshape(num_ctas, segments, capacity, RECORD_WORDS)
     extra = blocks[:, :, ring_end : ring_end + overhang * RECORD_WORDS]

@@ -1,0 +1,211 @@
+"""What the compiler says about one instrumented kernel, typed: the profile
+buffer's layout and the record table (one row per id a record's tag carries:
+a scope, an asynchronous event, a mark or a value). It is the one contract
+between compile time (the stage hook writes it into Triton's metadata) and
+run time (the session, calibration and the decoder read it; the writers get
+its names, parents and kinds with the decoded events), parsed once from the
+compiler's JSON; and the registry of every instrumented kernel this process
+compiled or loaded, by kernel id.
+
+A new record kind is a new `kind` of the compiler's IdKind enum (read here
+through compiler_exports), and any field it needs is a new field of
+RecordTableRow; nothing else here changes."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ProfilerError
+
+#: The 32-bit types a value record holds.
+VALUE_DTYPES = ("i32", "f32")
+
+
+@dataclass(frozen=True)
+class BufferLayout:
+    """Where and how a kernel's records lie in its profile buffer
+    (docs/buffer-format.md); the names are the compiler's."""
+
+    buffer_type: str  # "global", "shared" or "registers"
+    granularity: str
+    clock_bits: int  # 32 or 64
+    warps: tuple[int, ...]  # the recording warps: one segment each
+    segment_bytes: int  # a segment's records
+    record_bytes: int
+    capacity: int  # records a segment holds
+    bytes_per_cta: int
+    num_warps: int = 0
+    overhang: int = 0  # records past a segment's ring (NVIDIA's deferred stores)
+    block_bytes: int | None = None  # a segment padded to whole sectors (older compilers: absent)
+    segment_header_bytes: int | None = None
+    shared_offset: int = 0
+    shared_bytes: int = 0
+
+    @staticmethod
+    def from_dict(d: dict) -> "BufferLayout":
+        known = {k: d[k] for k in _LAYOUT_FIELDS if k in d}
+        return BufferLayout(**{**known, "warps": tuple(int(w) for w in d["warps"])})
+
+    def to_dict(self) -> dict:
+        """As the compiler writes it (its JSON keys are sorted)."""
+        out = {k: getattr(self, k) for k in sorted(_LAYOUT_FIELDS)}
+        out["warps"] = list(self.warps)
+        return {k: v for k, v in out.items() if v is not None}
+
+
+_LAYOUT_FIELDS = tuple(BufferLayout.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class RecordTableRow:
+    """One id of a kernel's record table (the compiler's scope table)."""
+
+    id: int
+    name: str
+    parent: int  # the enclosing scope's id, -1 at the top level
+    kind: str = "scope"  # an IdKind name: scope, event, mark, value
+    location: str = ""  # file:line:col of the marker
+    dtype: str | None = None  # a value's 32-bit type (VALUE_DTYPES)
+    #: Whether the compiler wrote `kind` (older compilers did not): kept so
+    #: that the metadata serializes back as it was read.
+    kind_given: bool = field(default=True, repr=False)
+
+    @staticmethod
+    def from_dict(d: dict, kinds: tuple[str, ...]) -> "RecordTableRow":
+        kind = d.get("kind", "scope")
+        if kind not in kinds:
+            raise ValueError(
+                f"scope table entry {d['id']} ({d['name']!r}) has unknown kind {kind!r}; known: {', '.join(kinds)}"
+            )
+        dtype = d.get("dtype")
+        if kind == "value" and d.get("dtype", "i32") not in VALUE_DTYPES:
+            known = ", ".join(VALUE_DTYPES)
+            raise ValueError(f"scope table entry {d['id']} ({d['name']!r}) has value type {dtype!r}; known: {known}")
+        return RecordTableRow(
+            int(d["id"]), d["name"], int(d["parent"]), kind, d.get("loc", ""), dtype, kind_given="kind" in d
+        )
+
+    @property
+    def is_float(self) -> bool:
+        """A value row whose 32 bits are an f32."""
+        return self.kind == "value" and self.dtype == "f32"
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"dtype": self.dtype} if self.dtype is not None else {}
+        out["id"] = self.id
+        if self.kind_given:
+            out["kind"] = self.kind
+        out.update(loc=self.location, name=self.name, parent=self.parent)
+        return out
+
+
+@dataclass(frozen=True)
+class KernelMetadata:
+    """One instrumented kernel build: its layout, its record table (rows in
+    id order) and what the stage hook added (kernel id, target, compile
+    warnings, warp-specialization partitions)."""
+
+    kernel: str
+    layout: BufferLayout
+    rows: tuple[RecordTableRow, ...]
+    profile_scratch_size: int
+    profile_scratch_align: int = 16
+    shared_memory_total: int = 0
+    kernel_id: int | None = None  # the segment headers' W_KERNEL_ID; None: not checked
+    target: str = "nvptx"
+    warnings: tuple[str, ...] = ()
+    #: Which warps run which gl.warp_specialize partition (warp_specialize.partition_layout).
+    warp_specialize: Any = None
+
+    @staticmethod
+    def from_dict(d: dict) -> "KernelMetadata":
+        """Parses the compiler's metadata (plus the stage hook's keys);
+        raises ValueError for a row of a kind or value type this Proton
+        cannot decode."""
+        kinds = record_kinds()
+        rows = tuple(sorted((RecordTableRow.from_dict(r, kinds) for r in d["scopes"]), key=lambda r: r.id))
+        layout = BufferLayout.from_dict(d["layout"])
+        return KernelMetadata(
+            kernel=d.get("kernel", "kernel"),
+            layout=layout,
+            rows=rows,
+            profile_scratch_size=int(d.get("profile_scratch_size", layout.bytes_per_cta)),
+            profile_scratch_align=int(d.get("profile_scratch_align", 16)),
+            shared_memory_total=int(d.get("shared_memory_total", 0)),
+            kernel_id=d.get("kernel_id"),
+            target=d.get("target", "nvptx"),
+            warnings=tuple(d.get("warnings") or ()),
+            warp_specialize=d.get("warp_specialize"),
+        )
+
+    def to_dict(self) -> dict:
+        """The compiler's keys (sorted, as it writes them; the stage hook
+        replaces its warnings), then the stage hook's."""
+        out = {
+            "instrumented": True,
+            "kernel": self.kernel,
+            "layout": self.layout.to_dict(),
+            "profile_scratch_align": self.profile_scratch_align,
+            "profile_scratch_size": self.profile_scratch_size,
+            "scopes": [row.to_dict() for row in self.rows],
+            "shared_memory_total": self.shared_memory_total,
+            "warnings": list(self.warnings),
+        }
+        if self.kernel_id is not None:
+            out["kernel_id"] = self.kernel_id
+        out["target"] = self.target
+        if self.warp_specialize is not None:
+            out["warp_specialize"] = self.warp_specialize
+        return out
+
+    @property
+    def names(self) -> list[str]:
+        return [row.name for row in self.rows]
+
+    @property
+    def parents(self) -> list[int]:
+        return [row.parent for row in self.rows]
+
+
+def record_kinds() -> tuple[str, ...]:
+    """The kinds a record-table row may have, as the compiler names them."""
+    from .compiler_exports import IdKind
+
+    return tuple(kind.name for kind in IdKind)
+
+
+# The registry: every instrumented kernel this process compiled or loaded,
+# by kernel id (header word W_KERNEL_ID of every segment of its buffers).
+KERNELS: dict[int, KernelMetadata] = {}
+
+
+def kernel_id_of(llvm_ir: str, mode_key: str) -> int:
+    """A stable 31-bit id for a kernel build: the same source and mode give
+    the same id in every process, so kernels loaded from Triton's disk cache
+    match their metadata."""
+    return (zlib.crc32((mode_key + "\0" + llvm_ir).encode()) & 0x7FFFFFFF) or 1
+
+
+def register(meta: KernelMetadata) -> None:
+    KERNELS[int(meta.kernel_id)] = meta
+
+
+def metadata_for_buffer(data, kernel: str) -> KernelMetadata:
+    """The metadata of the kernel that wrote `data` (a u8 numpy buffer),
+    found by the kernel id in its first segment header."""
+    import numpy as np
+
+    from .recording.buffer import HEADER_WORDS, W_KERNEL_ID
+
+    if data.nbytes < 4 * HEADER_WORDS:
+        raise ProfilerError(f"profile buffer of {kernel} is empty")
+    kernel_id = int(np.asarray(data[: 4 * HEADER_WORDS]).view(np.uint32)[W_KERNEL_ID])
+    meta = KERNELS.get(kernel_id)
+    if meta is None:
+        raise ProfilerError(
+            f"no metadata for kernel id {kernel_id} of {kernel}: it was not compiled or loaded "
+            "while a Proton session was active (or its buffer is corrupted)"
+        )
+    return meta
