@@ -9,7 +9,6 @@ Installed into the package as proton.commands.insert_proton_records (the
 from __future__ import annotations
 
 import argparse
-import operator
 import os
 import sys
 from pathlib import Path
@@ -92,6 +91,10 @@ start has its end in the same block, scopes nest) before anything is written.
 run the rewritten kernels with stock Triton:
   TRITON_ALWAYS_COMPILE=1 TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=ttgir_dump python app.py
 """
+
+
+#: A line of the list of scopes: name, start line, end line.
+SCOPE_LINE = "  {:<24} start line {}, end line {}\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -346,15 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.dry_run and res.scopes:
             notes.append(f"backup {f.name}.bak")
         print(f"{f}: {verb} {len(res.scopes)} scope(s)" + (f" ({'; '.join(notes)})" if notes else ""))
-        # One write for all the scopes of a file: a large file has a million.
-        sys.stdout.write(
-            "".join(
-                [
-                    f"  {s.name:<24} start line {s.out_start}, end line {s.out_end}\n"
-                    for s in sorted(res.scopes, key=operator.attrgetter("out_start"))
-                ]
-            )
-        )
+        # One write for all the scopes of a file, in the order of their start lines: a large file has a million.
+        sys.stdout.write("".join(map(SCOPE_LINE.format, *res.scopes.columns())))
     if skipped:
         print(
             f"{prog}: {len(results)} file(s) instrumented, {len(skipped)} skipped (listed above; they run "
