@@ -132,3 +132,22 @@ def test_list_of_scopes_reads_like_a_list():
     assert scopes.columns()[1] == [s.out_start for s in scopes]
     with pytest.raises(IndexError):
         scopes[11]
+
+
+def test_clean_rewrite_is_not_read_again(monkeypatch):
+    """Records inserted into a text without records of its own are checked
+    from what was inserted: the rewritten text is not parsed a second time."""
+
+    def verify_records(*args):
+        raise AssertionError("the rewritten text was read again")
+
+    monkeypatch.setattr(ttgir_rewriter, "verify_records", verify_records)
+    for count in (2, 20):  # line by line, and with a run of loads
+        body = (
+            "".join(f"    %v{k} = tt.load %x\n" for k in range(count))
+            + "    %s = arith.addf %v0, %v1\n    tt.store %p, %s\n"
+        )
+        assert (
+            len(rewrite_text(f"module {{\n  tt.func public @k() {{\n{body}    tt.return\n  }}\n}}\n").scopes)
+            == count + 2
+        )

@@ -878,10 +878,10 @@ def rewrite_text(
     # The records are verified as written; reading the rewritten text again
     # would take as long as all the rest, so where the text held no records
     # of its own they are checked from what was inserted.
-    text = "".join(rewritten.lines)
+    new_text = "".join(rewritten.lines)
     if record_op() in text or not _verified_inserted(mod, wanted, rewritten):
-        verify_records(text, f"{path} (rewritten)")
-    return RewriteResult(text, ScopeList(wanted))
+        verify_records(new_text, f"{path} (rewritten)")
+    return RewriteResult(new_text, ScopeList(wanted))
 
 
 # -- runs of loads --------------------------------------------------------------
