@@ -304,14 +304,18 @@ def _insertions_diff(
     # A hunk ends where the next run is more than 2 * context lines of a further on.
     far = map(operator.gt, map(operator.sub, at[1:], at[:-1]), itertools.repeat(2 * context))
     firsts = [0, *itertools.compress(range(1, len(at)), far), len(at)]
-    marks = list(map(" +".__getitem__, inserted))
+    marks = list(map([" ", "+"].__getitem__, inserted))
     yield f"--- {fromfile}\n+++ {tofile}\n"
     for k, m in zip(firsts, firsts[1:]):
         lead = min(context, at[k])
         trail = min(context, len(a) - at[m - 1])
         j, end_j = starts[k] - lead, ends[m - 1] + trail
         yield f"@@ -{_span(at[k] - lead, at[m - 1] + trail)} +{_span(j, end_j)} @@\n"
-        yield "".join(map(operator.add, marks[j:end_j], b[j:end_j]))
+        # Marks and lines interleaved by slice assignment: no string made per line before the join.
+        pieces = [""] * (2 * (end_j - j))
+        pieces[0::2] = marks[j:end_j]
+        pieces[1::2] = b[j:end_j]
+        yield "".join(pieces)
 
 
 def _span(start: int, stop: int) -> str:
