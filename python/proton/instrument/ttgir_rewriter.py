@@ -15,7 +15,9 @@ regions of `tt.reduce`/`tt.scan` and the like, and never after a terminator.
 Time is linear in the size of the text: each line is read once (with str
 methods where a regex call per line would dominate), and the records written
 are checked from what was inserted rather than by reading the rewritten text
-again (see rewrite_text).
+again (see rewrite_text). The default strategy reads a run of 8 or more plain
+tt.load lines as its first and last line only; the lines in between get
+their scopes from one regex substitution (see _rewrite_load_runs).
 """
 
 from __future__ import annotations
@@ -895,8 +897,10 @@ _LOAD_LINE = r"[ \t]*%[A-Za-z0-9_]+ = tt\.load(?![\w$]|\.[\w$])[^{}^\n]*\n"
 # (fast to find); the first line's head is checked apart (_LOAD_HEAD).
 _LOAD_RUN = re.compile(rf"tt\.load(?![\w$]|\.[\w$])[^{{}}^\n]*\n(?:{_LOAD_LINE}){{7,}}")
 _LOAD_HEAD = re.compile(r"[ \t]*%[A-Za-z0-9_]+ = ")
+# On lines known to be _LOAD_LINE: each line with its result's name, and the
+# name alone (the search skips the indent: faster than an anchor at each line).
 _LOAD_NAME = re.compile(r"[ \t]*%([A-Za-z0-9_]+) = [^\n]*\n")
-_LOAD_NAME_ONLY = re.compile(r"^[ \t]*%([A-Za-z0-9_]+) = ", re.M)
+_LOAD_NAME_ONLY = re.compile(r"%([A-Za-z0-9_]+) = [^\n]*\n")
 # What str.splitlines also takes for the end of a line: the runs are found by "\n" alone.
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
@@ -932,7 +936,7 @@ def _rewrite_load_runs(text: str, path: str) -> RewriteResult | None:
     runs = _load_runs(text)
     if not runs:
         return None
-    pieces, middles, kept = [], [], []  # kept: (compressed line of the run's first line, lines removed)
+    pieces, middles, kept = [], [], []  # kept: (the shortened text's line of a run's first line, lines removed)
     copied = line = removed = 0  # offset copied, its line in text, lines removed before it
     for start, end in runs:
         first_end = text.index("\n", start) + 1
