@@ -1,12 +1,14 @@
-"""The rewriter's shortcut for runs of loads (ttgir_rewriter._rewrite_load_runs,
-taken by the default strategy where 8 or more plain tt.load lines follow each
-other) against the line-by-line rewrite it replaces: on seeded random TTGIR
-texts, the same text, scopes, list of scopes and errors."""
+"""The shortcuts for large files against the line-by-line code they replace,
+on seeded random inputs: the rewriter's for runs of loads
+(ttgir_rewriter._rewrite_load_runs, taken by the default strategy where 8 or
+more plain tt.load lines follow each other: the same text, scopes, list of
+scopes and errors) and --dry-run's diff of inserted lines (the same diff)."""
 
 import random
 
 import pytest
 
+from proton.commands import insert_proton_records as rewriter_command
 from proton.instrument import ttgir_rewriter
 from proton.instrument.ttgir_rewriter import RewriteError, rewrite_text
 
@@ -151,3 +153,33 @@ def test_clean_rewrite_is_not_read_again(monkeypatch):
             len(rewrite_text(f"module {{\n  tt.func public @k() {{\n{body}    tt.return\n  }}\n}}\n").scopes)
             == count + 2
         )
+
+
+def test_diff_of_insertions_as_line_by_line(monkeypatch):
+    """--dry-run's diff where records were only inserted (found by byte
+    searches) against its line-by-line diff: runs of records 0 to 8 lines
+    apart (hunks split at 7), at either end, around a last line without a
+    newline (the line-by-line diff then takes over)."""
+    rng = random.Random(14)
+    for case in range(300):
+        a, b = [], []
+        for i in range(rng.randint(0, 60)):
+            for k in range(rng.choice([0, 0, 0, 1, 2, 5]) if rng.random() < 0.5 else 0):
+                b.append(f'  proton.record start "s{i}_{k}"\n')
+            line = f"  %{i} = arith.addi\n" if rng.random() < 0.8 else "  }\n"
+            a.append(line)
+            b.append(line)
+            if rng.random() < 0.1:  # a longer stretch without records
+                filler = [f"  %f{i}_{k} = arith.addi\n" for k in range(rng.randint(4, 9))]
+                a += filler
+                b += filler
+        if a and case % 9 == 0:
+            a[-1] = b[-1] = a[-1].rstrip("\n")
+        if rng.random() < 0.3:
+            if a and not a[-1].endswith("\n"):
+                b[-1] += "\n"  # as the rewriter ends it before records after it
+            b.append('  proton.record end "last"\n')
+        got = "".join(rewriter_command.unified_diff(a, b, "x", "x (rewritten)"))
+        with monkeypatch.context() as m:
+            m.setattr(rewriter_command, "_inserted_lines", lambda a, b: None)
+            assert got == "".join(rewriter_command.unified_diff(a, b, "x", "x (rewritten)")), (a, b)

@@ -12,6 +12,7 @@ import argparse
 import itertools
 import operator
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -273,47 +274,51 @@ def unified_diff(a: list[str], b: list[str], fromfile: str, tofile: str, context
         k = m
 
 
-def _inserted_lines(a: list[str], b: list[str]) -> list[bool] | None:
-    """Whether each line of b is a proton.record line, where b is a with
-    such lines inserted and none removed (the rewrite of a file without
-    records); None otherwise. Read with C loops (map, compress): a large
-    file has millions of lines."""
+def _inserted_lines(a: list[str], b: list[str]) -> bytes | None:
+    """A byte per line of b, 1 where it is a proton.record line, where b is
+    a with such lines inserted and none removed (the rewrite of a file
+    without records); None otherwise. Read with C loops (map, compress):
+    a large file has millions of lines."""
     word = record_op()
     if any(map(operator.contains, a, itertools.repeat(word))):
         return None
-    inserted = list(map(operator.contains, b, itertools.repeat(word)))
-    if list(itertools.compress(b, map(operator.not_, inserted))) != a:
+    inserted = bytes(map(operator.contains, b, itertools.repeat(word)))
+    if list(itertools.compress(b, inserted.translate(_FLIPPED))) != a:
         return None  # e.g. a last line without a newline, given one before records after it
     return inserted
 
 
+_FLIPPED = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
 def _insertions_diff(
-    a: list[str], b: list[str], inserted: list[bool], fromfile: str, tofile: str, context: int
+    a: list[str], b: list[str], inserted: bytes, fromfile: str, tofile: str, context: int
 ) -> Iterator[str]:
-    """unified_diff where b is a with the lines marked `inserted` added: each
-    run of them is a change, and a hunk's lines are b's, "+" before the
-    inserted ones and " " before the others. Without a Python step per line."""
-    n = len(b)
-    before = [False] + inserted  # before[j]: whether line j - 1 is inserted
-    starts = list(itertools.compress(range(n), map(operator.gt, inserted, before)))
-    if not starts:
+    """unified_diff where b is a with the lines marked in `inserted` added:
+    each run of them is a change, and a hunk's lines are b's, "+" before the
+    inserted ones and " " before the others. A hunk ends where more than
+    2 * context lines of a lie between two runs: found as a run of zero bytes
+    by a regex, with no Python step per line or per run."""
+    first = inserted.find(1)
+    if first < 0:
         return
-    ends = list(itertools.compress(range(n + 1), map(operator.lt, inserted + [False], before)))
-    # Where each run goes in a: its start in b less the inserted lines before it.
-    at = list(map(operator.sub, starts, itertools.accumulate(map(operator.sub, ends, starts), initial=0)))
-    # A hunk ends where the next run is more than 2 * context lines of a further on.
-    far = map(operator.gt, map(operator.sub, at[1:], at[:-1]), itertools.repeat(2 * context))
-    firsts = [0, *itertools.compress(range(1, len(at)), far), len(at)]
-    marks = list(map([" ", "+"].__getitem__, inserted))
     yield f"--- {fromfile}\n+++ {tofile}\n"
-    for k, m in zip(firsts, firsts[1:]):
-        lead = min(context, at[k])
-        trail = min(context, len(a) - at[m - 1])
-        j, end_j = starts[k] - lead, ends[m - 1] + trail
-        yield f"@@ -{_span(at[k] - lead, at[m - 1] + trail)} +{_span(j, end_j)} @@\n"
+    bounds = [first]  # the first inserted line of each hunk, and the end of its last run
+    for gap in re.compile(b"\x00{%d,}" % (2 * context + 1)).finditer(inserted, first):
+        if gap.end() < len(inserted):  # not after the last run
+            bounds += gap.span()
+    bounds.append(inserted.rfind(1) + 1)
+    counted = earlier = 0  # inserted lines before b's line `counted`
+    for j1, j2 in zip(bounds[0::2], bounds[1::2]):
+        i1 = j1 - (earlier := earlier + inserted.count(1, counted, j1))  # where the hunk's first run goes in a
+        i2 = j2 - (earlier := earlier + inserted.count(1, j1, j2))
+        counted = j2
+        lead, trail = min(context, i1), min(context, len(a) - i2)
+        j, end_j = j1 - lead, j2 + trail
+        yield f"@@ -{_span(i1 - lead, i2 + trail)} +{_span(j, end_j)} @@\n"
         # Marks and lines interleaved by slice assignment: no string made per line before the join.
         pieces = [""] * (2 * (end_j - j))
-        pieces[0::2] = marks[j:end_j]
+        pieces[0::2] = map([" ", "+"].__getitem__, inserted[j:end_j])
         pieces[1::2] = b[j:end_j]
         yield "".join(pieces)
 
