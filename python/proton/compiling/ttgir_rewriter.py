@@ -15,7 +15,9 @@ regions of `tt.reduce`/`tt.scan` and the like, and never after a terminator.
 Time is linear in the size of the text: each line is read once (with str
 methods where a regex call per line would dominate), and the records written
 are checked from what was inserted rather than by reading the rewritten text
-again (see rewrite_text).
+again (see rewrite_text). The default strategy reads a run of 8 or more plain
+tt.load lines as its first and last line only; the lines in between get
+their scopes from one regex substitution (see _rewrite_load_runs).
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ import contextlib
 import gc
 import heapq
 import itertools
+import operator
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from .ttgir_text import code_text, record_line, record_op
 
@@ -132,9 +135,65 @@ class Scope:
 
 
 @dataclass
+class _LoadRun:
+    """One-line load scopes on consecutive lines (see _rewrite_load_runs),
+    kept as a column of names rather than a Scope each: a file can hold a
+    million."""
+
+    first_line: int  # 0-based line of its first load
+    names: list  # the scopes' names, in order
+    out_start: int  # 1-based line of the first start record; each next one is 3 lines further
+
+
+class ScopeList(Sequence):
+    """The scopes of a rewrite, in the order of their start records (the
+    order the command lists them in). A run of one-line load scopes becomes
+    Scope objects only when they are read one by one; columns() reads all."""
+
+    def __init__(self, scopes: Sequence[Scope], runs: Sequence[_LoadRun] = ()):
+        self._items = sorted([*scopes, *runs], key=operator.attrgetter("out_start"))
+        sizes = [len(item.names) if isinstance(item, _LoadRun) else 1 for item in self._items]
+        self._ends = list(itertools.accumulate(sizes))  # items before and in each: to find the k-th scope
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError("scope index out of range")
+        m = bisect.bisect_right(self._ends, k)
+        item = self._items[m]
+        if not isinstance(item, _LoadRun):
+            return item
+        j = k - (self._ends[m - 1] if m else 0)
+        line, out = item.first_line + j, item.out_start + 3 * j
+        return Scope(item.names[j], line, line + 1, f"tt.load on line {line + 1}", out_start=out, out_end=out + 2)
+
+    def columns(self) -> tuple[list, list, list]:
+        """(names, start record lines, end record lines) of all the scopes,
+        1-based, in order: without a Scope object each."""
+        names, starts, ends = [], [], []
+        for item in self._items:
+            if isinstance(item, _LoadRun):
+                stop = item.out_start + 3 * len(item.names)
+                names += item.names
+                starts += range(item.out_start, stop, 3)
+                ends += range(item.out_start + 2, stop + 2, 3)
+            else:
+                names.append(item.name)
+                starts.append(item.out_start)
+                ends.append(item.out_end)
+        return names, starts, ends
+
+
+@dataclass
 class RewriteResult:
     text: str
-    scopes: list
+    scopes: ScopeList
 
 
 def _read_op(body: str, words: dict) -> tuple[str | None, str | None]:
@@ -408,7 +467,9 @@ def _make_scope(mod: _Module, name: str, start_gap: int, end_gap: int, origin: s
 # -- strategies ---------------------------------------------------------------
 
 
-def _default_scopes(mod: _Module) -> list[Scope]:
+def _default_scopes(mod: _Module, line_of: list[int] | None = None) -> list[Scope]:
+    """The default strategy's scopes. `line_of` maps mod's lines to those of
+    the text the names and origins refer to (see _rewrite_load_runs)."""
     scopes = []
     for fline, body, public in mod.functions():
         if not public:
@@ -426,9 +487,10 @@ def _default_scopes(mod: _Module) -> list[Scope]:
                 wrapped[rid] = mod.allowed(rid) and _inside(mod, rid, body)
             if wrapped[rid]:
                 result = mod.result[i]
-                name = f"load_{result}" if result else f"load_line{i + 1}"
+                number = i + 1 if line_of is None else line_of[i] + 1
+                name = f"load_{result}" if result else f"load_line{number}"
                 last = i if mod.end_region[i] == rid else mod.op_last_line(i)  # most loads open no region
-                scopes.append(_make_scope(mod, name, i, last + 1, f"tt.load on line {i + 1}"))
+                scopes.append(_make_scope(mod, name, i, last + 1, f"tt.load on line {number}"))
                 loads_by_region.setdefault(rid, []).append(i)
         for rid, loads in loads_by_region.items():
             after = mod.op_last_line(loads[-1]) + 1
@@ -608,9 +670,9 @@ def _check_nesting(mod: _Module, scopes: list[Scope]) -> None:
 
 @dataclass
 class _Rewritten:
-    """What _assemble wrote: the text, and where its records went."""
+    """What _assemble wrote: the lines of the text, and where its records went."""
 
-    text: str
+    lines: list  # the text, one line an item
     records: dict  # block -> the records added to it, in order: (kind, name, 0-based line of text)
     gaps: list  # the original lines before which records were added, ascending
     added: list  # added[k]: how many records were added before original line gaps[k]
@@ -664,7 +726,7 @@ def _assemble(mod: _Module, scopes: list[Scope]) -> _Rewritten:
             block.append(("start", s.name, len(out) - 1))
         added.append(len(out) - gap)
     out += raw[copied:]
-    return _Rewritten("".join(out), records, gaps, added)
+    return _Rewritten(out, records, gaps, added)
 
 
 def _verified_inserted(mod: _Module, scopes: list[Scope], rewritten: _Rewritten) -> bool:
@@ -801,6 +863,10 @@ def rewrite_text(
         for i, raw in enumerate(text.splitlines()):
             if "proton.record" in raw:
                 raise RewriteError(f"{path}:{i + 1}: already holds proton.record; use --force to add more")
+    if not (wrap_ops or scopes or for_body) and record_op() not in text:
+        fast = _rewrite_load_runs(text, path)
+        if fast is not None:
+            return fast
     mod = _Module(text, path)
     wanted: list[Scope] = []
     if not (wrap_ops or scopes or for_body):
@@ -814,9 +880,128 @@ def rewrite_text(
     # The records are verified as written; reading the rewritten text again
     # would take as long as all the rest, so where the text held no records
     # of its own they are checked from what was inserted.
+    new_text = "".join(rewritten.lines)
     if record_op() in text or not _verified_inserted(mod, wanted, rewritten):
-        verify_records(rewritten.text, f"{path} (rewritten)")
-    return RewriteResult(rewritten.text, wanted)
+        verify_records(new_text, f"{path} (rewritten)")
+    return RewriteResult(new_text, ScopeList(wanted))
+
+
+# -- runs of loads --------------------------------------------------------------
+
+# A line that is a tt.load and nothing else the rewrite looks at: a plain
+# result (what _read_op reads without _OP_RE), the op exactly tt.load, no
+# brace and no block label. Its scope is its own line, and it is not the
+# first op of a region, a terminator or a store.
+_LOAD_LINE = r"[ \t]*%[A-Za-z0-9_]+ = tt\.load(?![\w$]|\.[\w$])[^{}^\n]*\n"
+# Runs of at least 8 such lines. The search starts at the literal op name
+# (fast to find); the first line's head is checked apart (_LOAD_HEAD).
+_LOAD_RUN = re.compile(rf"tt\.load(?![\w$]|\.[\w$])[^{{}}^\n]*\n(?:{_LOAD_LINE}){{7,}}")
+_LOAD_HEAD = re.compile(r"[ \t]*%[A-Za-z0-9_]+ = ")
+# On lines known to be _LOAD_LINE: each line with its result's name, and the
+# name alone (the search skips the indent: faster than an anchor at each line).
+_LOAD_NAME = re.compile(r"[ \t]*%([A-Za-z0-9_]+) = [^\n]*\n")
+_LOAD_NAME_ONLY = re.compile(r"%([A-Za-z0-9_]+) = [^\n]*\n")
+# What str.splitlines also takes for the end of a line: the runs are found by "\n" alone.
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _load_runs(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the runs of 8 or more lines of _LOAD_LINE
+    in `text`, each from the start of its first line to the end of its last."""
+    if any(char in text for char in _OTHER_LINE_BREAKS):
+        return []
+    runs = []
+    for m in _LOAD_RUN.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if not _LOAD_HEAD.fullmatch(text, start, m.start()):
+            start = text.index("\n", start) + 1  # the lines after the first are loads
+        if text.count("\n", start, m.end()) >= 3:
+            runs.append((start, m.end()))
+    return runs
+
+
+def _rewrite_load_runs(text: str, path: str) -> RewriteResult | None:
+    """The default strategy's rewrite of `text` with only the first and last
+    line of each run of loads (_load_runs) read line by line, or None where
+    the text has no such run or the shortened text does not rewrite cleanly
+    (rewrite_text then reads all of it, for the exact error).
+
+    The lines in between cannot change anything but their own scopes: they
+    are in the region and block of the first line, after its op and before
+    the last line's, whose scopes are told apart from those of others on
+    the same lines (they start or end right at their load). So the shortened
+    text gets the same scopes, in the same order and checked the same way;
+    each middle line then gets its own start and end record, indented like
+    the first line's records, and shifts the lines after it."""
+    runs = _load_runs(text)
+    if not runs:
+        return None
+    pieces, middles, kept = [], [], []  # kept: (the shortened text's line of a run's first line, lines removed)
+    copied = line = removed = 0  # offset copied, its line in text, lines removed before it
+    for start, end in runs:
+        first_end = text.index("\n", start) + 1
+        last_start = text.rindex("\n", start, end - 1) + 1
+        line += text.count("\n", copied, start)
+        pieces.append(text[copied:first_end])
+        middle = text[first_end:last_start]
+        count = middle.count("\n")
+        kept.append((line - removed, count))
+        middles.append(middle)
+        line += count + 1
+        removed += count
+        copied = last_start
+    pieces.append(text[copied:])
+    shortened = "".join(pieces)
+    try:
+        mod = _Module(shortened, path)
+        # line_of[c]: the line of `text` that line c of the shortened text is (c = mod.n: the end).
+        line_of: list[int] = []
+        done = shift = 0
+        for first, count in kept:
+            line_of += range(done + shift, first + 1 + shift)
+            done, shift = first + 1, shift + count
+        line_of += range(done + shift, mod.n + 1 + shift)
+        wanted = _default_scopes(mod, line_of)
+        _check_nesting(mod, wanted)
+        rewritten = _assemble(mod, wanted)
+        if not _verified_inserted(mod, wanted, rewritten):
+            return None
+    except RewriteError:
+        return None
+    one_line_loads = {s.start_gap for s in wanted if s.end_gap == s.start_gap + 1 and s.origin.startswith("tt.load ")}
+    out, parts, runs_out = rewritten.lines, [], []
+    inserted = []  # (line of the shortened output the middle goes before, lines it adds)
+    copied = added = 0
+    for (first, count), middle in zip(kept, middles):
+        wrapped = first in one_line_loads
+        at = rewritten.line(first) + 1 + wrapped  # after the first load and its end record
+        parts += out[copied:at]
+        copied = at
+        if wrapped:
+            indent = mod.indent_for(mod.start_region[first + 1])
+            names = ["load_" + name for name in _LOAD_NAME_ONLY.findall(middle)]
+            middle = _LOAD_NAME.sub(
+                f'{indent}proton.record start "load_\\1"\n\\g<0>{indent}proton.record end "load_\\1"\n', middle
+            )
+            runs_out.append(_LoadRun(line_of[first] + 1, names, at + added + 1))
+        parts.append(middle)
+        inserted.append((at, 3 * count if wrapped else count))
+        added += inserted[-1][1]
+    parts += out[copied:]
+    starts = [at for at, _ in inserted]
+    shifts = list(itertools.accumulate(n for _, n in inserted))
+
+    def moved(out_line: int) -> int:  # a 1-based line of the shortened output in the whole one
+        k = bisect.bisect_right(starts, out_line - 1)
+        return out_line + (shifts[k - 1] if k else 0)
+
+    for s in wanted:
+        s.out_start, s.out_end = moved(s.out_start), moved(s.out_end)
+        # A start goes before its line, an end after the line before it (the two differ across a middle).
+        s.start_gap = line_of[s.start_gap]
+        s.end_gap = line_of[s.end_gap - 1] + 1
+        s.more_end_gaps = [line_of[gap - 1] + 1 for gap in s.more_end_gaps]
+    return RewriteResult("".join(parts), ScopeList(wanted, runs_out))
 
 
 # -- CLI ----------------------------------------------------------------------
