@@ -9,8 +9,8 @@ import random
 import pytest
 
 from proton.commands import insert_proton_records as rewriter_command
-from proton.instrument import ttgir_rewriter
-from proton.instrument.ttgir_rewriter import RewriteError, rewrite_text
+from proton.compiling import ttgir_rewriter
+from proton.compiling.ttgir_rewriter import RewriteError, rewrite_text
 
 # Lines that a run of loads is made of, and lines that look like them but end
 # a run or are read otherwise (no result, results that need _OP_RE, another op

@@ -1,5 +1,5 @@
 """`insert_proton_records [options] [TTGIR files or directories]`: the command
-line of the TTGIR rewriter (proton.instrument.ttgir_rewriter). It finds the
+line of the TTGIR rewriter (proton.compiling.ttgir_rewriter). It finds the
 dumped files, keeps a first backup of each (`<file>.bak`, never overwritten),
 and writes the rewritten text or, with --dry-run, a diff.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from proton.paths import replaced_when_complete
-from proton.instrument.ttgir_rewriter import (
+from proton.compiling.ttgir_rewriter import (
     DEFAULT_DUMP_DIR,
     InputError,
     RewriteError,
@@ -29,7 +29,7 @@ from proton.instrument.ttgir_rewriter import (
     rewrite_text,
     strip_records,
 )
-from proton.instrument.ttgir_text import record_op
+from proton.compiling.ttgir_text import record_op
 
 EPILOG = r"""
 rules (each inserted line is `proton.record start "NAME"` or `proton.record end "NAME"`,
