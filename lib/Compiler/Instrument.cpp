@@ -100,19 +100,16 @@ llvm::json::Object collectMetadata(ModuleOp module,
     if (!layout || !scopes)
       return;
     llvm::json::Array table;
-    for (auto [id, entry] : llvm::enumerate(scopes)) {
-      auto pair = cast<ArrayAttr>(entry);
+    for (auto entry : scopes.getAsRange<pgpu::ScopeEntryAttr>()) {
       llvm::json::Object row{
-          {"id", (int64_t)id},
-          {"name", cast<StringAttr>(pair[0]).getValue()},
-          {"parent", cast<IntegerAttr>(pair[1]).getInt()},
-          {"loc", pair.size() > 2 ? cast<StringAttr>(pair[2]).getValue()
-                                  : StringRef()},
-          {"kind", pair.size() > 3 ? cast<StringAttr>(pair[3]).getValue()
-                                   : StringRef("scope")}};
+          {"id", entry.getId()},
+          {"name", entry.getName()},
+          {"parent", entry.getParent()},
+          {"loc", entry.getLoc()},
+          {"kind", mlir::proton::stringifyIdKind(entry.getKind())}};
       // A value's type ("i32" or "f32"), for decoding its 32 bits.
-      if (pair.size() > 4 && !cast<StringAttr>(pair[4]).getValue().empty())
-        row["dtype"] = cast<StringAttr>(pair[4]).getValue();
+      if (!entry.getDtype().empty())
+        row["dtype"] = entry.getDtype();
       table.push_back(std::move(row));
     }
     if (meta["instrumented"] == llvm::json::Value(true))
