@@ -94,3 +94,7 @@ std::vector<proton::EnumCases> proton::enums() {
           }),
   };
 }
+
+unsigned proton::blockBytes(unsigned segmentBytes, unsigned overhang) {
+  return pgpu::LayoutAttr::blockBytesFor(segmentBytes, overhang);
+}

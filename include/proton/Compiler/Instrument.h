@@ -72,8 +72,14 @@ PROTON_API std::vector<NamedInt> bufferFormatConstants();
 /// RECORD_OP.
 PROTON_API std::vector<NamedText> markerSyntax();
 
-/// BufferType, Granularity and RecordKind, from the ODS-generated functions.
+/// BufferType, Granularity, SamplingStrategy, RecordKind and IdKind, from
+/// the ODS-generated functions.
 PROTON_API std::vector<EnumCases> enums();
+
+/// The bytes of one segment's block in profile_scratch: its header,
+/// `segmentBytes` of records and `overhang` record slots, padded to whole
+/// sectors (LayoutAttr::blockBytesFor), for the decoder to split a buffer.
+PROTON_API unsigned blockBytes(unsigned segmentBytes, unsigned overhang);
 
 } // namespace proton
 
