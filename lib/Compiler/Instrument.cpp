@@ -163,8 +163,8 @@ void restoreStringParamAttrs(llvm::Module &m,
 }
 
 /// Triton's intrinsic declarations reach our LLVM renamed with
-/// kHiddenIntrinsicPrefix (python/proton/instrument/bridge.py), so that it
-/// cannot upgrade or rename them. Gives them their names back; where our
+/// kHiddenIntrinsicPrefix (by the Python bridge's hide_intrinsics), so that
+/// it cannot upgrade or rename them. Gives them their names back; where our
 /// lowering declared the same intrinsic, its calls go to Triton's declaration.
 /// Returns an error message, empty on success.
 std::string unhideIntrinsics(llvm::Module &m) {
