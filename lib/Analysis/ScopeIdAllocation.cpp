@@ -23,20 +23,6 @@ static LogicalResult checkTopLevel(Operation *function) {
   return failure(failed);
 }
 
-StringRef mlir::proton::stringifyIdKind(IdKind kind) {
-  switch (kind) {
-  case IdKind::scope:
-    return "scope";
-  case IdKind::event:
-    return "event";
-  case IdKind::mark:
-    return "mark";
-  case IdKind::value:
-    return "value";
-  }
-  llvm_unreachable("unknown id kind");
-}
-
 FailureOr<ScopeIdAllocation> ScopeIdAllocation::run(Operation *function) {
   if (failed(checkTopLevel(function)))
     return failure();

@@ -2,8 +2,6 @@
 // bindings (see Instrument.h).
 #include "proton/Compiler/Instrument.h"
 
-#include "proton/Analysis/ScopeIdAllocation.h"
-
 #include "proton/Dialect/Proton/IR/Dialect.h"
 #include "proton/Dialect/ProtonGPU/IR/Dialect.h"
 #include "proton/Format/BufferFormat.h"
@@ -23,17 +21,6 @@ proton::EnumCases casesOf(const char *name, uint64_t maxValue,
   for (uint32_t value = 0; value <= maxValue; ++value)
     if (std::optional<Enum> e = symbolize(value))
       result.cases.push_back({stringify(*e).str(), value});
-  return result;
-}
-
-/// What an id of a kernel's scope table stands for (not an ODS enum).
-proton::EnumCases idKinds() {
-  using mlir::proton::IdKind;
-  proton::EnumCases result{"IdKind", {}};
-  for (uint32_t value = 0; value <= (uint32_t)mlir::proton::kLastIdKind;
-       ++value)
-    result.cases.push_back(
-        {mlir::proton::stringifyIdKind((IdKind)value).str(), value});
   return result;
 }
 
@@ -99,6 +86,15 @@ std::vector<proton::EnumCases> proton::enums() {
           [](mlir::proton::RecordKind e) {
             return mlir::proton::stringifyRecordKind(e);
           }),
-      idKinds(),
+      casesOf<mlir::proton::IdKind>(
+          "IdKind", mlir::proton::getMaxEnumValForIdKind(),
+          [](uint32_t v) { return mlir::proton::symbolizeIdKind(v); },
+          [](mlir::proton::IdKind e) {
+            return mlir::proton::stringifyIdKind(e);
+          }),
   };
+}
+
+unsigned proton::blockBytes(unsigned segmentBytes, unsigned overhang) {
+  return pgpu::LayoutAttr::blockBytesFor(segmentBytes, overhang);
 }

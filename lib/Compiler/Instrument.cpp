@@ -85,12 +85,13 @@ llvm::json::Object layoutJson(pgpu::LayoutAttr layout) {
   };
 }
 
-/// Reads the scope table and layout the passes left on the kernels, and
-/// removes them so that they do not reach the LLVM IR.
-llvm::json::Object collectMetadata(ModuleOp module,
-                                   std::vector<std::string> &others,
-                                   std::string &first) {
-  llvm::json::Object meta{{"instrumented", false}};
+/// Reads the scope table and layout the passes left on the kernels into
+/// `meta`, and removes them so that they do not reach the LLVM IR. Returns
+/// why the module cannot be instrumented (empty if it can).
+std::string collectMetadata(ModuleOp module, llvm::json::Object &meta) {
+  std::vector<std::string> others;
+  std::string first;
+  meta = llvm::json::Object{{"instrumented", false}};
   module.walk([&](LLVM::LLVMFuncOp kernel) {
     auto layout =
         kernel->getAttrOfType<pgpu::LayoutAttr>(pgpu::kLayoutAttrName);
@@ -100,19 +101,16 @@ llvm::json::Object collectMetadata(ModuleOp module,
     if (!layout || !scopes)
       return;
     llvm::json::Array table;
-    for (auto [id, entry] : llvm::enumerate(scopes)) {
-      auto pair = cast<ArrayAttr>(entry);
+    for (auto entry : scopes.getAsRange<pgpu::ScopeEntryAttr>()) {
       llvm::json::Object row{
-          {"id", (int64_t)id},
-          {"name", cast<StringAttr>(pair[0]).getValue()},
-          {"parent", cast<IntegerAttr>(pair[1]).getInt()},
-          {"loc", pair.size() > 2 ? cast<StringAttr>(pair[2]).getValue()
-                                  : StringRef()},
-          {"kind", pair.size() > 3 ? cast<StringAttr>(pair[3]).getValue()
-                                   : StringRef("scope")}};
+          {"id", entry.getId()},
+          {"name", entry.getName()},
+          {"parent", entry.getParent()},
+          {"loc", entry.getLoc()},
+          {"kind", mlir::proton::stringifyIdKind(entry.getKind())}};
       // A value's type ("i32" or "f32"), for decoding its 32 bits.
-      if (pair.size() > 4 && !cast<StringAttr>(pair[4]).getValue().empty())
-        row["dtype"] = cast<StringAttr>(pair[4]).getValue();
+      if (!entry.getDtype().empty())
+        row["dtype"] = entry.getDtype();
       table.push_back(std::move(row));
     }
     if (meta["instrumented"] == llvm::json::Value(true))
@@ -130,7 +128,12 @@ llvm::json::Object collectMetadata(ModuleOp module,
             : 0u;
     meta["layout"] = layoutJson(layout);
   });
-  return meta;
+  // One profile_scratch layout per launch: a module is one kernel.
+  if (!others.empty())
+    return "kernels @" + first + " and @" + others.front() +
+           " in one module both have scopes; Proton instruments one kernel "
+           "per module (Triton's)\n";
+  return "";
 }
 
 /// A string attribute on a kernel parameter, such as "nvvm.grid_constant"
@@ -166,8 +169,8 @@ void restoreStringParamAttrs(llvm::Module &m,
 }
 
 /// Triton's intrinsic declarations reach our LLVM renamed with
-/// kHiddenIntrinsicPrefix (python/proton/instrument/bridge.py), so that it
-/// cannot upgrade or rename them. Gives them their names back; where our
+/// kHiddenIntrinsicPrefix (by the Python bridge's hide_intrinsics), so that
+/// it cannot upgrade or rename them. Gives them their names back; where our
 /// lowering declared the same intrinsic, its calls go to Triton's declaration.
 /// Returns an error message, empty on success.
 std::string unhideIntrinsics(llvm::Module &m) {
@@ -200,10 +203,6 @@ void dropAttributesTritonCannotParse(llvm::Module &m) {
     if (f.isDeclaration())
       f.removeFnAttr(llvm::Attribute::NoCreateUndefOrPoison);
 }
-
-/// Diagnostics beyond this size are counted, not kept: a kernel with
-/// thousands of bad scopes gets a readable message.
-constexpr size_t kMaxDiagnosticBytes = 16 * 1024;
 
 /// Parses LLVM IR and verifies it without LLVM's fatal errors: the usual
 /// parse upgrades debug info and aborts the process ("Broken module found")
@@ -293,28 +292,30 @@ std::string optionReasons(const std::string &captured,
   return joined.empty() ? "unknown option or value" : joined;
 }
 
-} // namespace
+/// Diagnostics beyond this size are counted, not kept: a kernel with
+/// thousands of bad scopes gets a readable message.
+constexpr size_t kMaxDiagnosticBytes = 16 * 1024;
 
-// Instrument.h's API.
-namespace proton {
+/// Collects the diagnostics of an instrumentation: all of them as text, one
+/// per line with its source location (bounded), and the warnings one by one
+/// for the metadata.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext &context)
+      : handler(&context, [this](Diagnostic &diag) { return collect(diag); }) {}
 
-InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
-                                  const std::string &options) {
-  InstrumentResult result;
-  static std::once_flag registered;
-  std::call_once(registered, mlir::proton::registerProtonPasses);
-  DialectRegistry registry;
-  mlir::proton::registerProtonDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-  // Messages name the problem and its source line; the offending operation
-  // (often the whole kernel) is printed only when asked for.
-  context.printOpOnDiagnostic(std::getenv("PROTON_DEBUG_IR") != nullptr);
+  const std::string &text() const { return diagnostics; }
+  /// The text, with the count of diagnostics beyond the bound.
+  std::string textWithCount() const {
+    if (!leftOut)
+      return diagnostics;
+    return diagnostics + "... and " + std::to_string(leftOut) +
+           " more diagnostics\n";
+  }
+  llvm::json::Array takeWarnings() { return std::move(warnings); }
 
-  std::string diagnostics;
-  size_t diagnosticsLeftOut = 0;
-  llvm::json::Array warnings;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+private:
+  LogicalResult collect(Diagnostic &diag) {
     // The importer warns about data-layout entries MLIR does not model; the
     // original data layout is restored on export, so they do not matter.
     if (diag.getSeverity() == DiagnosticSeverity::Warning &&
@@ -326,31 +327,65 @@ InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
     if (diagnostics.size() < kMaxDiagnosticBytes)
       diagnostics += text;
     else
-      ++diagnosticsLeftOut;
+      ++leftOut;
     return success();
-  });
+  }
 
+  std::string diagnostics;
+  size_t leftOut = 0;
+  llvm::json::Array warnings;
+  ScopedDiagnosticHandler handler; // last: it calls collect
+};
+
+/// A context with Proton's dialects (and passes registered).
+std::unique_ptr<MLIRContext> createContext() {
+  static std::once_flag registered;
+  std::call_once(registered, mlir::proton::registerProtonPasses);
+  DialectRegistry registry;
+  mlir::proton::registerProtonDialects(registry);
+  auto context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  context->loadAllAvailableDialects();
+  // Messages name the problem and its source line; the offending operation
+  // (often the whole kernel) is printed only when asked for.
+  context->printOpOnDiagnostic(std::getenv("PROTON_DEBUG_IR") != nullptr);
+  return context;
+}
+
+/// Triton's module in MLIR, with what the import drops kept for the export.
+struct ImportedModule {
+  OwningOpRef<ModuleOp> module;
+  std::string dataLayout;
+  llvm::Triple triple;
+  std::vector<StringParamAttr> stringParamAttrs;
+};
+
+/// Parses `llvmIR` and imports it into `context`. Returns why it could not
+/// (empty on success).
+std::string importModule(const std::string &llvmIR, MLIRContext &context,
+                         const DiagnosticCollector &diagnostics,
+                         ImportedModule &imported) {
   llvm::LLVMContext llvmContext;
   std::string readError;
   std::unique_ptr<llvm::Module> input =
       parseWithoutAborting(llvmIR, llvmContext, readError);
-  if (!input) {
-    result.diagnostics = readError;
-    return result;
-  }
-  std::string dataLayout = input->getDataLayoutStr();
-  llvm::Triple triple = input->getTargetTriple();
-  std::vector<StringParamAttr> stringParamAttrs =
-      collectStringParamAttrs(*input);
+  if (!input)
+    return readError;
+  imported.dataLayout = input->getDataLayoutStr();
+  imported.triple = input->getTargetTriple();
+  imported.stringParamAttrs = collectStringParamAttrs(*input);
+  imported.module = translateLLVMIRToModule(std::move(input), &context,
+                                            /*emitExpensiveWarnings=*/false);
+  if (!imported.module)
+    return diagnostics.text() + "could not import the LLVM IR\n";
+  return "";
+}
 
-  OwningOpRef<ModuleOp> module = translateLLVMIRToModule(
-      std::move(input), &context, /*emitExpensiveWarnings=*/false);
-  if (!module) {
-    result.diagnostics = diagnostics + "could not import the LLVM IR\n";
-    return result;
-  }
-
-  PassManager pm(&context);
+/// Runs --proton-pipeline{<options>} on `module`. Returns why it failed
+/// (empty on success).
+std::string runPipeline(ModuleOp module, const std::string &options,
+                        const DiagnosticCollector &diagnostics) {
+  PassManager pm(module.getContext());
   std::string pipelineError;
   llvm::raw_string_ostream pipelineErrorStream(pipelineError);
   std::string optionErrors;
@@ -358,60 +393,76 @@ InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
     return succeeded(parsePassPipeline("proton-pipeline{" + options + "}", pm,
                                        pipelineErrorStream));
   });
-  if (!parsed) {
-    result.diagnostics = "invalid pipeline options: " +
-                         optionReasons(optionErrors, pipelineError) +
-                         " (options: '" + options + "')\n";
-    return result;
-  }
-  if (failed(pm.run(*module))) {
-    if (diagnosticsLeftOut)
-      diagnostics += "... and " + std::to_string(diagnosticsLeftOut) +
-                     " more diagnostics\n";
-    result.diagnostics = diagnostics;
-    if (result.diagnostics.empty())
-      result.diagnostics = "the proton pipeline failed\n";
-    return result;
-  }
+  if (!parsed)
+    return "invalid pipeline options: " +
+           optionReasons(optionErrors, pipelineError) + " (options: '" +
+           options + "')\n";
+  if (succeeded(pm.run(module)))
+    return "";
+  std::string failure = diagnostics.textWithCount();
+  return failure.empty() ? "the proton pipeline failed\n" : failure;
+}
 
-  std::vector<std::string> otherKernels;
-  std::string firstKernel;
-  llvm::json::Object meta = collectMetadata(*module, otherKernels, firstKernel);
-  if (!otherKernels.empty()) {
-    // One profile_scratch layout per launch: a module is one kernel.
-    result.diagnostics = "kernels @" + firstKernel + " and @" +
-                         otherKernels.front() +
-                         " in one module both have scopes; Proton "
-                         "instruments one kernel per module (Triton's)\n";
+/// Translates the instrumented `module` back to LLVM IR text in `llvmIR`,
+/// with what the import dropped put back and Triton's intrinsic names
+/// restored. Returns why it could not (empty on success).
+std::string exportModule(ModuleOp module, const ImportedModule &imported,
+                         const DiagnosticCollector &diagnostics,
+                         std::string &llvmIR) {
+  llvm::LLVMContext exportContext;
+  std::unique_ptr<llvm::Module> output =
+      translateModuleToLLVMIR(module, exportContext);
+  if (!output)
+    return diagnostics.text() + "could not export the LLVM IR\n";
+  output->setDataLayout(imported.dataLayout);
+  output->setTargetTriple(imported.triple);
+  restoreStringParamAttrs(*output, imported.stringParamAttrs);
+  std::string unhideError = unhideIntrinsics(*output);
+  if (!unhideError.empty())
+    return diagnostics.text() + unhideError + "\n";
+  dropAttributesTritonCannotParse(*output);
+  llvm::raw_string_ostream os(llvmIR);
+  output->print(os, nullptr);
+  return "";
+}
+
+} // namespace
+
+// Instrument.h's API.
+namespace proton {
+
+InstrumentResult instrumentLLVMIR(const std::string &llvmIR,
+                                  const std::string &options) {
+  InstrumentResult result;
+  auto failWith = [&result](std::string why) {
+    result.diagnostics = std::move(why);
     return result;
-  }
-  meta["warnings"] = std::move(warnings);
+  };
+  std::unique_ptr<MLIRContext> context = createContext();
+  DiagnosticCollector diagnostics(*context);
+  ImportedModule imported;
+  if (std::string error = importModule(llvmIR, *context, diagnostics, imported);
+      !error.empty())
+    return failWith(error);
+  if (std::string error = runPipeline(*imported.module, options, diagnostics);
+      !error.empty())
+    return failWith(error);
+  llvm::json::Object meta;
+  if (std::string error = collectMetadata(*imported.module, meta);
+      !error.empty())
+    return failWith(error);
+  meta["warnings"] = diagnostics.takeWarnings();
   if (meta["instrumented"] == llvm::json::Value(false)) {
     // Nothing to record: hand Triton its own text back untouched.
     result.llvmIR = llvmIR;
-  } else {
-    llvm::LLVMContext exportContext;
-    std::unique_ptr<llvm::Module> output =
-        translateModuleToLLVMIR(*module, exportContext);
-    if (!output) {
-      result.diagnostics = diagnostics + "could not export the LLVM IR\n";
-      return result;
-    }
-    output->setDataLayout(dataLayout);
-    output->setTargetTriple(triple);
-    restoreStringParamAttrs(*output, stringParamAttrs);
-    std::string unhideError = unhideIntrinsics(*output);
-    if (!unhideError.empty()) {
-      result.diagnostics = diagnostics + unhideError + "\n";
-      return result;
-    }
-    dropAttributesTritonCannotParse(*output);
-    llvm::raw_string_ostream os(result.llvmIR);
-    output->print(os, nullptr);
+  } else if (std::string error = exportModule(*imported.module, imported,
+                                              diagnostics, result.llvmIR);
+             !error.empty()) {
+    return failWith(error);
   }
   result.metadataJson =
       llvm::formatv("{0}", llvm::json::Value(std::move(meta))).str();
-  result.diagnostics = diagnostics;
+  result.diagnostics = diagnostics.text();
   result.ok = true;
   return result;
 }

@@ -115,7 +115,8 @@ Role roleOf(Operation &op) {
     std::optional<StringRef> callee = call.getCallee();
     if (!callee)
       return Role::none;
-    // The bridge hides Triton's intrinsics behind a prefix (see bridge.py).
+    // The Python bridge hides Triton's intrinsics behind a prefix
+    // (kHiddenIntrinsicPrefix, Instrument.h).
     StringRef name = *callee;
     name.consume_front(::proton::kHiddenIntrinsicPrefix);
     return byPrefix(name, kIntrinsicPrefixes);

@@ -47,6 +47,10 @@ NB_MODULE(_C, m) {
     enums[e.name.c_str()] = cases;
   }
   m.attr("ENUMS") = enums;
+  m.def("block_bytes", &proton::blockBytes, nb::arg("segment_bytes"),
+        nb::arg("overhang") = 0,
+        "The bytes of one segment's block in profile_scratch: header, records "
+        "and overhang, padded to whole sectors (docs/buffer-format.md).");
 
   m.def(
       "instrument",

@@ -1,5 +1,6 @@
 """The binding's contract: options, metadata, and errors as exceptions."""
 
+import json
 import subprocess
 import sys
 
@@ -231,3 +232,43 @@ def test_control_and_non_ascii_scope_names_are_named_by_byte(name, shown, byte):
         instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))
     first = str(error.value).splitlines()[0]
     assert f"scope name '{shown}' contains the byte {byte}" in first and first.endswith("_-.:/[]()<>,+=#@")
+
+
+# A scope in a loop: with 64-bit clocks its layout has an overhang.
+LOOP_KERNEL = """
+define ptx_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) readnone captures(none) %scratch) #0 {
+entry:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %n, %loop ]
+  %a = tail call i32 asm sideeffect "// @proton start work", "=r,r"(i32 0)
+  store i32 %i, ptr addrspace(1) %out, align 4
+  %b = tail call i32 asm sideeffect "// @proton end work", "=r,r"(i32 0)
+  %n = add i32 %i, 1
+  %c = icmp slt i32 %n, 100
+  br i1 %c, label %loop, label %exit
+exit:
+  ret void
+}
+attributes #0 = { "nvvm.reqntid"="256" }
+"""
+
+
+@pytest.mark.parametrize(
+    "kernel,options,overhang",
+    [
+        (KERNEL, "buffer-type=shared clock-bits=32", 0),
+        (KERNEL, "buffer-type=global buffer-size=8192", 0),
+        (KERNEL, "buffer-type=registers clock-bits=32", 0),
+        (LOOP_KERNEL, "buffer-type=shared", 1),
+        (LOOP_KERNEL, "buffer-type=global buffer-size=65536", 1),
+    ],
+)
+def test_decoder_block_bytes_is_the_compilers(kernel, options, overhang):
+    """The decoder splits a buffer into blocks with the compiler's formula:
+    the size every compiled layout states, with an overhang or without."""
+    from proton.instrument import buffer
+
+    layout = json.loads(_C.instrument(kernel, f"arch=sm_90 {options}")[1])["layout"]
+    assert layout["overhang"] == overhang
+    assert buffer.block_bytes(layout["segment_bytes"], layout["overhang"]) == layout["block_bytes"]

@@ -227,3 +227,12 @@ attributes #0 = { "nvvm.reqntid"="128" }
     with pytest.raises(_C.CompilerError) as error:
         _C.instrument(kernel, "sampling-strategy=bogus")
     assert "valid: " + ", ".join(strategies) in str(error.value)
+
+
+@pytest.mark.parametrize("segment_bytes,overhang", [(16, 0), (64, 0), (64, 1), (1024, 7), (4096, 0), (4096, 511)])
+def test_block_bytes_is_the_stated_formula(segment_bytes, overhang):
+    """`_C.block_bytes`, the compiler's LayoutAttr::blockBytesFor, is the
+    formula docs/buffer-format.md states (checked against it above)."""
+    used = F.SEGMENT_HEADER_BYTES + segment_bytes + F.RECORD_BYTES * overhang
+    assert _C.block_bytes(segment_bytes, overhang) == -(-used // F.SECTOR_BYTES) * F.SECTOR_BYTES
+    assert _C.block_bytes(segment_bytes) == _C.block_bytes(segment_bytes, 0)

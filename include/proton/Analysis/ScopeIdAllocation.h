@@ -10,16 +10,12 @@
 
 namespace mlir::proton {
 
-/// What an id of the scope table stands for (exported to Python as
-/// `_C.ENUMS["IdKind"]`, whose decoder reads each id's kind).
-enum class IdKind { scope, event, mark, value };
-constexpr IdKind kLastIdKind = IdKind::value;
-StringRef stringifyIdKind(IdKind kind);
-
-/// One entry of the scope table. A scope: a start record and the end record
-/// that closes it (a name used again after its scope closed makes a new scope
-/// with a new id). An event: every event_start and event_end record of one
-/// name. A mark: one mark record (site). A value: one value record (site).
+/// One entry of the scope table (the conversion attaches it to the kernel as
+/// a ScopeEntryAttr). A scope: a start record and the end record that closes
+/// it (a name used again after its scope closed makes a new scope with a new
+/// id). An event: every event_start and event_end record of one name. A mark:
+/// one mark record (site). A value: one value record (site). The kinds are
+/// the ODS enum IdKind.
 struct ScopeInfo {
   int id;
   std::string name;

@@ -21,17 +21,19 @@ struct InstrumentResult {
   bool ok = false;
   /// The instrumented module; the input unchanged if it holds no markers.
   std::string llvmIR;
-  /// JSON: instrumented, kernel, scopes [{id, name, parent, loc, kind,
-  /// dtype, warnings}], layout, profile_scratch_size/align,
-  /// shared_memory_total. See docs/buffer-format.md.
+  /// JSON: instrumented, kernel, scopes (one row per id: {id, name, parent,
+  /// loc, kind}, and dtype for a value), layout, profile_scratch_size/align,
+  /// shared_memory_total, and warnings (the warning diagnostics, one string
+  /// each). See docs/buffer-format.md.
   std::string metadataJson;
   /// Errors (when !ok) and warnings, one per line, with source locations.
   std::string diagnostics;
 };
 
-/// Prefix under which the bridge hides Triton's intrinsic declarations from
-/// our LLVM (see python/proton/instrument/bridge.py); instrumentLLVMIR removes
-/// it on export.
+/// Prefix under which the Python bridge (hide_intrinsics in
+/// python/proton/instrument/bridge.py, as _C.HIDDEN_INTRINSIC_PREFIX) hides
+/// Triton's intrinsic declarations from our LLVM; instrumentLLVMIR removes it
+/// on export.
 inline constexpr const char *kHiddenIntrinsicPrefix = "__proton_hidden.";
 
 /// The version of the LLVM this compiler is built with, e.g. "22.1.8".
@@ -72,8 +74,14 @@ PROTON_API std::vector<NamedInt> bufferFormatConstants();
 /// RECORD_OP.
 PROTON_API std::vector<NamedText> markerSyntax();
 
-/// BufferType, Granularity and RecordKind, from the ODS-generated functions.
+/// BufferType, Granularity, SamplingStrategy, RecordKind and IdKind, from
+/// the ODS-generated functions.
 PROTON_API std::vector<EnumCases> enums();
+
+/// The bytes of one segment's block in profile_scratch: its header,
+/// `segmentBytes` of records and `overhang` record slots, padded to whole
+/// sectors (LayoutAttr::blockBytesFor), for the decoder to split a buffer.
+PROTON_API unsigned blockBytes(unsigned segmentBytes, unsigned overhang);
 
 } // namespace proton
 

@@ -454,19 +454,12 @@ struct ProtonToProtonGPUPass
       FinalizeOp::create(builder, ret.getLoc(), segment, scratch);
     });
 
-    // The scope table, for the host side: [[name, parent, loc, kind], ...]
-    // by id; a value's entry adds its type ("i32" or "f32").
+    // The scope table, for the host side: one entry per id, in id order.
     SmallVector<Attribute> table;
-    for (const ScopeInfo &scope : scopes->getScopes()) {
-      SmallVector<Attribute> row{
-          builder.getStringAttr(scope.name),
-          builder.getI32IntegerAttr(scope.parent),
-          builder.getStringAttr(describeLocation(scope.loc)),
-          builder.getStringAttr(stringifyIdKind(scope.kind))};
-      if (!scope.dtype.empty())
-        row.push_back(builder.getStringAttr(scope.dtype));
-      table.push_back(builder.getArrayAttr(row));
-    }
+    for (const ScopeInfo &scope : scopes->getScopes())
+      table.push_back(ScopeEntryAttr::get(
+          ctx, scope.id, scope.kind, scope.name, scope.parent,
+          describeLocation(scope.loc), scope.dtype));
     kernel->setAttr(kScopeTableAttrName, builder.getArrayAttr(table));
     return success();
   }

@@ -58,9 +58,11 @@ class BufferFormatError(ValueError):
 
 
 def block_bytes(segment_bytes: int, overhang: int = 0) -> int:
-    """A segment's header, records and overhang, padded to whole sectors."""
-    used = HEADER_WORDS * 4 + segment_bytes + overhang * 4 * RECORD_WORDS
-    return -(-used // SECTOR_BYTES) * SECTOR_BYTES
+    """A segment's header, records and overhang, padded to whole sectors: the
+    compiler's own formula (LayoutAttr::blockBytesFor), through `_C`."""
+    from .compiler import extension
+
+    return extension().block_bytes(segment_bytes, overhang)
 
 
 def flags_word(layout: BufferLayout, target: str = "nvptx", version: int = VERSION) -> int:

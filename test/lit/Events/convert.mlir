@@ -5,7 +5,7 @@
 // ends) and one per mark, whose parent is the scope open where it is. The
 // table says each id's kind.
 // CHECK-LABEL: llvm.func ptx_kernelcc @events
-// CHECK-SAME:    proton.scopes = {{\[}}["loop", -1 : i32, "k.py:1:1", "scope"], ["copy", -1 : i32, "k.py:2:1", "event"], ["tick", 0 : i32, "k.py:3:1", "mark"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "loop", parent = -1, loc = "k.py:1:1">, #proton_gpu.scope_entry<id = 1, kind = event, name = "copy", parent = -1, loc = "k.py:2:1">, #proton_gpu.scope_entry<id = 2, kind = mark, name = "tick", parent = 0, loc = "k.py:3:1">]
 // CHECK:         proton_gpu.circular_store start %{{.+}}, %{{.+}} scope 0 : i64
 // CHECK:         proton_gpu.circular_store event_start %{{.+}}, %{{.+}} scope 1 : i64
 // CHECK:         proton_gpu.circular_store mark %{{.+}}, %{{.+}} scope 2 : i64

@@ -6,7 +6,7 @@
 // lines; a clock read sits before the fence, after the commit and on either
 // side of the wait.
 // CHECK-LABEL: llvm.func ptx_kernelcc @k
-// CHECK-SAME:    proton.scopes = {{\[}}["iteration", -1 : i32, "kernel.py:5:9", "scope"], ["mma.issue", 0 : i32, "kernel.py:7:11", "scope"], ["mma.wait", 0 : i32, "kernel.py:7:11", "scope"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "iteration", parent = -1, loc = "kernel.py:5:9">, #proton_gpu.scope_entry<id = 1, kind = scope, name = "mma.issue", parent = 0, loc = "kernel.py:7:11">, #proton_gpu.scope_entry<id = 2, kind = scope, name = "mma.wait", parent = 0, loc = "kernel.py:7:11">]
 // CHECK-NOT:     proton.record
 // CHECK:         %clock64
 // CHECK:         "mov.u64 $0, %clock64;"
@@ -21,7 +21,7 @@
 // CHECK:         wgmma.wait_group.sync.aligned 0;
 // CHECK-NEXT:    "mov.u64 $0, %clock64;"
 // Without the mode only the user's scope is recorded.
-// DEFAULT:       proton.scopes = {{\[}}["iteration", -1 : i32, "kernel.py:5:9", "scope"]]
+// DEFAULT:       proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "iteration", parent = -1, loc = "kernel.py:5:9">]
 llvm.func @__proton_hidden.llvm.nvvm.wgmma.fence.sync.aligned()
 llvm.func @__proton_hidden.llvm.nvvm.wgmma.commit_group.sync.aligned()
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: i64, %arg2: !llvm.ptr<1>) attributes {passthrough = [["nvvm.reqntid", "128"]]} {

@@ -139,3 +139,34 @@ llvm.func @a() attributes {l = #proton_gpu.layout<shared, warp, clock 64, num_wa
 
 // expected-error @+1 {{a registers buffer has no overhang}}
 llvm.func @a() attributes {l = #proton_gpu.layout<registers, warp, clock 64, num_warps 4, warps[0], segment_bytes 64, shared_offset 0, overhang 1>}
+
+// -----
+
+// expected-error @+1 {{a scope id is in [0, 32768), got -1}}
+llvm.func @a() attributes {s = #proton_gpu.scope_entry<id = -1, kind = scope, name = "a", parent = -1, loc = "">}
+
+// -----
+
+// expected-error @+1 {{a parent is another entry's id or -1, got 0}}
+llvm.func @a() attributes {s = #proton_gpu.scope_entry<id = 0, kind = scope, name = "a", parent = 0, loc = "">}
+
+// -----
+
+// expected-error @+1 {{a value's dtype is i32 or f32, got 'i64'}}
+llvm.func @a() attributes {s = #proton_gpu.scope_entry<id = 0, kind = value, name = "a", parent = -1, loc = "", dtype = "i64">}
+
+// -----
+
+// expected-error @+1 {{a value's dtype is i32 or f32, got ''}}
+llvm.func @a() attributes {s = #proton_gpu.scope_entry<id = 0, kind = value, name = "a", parent = -1, loc = "">}
+
+// -----
+
+// expected-error @+1 {{only a value has a dtype, got 'i32'}}
+llvm.func @a() attributes {s = #proton_gpu.scope_entry<id = 0, kind = mark, name = "a", parent = -1, loc = "", dtype = "i32">}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::proton::IdKind to be one of: scope, event, mark, value}}
+// expected-error @+1 {{failed to parse ProtonGPU_ScopeEntryAttr parameter 'kind'}}
+llvm.func @a() attributes {s = #proton_gpu.scope_entry<id = 0, kind = record, name = "a", parent = -1, loc = "">}

@@ -57,3 +57,11 @@ llvm.func @clock64(%arg0: !llvm.ptr<1>) {
   proton_gpu.finalize %seg, %p
   "test.done"() : () -> ()
 }) : () -> ()
+
+// The scope table the conversion leaves on a kernel: one entry per id, a
+// value's with its dtype (the other kinds print none).
+// CHECK-LABEL: llvm.func @scope_table
+// CHECK-SAME:    proton.scopes = [#proton_gpu.scope_entry<id = 0, kind = scope, name = "loop", parent = -1, loc = "k.py:1:1">, #proton_gpu.scope_entry<id = 1, kind = event, name = "copy", parent = -1, loc = "">, #proton_gpu.scope_entry<id = 2, kind = value, name = "loss", parent = 0, loc = "k.py:3:1", dtype = "f32">]
+llvm.func @scope_table() attributes {proton.scopes = [#proton_gpu.scope_entry<id = 0, kind = scope, name = "loop", parent = -1, loc = "k.py:1:1">, #proton_gpu.scope_entry<loc = "", id = 1, kind = event, name = "copy", parent = -1>, #proton_gpu.scope_entry<id = 2, kind = value, name = "loss", parent = 0, loc = "k.py:3:1", dtype = "f32">]} {
+  llvm.return
+}

@@ -5,7 +5,7 @@
 // 8-byte records (32 bytes), warps from nvvm.reqntid (128 threads = 4 warps).
 // CHECK-LABEL: llvm.func ptx_kernelcc @basic
 // CHECK-SAME:    (%[[A0:.+]]: !llvm.ptr<1>, %[[SCRATCH:.+]]: !llvm.ptr<1> {llvm.nocapture, llvm.readnone})
-// CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:10:4", "scope"], ["inner", 0 : i32, "kernel.py:11:8", "scope"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "load", parent = -1, loc = "kernel.py:10:4">, #proton_gpu.scope_entry<id = 1, kind = scope, name = "inner", parent = 0, loc = "kernel.py:11:8">]
 // CHECK-NEXT:    %[[SEG:.+]] = proton_gpu.init_segment %[[SCRATCH]] <registers, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes 32, shared_offset 0>
 // CHECK-NEXT:    %[[R0:.+]] = proton_gpu.read_counter : i64
 // CHECK-NEXT:    proton_gpu.circular_store start %[[SEG]], %[[R0]] scope 0 : i64
@@ -35,7 +35,7 @@ llvm.func ptx_kernelcc @basic(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.noc
 // Every return is finalized; a function without records is left alone; the
 // scope table names the first file location inside fused and named ones.
 // CHECK-LABEL: llvm.func ptx_kernelcc @two_returns
-// CHECK-SAME:    proton.scopes = {{\[}}["a", -1 : i32, "k.py:3:1", "scope"], ["b", -1 : i32, "k.py:7:2", "scope"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "a", parent = -1, loc = "k.py:3:1">, #proton_gpu.scope_entry<id = 1, kind = scope, name = "b", parent = -1, loc = "k.py:7:2">]
 // CHECK:         %[[SEG:.+]] = proton_gpu.init_segment
 // CHECK:       ^bb1:
 // CHECK:         proton_gpu.circular_store end %[[SEG]], %{{.+}} scope 0 : i64

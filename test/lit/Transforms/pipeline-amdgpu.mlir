@@ -12,7 +12,7 @@
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
 // CHECK-SAME:    passthrough = {{\[}}["amdgpu-flat-work-group-size", "1,256"]]
 // CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 4, warps[0, 1, 2, 3], segment_bytes {{2048|4096}}, shared_offset 0, overhang 1>
-// CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:8:3", "scope"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "load", parent = -1, loc = "kernel.py:8:3">]
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
 // CHECK-NOT:     proton_gpu.

@@ -24,7 +24,7 @@
 // CHECK-LABEL: llvm.func ptx_kernelcc @k
 // CHECK-SAME:    (%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>)
 // CHECK-SAME:    proton.layout = #proton_gpu.layout<shared, warp, clock 64, num_warps 8, warps[0, 1, 2, 3, 4, 5, 6, 7], segment_bytes 2048, shared_offset 0, overhang 1>
-// CHECK-SAME:    proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:5:9", "scope"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "load", parent = -1, loc = "kernel.py:5:9">]
 // CHECK-NOT:     // @proton
 // CHECK-NOT:     proton.record
 // CHECK-NOT:     proton_gpu.

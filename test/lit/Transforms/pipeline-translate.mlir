@@ -20,7 +20,7 @@
 // CHECK:       attributes #0 = { "nvvm.reqntid"="256" }
 
 // Without it, the compiler's metadata stays on the kernel.
-// KEPT: llvm.func ptx_kernelcc @k({{.*}}proton.layout = #proton_gpu.layout<{{.*}}proton.scopes = {{\[}}["load", -1 : i32, "kernel.py:5:9", "scope"]]
+// KEPT: llvm.func ptx_kernelcc @k({{.*}}proton.layout = #proton_gpu.layout<{{.*}}proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "load", parent = -1, loc = "kernel.py:5:9">]
 
 llvm.func ptx_kernelcc @k(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1> {llvm.nocapture, llvm.readnone}) attributes {passthrough = [["nvvm.reqntid", "256"]]} {
   %0 = llvm.inline_asm has_side_effects "// @proton start load", "=r" : () -> i32 loc("kernel.py":5:9)

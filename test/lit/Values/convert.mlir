@@ -7,7 +7,7 @@
 // counter below the time's clock bits 32-63 (the decoder subtracts the
 // entry clock's from every record's second word).
 // CHECK-LABEL: llvm.func ptx_kernelcc @values
-// CHECK-SAME:    proton.scopes = {{\[}}["loop", -1 : i32, "k.py:1:1", "scope"], ["iter", 0 : i32, "k.py:2:1", "value", "i32"], ["loss", -1 : i32, "k.py:3:1", "value", "f32"]]
+// CHECK-SAME:    proton.scopes = {{\[}}#proton_gpu.scope_entry<id = 0, kind = scope, name = "loop", parent = -1, loc = "k.py:1:1">, #proton_gpu.scope_entry<id = 1, kind = value, name = "iter", parent = 0, loc = "k.py:2:1", dtype = "i32">, #proton_gpu.scope_entry<id = 2, kind = value, name = "loss", parent = -1, loc = "k.py:3:1", dtype = "f32">]
 // CHECK:         proton_gpu.circular_store start %{{.+}}, %{{.+}} scope 0 : i64
 // CHECK:         %[[C1:.+]] = proton_gpu.read_counter : i64
 // CHECK-NEXT:    proton_gpu.circular_store value %{{.+}}, %[[C1]] scope 1 : i64

@@ -3,8 +3,9 @@
 
 include "mlir/Pass/PassBase.td"
 
-// The profile-buffer options, shared by --convert-proton-to-protongpu and
-// --proton-pipeline so that both spell and default them the same way.
+// The profile-buffer options of --convert-proton-to-protongpu, which
+// --proton-pipeline takes too (PipelineOptions.td): one list, so that both
+// spell, default and document them the same way.
 defvar ProtonBufferOptions = [
   Option<"bufferType", "buffer-type", "::mlir::proton::gpu::BufferType",
          "::mlir::proton::gpu::BufferType::automatic",

@@ -13,7 +13,8 @@ def ConvertProtonToProtonGPU
     warp's segment at entry, turns each record into a counter read plus a
     circular store, and finalizes the segment before every return. The
     kernel's last parameter must be Triton's `profile_scratch` pointer.
-    The scope table is attached to the kernel as `proton.scopes`.
+    The scope table is attached to the kernel as `proton.scopes`, an array
+    of `#proton_gpu.scope_entry`, one per id.
   }];
   let options = ProtonBufferOptions;
   let dependentDialects = ["::mlir::proton::gpu::ProtonGPUDialect",

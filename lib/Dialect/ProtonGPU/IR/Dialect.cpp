@@ -70,6 +70,26 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+ScopeEntryAttr::verify(function_ref<InFlightDiagnostic()> emitError, int32_t id,
+                       IdKind kind, StringRef name, int32_t parent,
+                       StringRef loc, StringRef dtype) {
+  // Ids are record tags (CircularStoreOp's scope_id).
+  if (id < 0 || id >= (int32_t)LayoutAttr::kMaxScopes)
+    return emitError() << "a scope id is in [0, " << LayoutAttr::kMaxScopes
+                       << "), got " << id;
+  if (parent < -1 || parent == id)
+    return emitError() << "a parent is another entry's id or -1, got "
+                       << parent;
+  // The decoder reads a value's 32 bits as its dtype says.
+  if (kind == IdKind::value && dtype != "i32" && dtype != "f32")
+    return emitError() << "a value's dtype is i32 or f32, got '" << dtype
+                       << "'";
+  if (kind != IdKind::value && !dtype.empty())
+    return emitError() << "only a value has a dtype, got '" << dtype << "'";
+  return success();
+}
+
 static LayoutAttr layoutOf(Value segment) {
   if (auto init = segment.getDefiningOp<InitSegmentOp>())
     return init.getLayout();

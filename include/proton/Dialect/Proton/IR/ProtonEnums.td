@@ -21,4 +21,17 @@ def Proton_RecordKind : I32EnumAttr<"RecordKind", "what a record marks", [
   let cppNamespace = "::mlir::proton";
 }
 
+// What an id of a kernel's scope table stands for (ScopeIdAllocation): a
+// scope is a start record and the end that closes it, an event every
+// event_start and event_end record of one name, a mark or a value one record
+// site. Exported to Python as `_C.ENUMS["IdKind"]`.
+def Proton_IdKind : I32EnumAttr<"IdKind", "what a scope-table id stands for", [
+    I32EnumAttrCase<"scope", 0>,
+    I32EnumAttrCase<"event", 1>,
+    I32EnumAttrCase<"mark", 2>,
+    I32EnumAttrCase<"value", 3>
+  ]> {
+  let cppNamespace = "::mlir::proton";
+}
+
 #endif

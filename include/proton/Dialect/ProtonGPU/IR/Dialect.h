@@ -22,7 +22,8 @@
 namespace mlir::proton::gpu {
 /// Attributes the passes leave on an instrumented kernel for the host side
 /// (read, then removed, by proton::instrumentLLVMIR or strip-metadata): its
-/// buffer layout (a LayoutAttr) and its scope table (one row per id).
+/// buffer layout (a LayoutAttr) and its scope table (an array of
+/// ScopeEntryAttr, one per id, in id order).
 constexpr llvm::StringLiteral kLayoutAttrName = "proton.layout";
 constexpr llvm::StringLiteral kScopeTableAttrName = "proton.scopes";
 } // namespace mlir::proton::gpu

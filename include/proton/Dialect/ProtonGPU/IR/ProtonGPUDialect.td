@@ -3,6 +3,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "proton/Dialect/Proton/IR/ProtonEnums.td"
 include "proton/Dialect/ProtonGPU/IR/ProtonGPUEnums.td"
 
 def ProtonGPU_Dialect : Dialect {
@@ -88,6 +89,30 @@ def ProtonGPU_LayoutAttr : AttrDef<ProtonGPU_Dialect, "Layout"> {
       return getBufferType() == BufferType::shared ? getBytesPerCta() : 0;
     }
   }];
+}
+
+def ProtonGPU_ScopeEntryAttr : AttrDef<ProtonGPU_Dialect, "ScopeEntry"> {
+  let mnemonic = "scope_entry";
+  let summary = "One row of an instrumented kernel's scope table";
+  let description = [{
+    The conversion leaves the kernel's scope table on it as `proton.scopes`,
+    an array of these, one per id in id order; the compiler turns it into the
+    metadata the decoder reads. `parent` is the id of the scope open around
+    the entry (-1 at the top level, and always for events); `loc` is
+    `file:line:column`, or empty where the record has no location. `dtype`
+    is a value's type, `i32` or `f32`, the decoder's reading of its 32 bits;
+    other kinds have none.
+  }];
+  let parameters = (ins
+    "int32_t":$id,
+    EnumParameter<Proton_IdKind>:$kind,
+    StringRefParameter<"the name the records carry">:$name,
+    "int32_t":$parent,
+    StringRefParameter<"where the records are in the source">:$loc,
+    StringRefParameter<"a value's type", [{""}]>:$dtype
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 def ProtonGPU_SegmentType : TypeDef<ProtonGPU_Dialect, "Segment"> {
