@@ -31,7 +31,7 @@ struct InstrumentResult {
 };
 
 /// Prefix under which the Python bridge (hide_intrinsics in
-/// python/proton/instrument/bridge.py, as _C.HIDDEN_INTRINSIC_PREFIX) hides
+/// python/proton/compiling/bridge.py, as _C.HIDDEN_INTRINSIC_PREFIX) hides
 /// Triton's intrinsic declarations from our LLVM; instrumentLLVMIR removes it
 /// on export.
 inline constexpr const char *kHiddenIntrinsicPrefix = "__proton_hidden.";
