@@ -60,7 +60,7 @@ class BufferFormatError(ValueError):
 def block_bytes(segment_bytes: int, overhang: int = 0) -> int:
     """A segment's header, records and overhang, padded to whole sectors: the
     compiler's own formula (LayoutAttr::blockBytesFor), through `_C`."""
-    from .compiler import extension
+    from ..compiling.compiler import extension
 
     return extension().block_bytes(segment_bytes, overhang)
 
