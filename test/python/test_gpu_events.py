@@ -35,7 +35,7 @@ def test_event_across_iterations_and_marks(tmp_path):
     assert torch.allclose(out.view(CTAS, BLOCK), expected.expand(CTAS, BLOCK), atol=1e-4), "results changed"
 
     a = ev.asynchronous
-    kinds = {s["name"]: s["kind"] for s in meta["scopes"]}
+    kinds = {row.name: row.kind for row in meta.rows}
     assert kinds == {"copy": "event", "tile": "mark"}, kinds
     assert a.unpaired == 0, f"{a.unpaired} unpaired event records; warnings: {ev.warnings}"
     assert a.num_events == CTAS * WARPS * (TILES + 1), f"{a.num_events} copies, expected {CTAS * WARPS * (TILES + 1)}"

@@ -36,9 +36,9 @@ def test_loop_index_values_come_back(tmp_path, mode):
     assert torch.allclose(out.view(CTAS, BLOCK), expected.expand(CTAS, BLOCK), atol=1e-4), "results changed"
 
     a = ev.asynchronous
-    table = {s["name"]: (s["kind"], s.get("dtype")) for s in meta["scopes"]}
+    table = {row.name: (row.kind, row.dtype) for row in meta.rows}
     assert table == {"iter": ("value", "i32"), "acc0": ("value", "f32")}, table
-    ids = {s["name"]: s["id"] for s in meta["scopes"]}
+    ids = {row.name: row.id for row in meta.rows}
     assert a.unpaired_values == 0, f"{a.unpaired_values} value halves lost; warnings: {ev.warnings}"
     acc0_expected = float(out[0])
     for row in range(CTAS * WARPS):
