@@ -267,7 +267,7 @@ attributes #0 = { "nvvm.reqntid"="256" }
 def test_decoder_block_bytes_is_the_compilers(kernel, options, overhang):
     """The decoder splits a buffer into blocks with the compiler's formula:
     the size every compiled layout states, with an overhang or without."""
-    from proton.instrument import buffer
+    from proton.recording import buffer
 
     layout = json.loads(_C.instrument(kernel, f"arch=sm_90 {options}")[1])["layout"]
     assert layout["overhang"] == overhang
