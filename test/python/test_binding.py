@@ -214,6 +214,15 @@ def test_num_warps_must_match_the_declared_threads():
     assert instrument_llvm_ir(KERNEL, PipelineOptions(arch="sm_90", num_warps=8)).metadata["layout"]["num_warps"] == 8
 
 
+@pytest.mark.parametrize("declared", ["256,", ",", "2,,128"])
+def test_an_unreadable_thread_count_is_refused(declared):
+    # A mutated kernel (the LLVM IR fuzz found one): a clear refusal, not a ValueError.
+    kernel = KERNEL.replace('"nvvm.reqntid"="256"', f'"nvvm.reqntid"="{declared}"')
+    assert kernel != KERNEL
+    with pytest.raises(InstrumentationError, match="the kernel declares an unreadable thread count"):
+        instrument_llvm_ir(kernel, PipelineOptions(arch="sm_90", num_warps=8))
+
+
 def test_two_kernels_with_scopes_in_one_module_are_refused():
     second = KERNEL.replace("@k(", "@k2(").replace("attributes #0", "attributes #1").replace(") #0 {", ") #1 {")
     with pytest.raises(InstrumentationError, match="kernels @k and @k2 in one module both have scopes"):

@@ -225,8 +225,11 @@ def _check_warp_count(llvm_ir: str, options: PipelineOptions) -> None:
     )
     if not options.num_warps or not declared:
         return
+    values = declared.group(1) or declared.group(2)
+    if not re.fullmatch(r"\d+(,\d+)*", values):
+        raise InstrumentationError(f"the kernel declares an unreadable thread count: {declared.group(0)}")
     threads = 1
-    for part in (declared.group(1) or declared.group(2)).split(","):
+    for part in values.split(","):
         threads *= int(part)
     lanes = options.threads_per_warp or (32 if options.target == "nvptx" else 64)
     if options.num_warps * lanes != threads:
