@@ -545,6 +545,17 @@ def paired_child(variant: str, names: list, args, out_dir: str) -> dict:
     return {"variant": variant, "workloads": results}
 
 
+def _subtract_floor(rows: dict) -> None:
+    """Each profiled row's paired ratio minus cupti_floor's (the floor's own
+    row gets 0; plain, the reference of every ratio, gets none)."""
+    floor = rows.get("cupti_floor", {}).get("paired_ratio")
+    if floor is None:
+        return
+    for row in rows.values():
+        if row.get("paired_ratio") is not None and row["variant"] != "plain":
+            row["minus_floor"] = row["paired_ratio"] - floor
+
+
 def summarize_paired(runs: list, workloads: list, variants: list) -> dict:
     ok = [r for r in runs if "error" not in r]
     summary = {}
@@ -569,10 +580,7 @@ def summarize_paired(runs: list, workloads: list, variants: list) -> dict:
                 "us_per_iteration_over_plain": extra / iterations * 1e6,
                 "first_loop_ratio": statistics.median(first) if first else None,
             }
-        floor = rows.get("cupti_floor", {}).get("paired_ratio")
-        for row in rows.values():
-            if row.get("paired_ratio") is not None and floor is not None:
-                row["minus_floor"] = row["paired_ratio"] - floor
+        _subtract_floor(rows)
         summary[name] = {"iterations": iterations, "rows": [rows[v] for v in variants]}
     return summary
 
@@ -732,10 +740,7 @@ def summarize(runs: list, workloads: list, variants: list) -> dict:
                 "us_per_iteration_over_plain": extra / iterations * 1e6 if extra is not None else None,
                 "us_per_activity_over_plain": extra / per_loop * 1e6 if extra is not None and per_loop else None,
             }
-        floor = rows.get("cupti_floor", {}).get("paired_ratio")
-        for row in rows.values():
-            if row.get("paired_ratio") is not None and floor is not None and row["variant"] not in ("plain",):
-                row["minus_floor"] = row["paired_ratio"] - floor
+        _subtract_floor(rows)
         targets = []
         for variant, rivals in RIVALS.items():
             mine = rows.get(variant, {}).get("paired_ratio")
