@@ -34,6 +34,11 @@ rotating from round to round:
                    ctypes client of the libcupti proton loads that enables
                    only CONCURRENT_KERNEL, MEMCPY and MEMSET activity records
                    with buffer callbacks, and no API callbacks at all
+    callback_floor the floor plus what attributing a launch to the scope it
+                   was made in needs (CuptiCallbackFloor below): a CUPTI
+                   subscription with a callback that does nothing, enabled on
+                   the driver entry points proton enables (cuLaunch*,
+                   cuGraphLaunch*, cuMemcpy*, cuMemset*)
     proton         proton.start(backend="cupti")
     proton_hook    proton.start(backend="cupti", hook="triton")
     triton         triton.profiler.start()           (Triton's own Proton)
@@ -97,7 +102,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 WORKLOADS = ("compiled_mlp", "eager_block", "graph_replay")
-VARIANTS = ("plain", "cupti_floor", "proton", "proton_hook", "triton", "triton_hook", "torch")
+VARIANTS = ("plain", "cupti_floor", "callback_floor", "proton", "proton_hook", "triton", "triton_hook", "torch")
 FLOOR_MARGIN = 0.03  # issue 28: proton within this of the floor's ratio
 RIVALS = {"proton": ("triton", "torch"), "proton_hook": ("triton_hook", "torch")}
 
@@ -398,6 +403,60 @@ class CuptiFloor:
         return {"left_after_last_workload": left, "cupti_finalize": finalize}
 
 
+# CUpti_CallbackDomain (cupti_callbacks.h)
+DOMAIN_DRIVER_API = 1
+# CUpti_CallbackFunc(void *userdata, CUpti_CallbackDomain, CUpti_CallbackId, const void *cbdata)
+_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p)
+DRIVER_PREFIXES = (b"cuLaunch", b"cuGraphLaunch", b"cuMemcpy", b"cuMemset")  # proton's (lib/Host/CuptiTracer.cpp)
+
+
+class CuptiCallbackFloor(CuptiFloor):
+    """The activity floor plus a driver-API callback on every launch, copy
+    and set, that does nothing: what any profiler that attributes a launch
+    to the host context it was made in (a scope, a call path) pays CUPTI for
+    the callback itself, enter and exit, before doing any work in it.
+
+    The callback is a C function that ignores its arguments: libc's `abs`
+    (it reads the first argument, the NULL userdata, and returns; CUPTI
+    ignores the result). A Python (ctypes) callback would measure the GIL
+    and the interpreter, not CUPTI. Enabled by name like proton: every
+    driver callback id whose name (cuptiGetCallbackName) starts with
+    cuLaunch, cuGraphLaunch, cuMemcpy or cuMemset; no resource or NVTX
+    callbacks (they fire at graph capture and NVTX ranges, neither timed).
+    """
+
+    MAX_CBID = 2048  # above CUPTI_DRIVER_TRACE_CBID_SIZE of CUDA 12/13
+
+    def __init__(self):
+        super().__init__()
+        cupti = self._cupti
+        cupti.cuptiSubscribe.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_void_p]
+        cupti.cuptiUnsubscribe.argtypes = [ctypes.c_void_p]
+        cupti.cuptiEnableCallback.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+        cupti.cuptiGetCallbackName.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p)]
+        self._noop = ctypes.cast(self._libc.abs, ctypes.c_void_p)
+        self._subscriber = ctypes.c_void_p()
+        self.enabled_callbacks = 0
+
+    def start(self) -> None:
+        self._check(self._cupti.cuptiSubscribe(ctypes.byref(self._subscriber), self._noop, None), "cuptiSubscribe")
+        name = ctypes.c_char_p()
+        for cbid in range(1, self.MAX_CBID):
+            if self._cupti.cuptiGetCallbackName(DOMAIN_DRIVER_API, cbid, ctypes.byref(name)) != CUPTI_SUCCESS:
+                continue
+            if name.value and name.value.startswith(DRIVER_PREFIXES):
+                self._check(
+                    self._cupti.cuptiEnableCallback(1, self._subscriber, DOMAIN_DRIVER_API, cbid),
+                    f"cuptiEnableCallback({name.value.decode()})",
+                )
+                self.enabled_callbacks += 1
+        super().start()
+
+    def stop(self) -> dict:
+        self._cupti.cuptiUnsubscribe(self._subscriber)
+        return {**super().stop(), "enabled_callbacks": self.enabled_callbacks}
+
+
 # -- one process per variant ------------------------------------------------------
 
 
@@ -413,8 +472,8 @@ class Session:
 
     def start(self) -> None:
         variant = self.variant
-        if variant == "cupti_floor":
-            self._floor = CuptiFloor()
+        if variant in ("cupti_floor", "callback_floor"):
+            self._floor = CuptiFloor() if variant == "cupti_floor" else CuptiCallbackFloor()
             self._floor.start()
             self.info.update(cupti_path=self._floor.path, cupti_version=self._floor.version)
         elif variant in ("proton", "proton_hook"):
@@ -444,7 +503,7 @@ class Session:
 
     def stop(self) -> None:
         variant = self.variant
-        if variant == "cupti_floor":
+        if variant in ("cupti_floor", "callback_floor"):
             self.info.update(self._floor.stop(), buffers=self._floor.buffers, dropped=self._floor.dropped)
         elif variant in ("proton", "proton_hook"):
             import proton
@@ -547,13 +606,15 @@ def paired_child(variant: str, names: list, args, out_dir: str) -> dict:
 
 def _subtract_floor(rows: dict) -> None:
     """Each profiled row's paired ratio minus cupti_floor's (the floor's own
-    row gets 0; plain, the reference of every ratio, gets none)."""
-    floor = rows.get("cupti_floor", {}).get("paired_ratio")
-    if floor is None:
-        return
-    for row in rows.values():
-        if row.get("paired_ratio") is not None and row["variant"] != "plain":
-            row["minus_floor"] = row["paired_ratio"] - floor
+    row gets 0; plain, the reference of every ratio, gets none), and minus
+    callback_floor's where that was run."""
+    for floor_variant, key in (("cupti_floor", "minus_floor"), ("callback_floor", "minus_callback_floor")):
+        floor = rows.get(floor_variant, {}).get("paired_ratio")
+        if floor is None:
+            continue
+        for row in rows.values():
+            if row.get("paired_ratio") is not None and row["variant"] != "plain":
+                row[key] = row["paired_ratio"] - floor
 
 
 def summarize_paired(runs: list, workloads: list, variants: list) -> dict:
@@ -592,23 +653,24 @@ def markdown_paired(summary: dict, config: dict) -> str:
         f"{machine.get('triton', '?')}), paired in process: {config['rounds']} processes per variant, "
         f"{config['cycles']} cycles per workload and process, each a plain loop and a loop in a fresh session "
         "(alternating order), the session's second loop timed. 'paired' is the median of the loop ratios "
-        "(quartiles after it); '- floor' subtracts cupti_floor's; 'first loop' is the session's first loop over "
-        "the plain one (once-per-session costs included).",
+        "(quartiles after it); '- floor' subtracts cupti_floor's, '- callback floor' callback_floor's; "
+        "'first loop' is the session's first loop over the plain one (once-per-session costs included).",
         "",
-        "| workload | variant | plain loop ms | paired (quartiles) | - floor | us/iteration | first loop | pairs |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| workload | variant | plain loop ms | paired (quartiles) | - floor | - callback floor | us/iteration "
+        "| first loop | pairs |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, part in summary.items():
         for row in part["rows"]:
             if row.get("error"):
-                lines.append(f"| {name} | {row['variant']} | failed | | | | | |")
+                lines.append(f"| {name} | {row['variant']} | failed | | | | | | |")
                 continue
             q = row["quartiles"]
             lines.append(
                 f"| {name} | {row['variant']} | {row['plain_loop_ms']:.2f} | {row['paired_ratio']:.3f}x "
                 f"({q[0]:.3f}-{q[1]:.3f}) | {_fmt(row.get('minus_floor'), '+.3f')} | "
-                f"{row['us_per_iteration_over_plain']:.1f} | {_fmt(row.get('first_loop_ratio'), '.3f')}x | "
-                f"{row['samples']} |"
+                f"{_fmt(row.get('minus_callback_floor'), '+.3f')} | {row['us_per_iteration_over_plain']:.1f} | "
+                f"{_fmt(row.get('first_loop_ratio'), '.3f')}x | {row['samples']} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -846,7 +908,7 @@ def seen_counts(runs: list, variants: list) -> list:
 
     rows = []
     for variant in variants:
-        if variant in ("plain", "cupti_floor"):
+        if variant in ("plain", "cupti_floor", "callback_floor"):
             continue
         mine = [r for r in ok if r["variant"] == variant]
         if not mine:

@@ -28,6 +28,13 @@ def parse_args(argv=None):
         help="comma-separated subset of the device cases: " + ",".join(DEVICE_CASES),
     )
     p.add_argument(
+        "--device-rounds",
+        type=int,
+        default=1,
+        help="device section: time every variant this many times, the order rotating per round, and report "
+        "the median of the per-round ratios to plain (default 1: one timing per variant)",
+    )
+    p.add_argument(
         "--proton-mode",
         default=None,
         help="mode for proton.start (e.g. 'default:optimizations=clock32'); default: proton's default",
@@ -76,6 +83,8 @@ def parse_args(argv=None):
     p.add_argument("--_preflight-kernels", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.only = tuple(dict.fromkeys(args.only)) if args.only else SECTIONS
+    if args.device_rounds < 1:
+        p.error(f"--device-rounds must be at least 1, not {args.device_rounds}")
     args.variants = tuple(v for v in ALL_VARIANTS if v in {x.strip() for x in args.variants.split(",") if x.strip()})
     bad = {x.strip() for x in args.cases.split(",") if x.strip()} - set(DEVICE_CASES)
     if bad:

@@ -70,7 +70,11 @@ def summary_rows(results):
         v = rec["variants"]
         target = TARGETS.get(f"device:{key}")
         p, r = v.get("proton", {}), v.get("reference", {})
-        rows.append(_paired_row(f"device time {key} (median, CUPTI)", p, r, "ratio_median", target))
+        if rec.get("rounds", 1) > 1:
+            metric = f"device time {key} (median of {rec['rounds']} rounds' ratios, CUPTI)"
+            rows.append(_paired_row(metric, p, r, "ratio_paired", target))
+        else:
+            rows.append(_paired_row(f"device time {key} (median, CUPTI)", p, r, "ratio_median", target))
     db = results.get("dobench") or {}
     for part, label in (
         ("fixed", "do_bench session wall (fixed counts)"),
@@ -194,6 +198,7 @@ def render_markdown(results):
                         fmt_num(r.get("mean_us")),
                         fmt_ratio(r.get("ratio_median")),
                         fmt_ratio(r.get("ratio_mean")),
+                        fmt_ratio(r.get("ratio_paired")) + _round_ratios(r),
                         r.get("ptx_clock_reads", "-"),
                         _checks(r.get("checks")),
                         _err(r),
@@ -210,6 +215,7 @@ def render_markdown(results):
                     "mean us",
                     "ratio (median)",
                     "ratio (mean)",
+                    "paired ratio over rounds",
                     "PTX clock reads",
                     "result",
                     "error / problems",
@@ -327,6 +333,11 @@ def render_markdown(results):
 
 def _ms(s):
     return None if s is None else s * 1e3
+
+
+def _round_ratios(rec):
+    ratios = rec.get("paired_ratios") or []
+    return f" ({', '.join(f'{x:.3f}' for x in ratios)})" if len(ratios) > 1 else ""
 
 
 def _checks(checks):
