@@ -55,8 +55,8 @@ def parse_args(argv=None):
         "--reference-device-data",
         default="tree",
         choices=("tree", "trace"),
-        help="triton.profiler data= for the device and compile sessions (default tree: the "
-        "device-side code does not depend on it and a trace of 100 64M launches is huge)",
+        help="data= of both profilers' device sessions and triton.profiler's compile sessions (default tree: "
+        "the device-side code does not depend on it and a trace of 100 64M launches is huge)",
     )
     p.add_argument(
         "--reference-dobench-data",

@@ -28,7 +28,8 @@ def _time_round(bench, entry, case, kernel_key, key, warm, n, rnd):
         def measure(variant=variant):
             fn = kernels.build(case.template, variant, case.tag)
             out = case.output()
-            with bench.sessions.session(variant, f"device_{key}_round{rnd}", {}, data=bench.args.reference_device_data):
+            data = bench.args.reference_device_data
+            with bench.sessions.session(variant, f"device_{key}_round{rnd}", {}, data=data, proton_data=data):
                 compiled = case.launch(fn, out)
                 for _ in range(warm):
                     case.launch(fn, out)
@@ -86,7 +87,8 @@ def run_device(bench):
                 fn = kernels.build(case.template, variant, case.tag)
                 out = case.output()
                 info = rec["session"] = {}
-                with bench.sessions.session(variant, f"device_{key}", info, data=bench.args.reference_device_data):
+                data = bench.args.reference_device_data  # both profilers write the same kind of output
+                with bench.sessions.session(variant, f"device_{key}", info, data=data, proton_data=data):
                     t0 = time.perf_counter()
                     compiled = case.launch(fn, out)  # compiles (outside the measured window)
                     torch.cuda.synchronize()
@@ -147,7 +149,8 @@ def run_device(bench):
                     rec["round_medians_us"] = [rec["median_us"]]
             for rnd in range(1, bench.args.device_rounds):
                 _time_round(bench, entry, case, kernel_key, key, warm, n, rnd)
-            _paired_ratios(entry)
+                _paired_ratios(entry)
+                bench.save()  # a run cut short keeps its complete rounds
             for variant, rec in entry["variants"].items():
                 if rec.get("ratio_paired") is not None:
                     print(

@@ -33,7 +33,7 @@ class Sessions:
         self.args = args
         self.trace_dir = trace_dir
 
-    def _start(self, variant, path, data):
+    def _start(self, variant, path, data, proton_data):
         if variant == "proton":
             import proton
 
@@ -42,6 +42,7 @@ class Sessions:
                 backend="instrumentation",
                 mode=self.args.proton_mode,
                 max_launches_per_kernel=self.args.max_launches,
+                data=proton_data,
             )
         import triton.profiler as tp
 
@@ -58,12 +59,13 @@ class Sessions:
         return None
 
     @contextlib.contextmanager
-    def session(self, variant, label, info, data="tree", phase=None):
+    def session(self, variant, label, info, data="tree", phase=None, proton_data=None):
         """`info` receives: trace_base, data, start_s, finalize_s, report (proton),
         files {path: bytes}, finalize_error. Finalize always runs; its error is
         recorded (and raised only if the block itself succeeded). The files are
         sized, then deleted, or with --keep-traces moved to <trace dir>/<phase>/
-        (several sessions may share a label: see run_dobench)."""
+        (several sessions may share a label: see run_dobench). `proton_data`
+        is proton's data= (None: its default, every format)."""
         if variant == "plain":
             yield
             return
@@ -73,7 +75,7 @@ class Sessions:
             info["data"] = data
         t0 = time.perf_counter()
         try:
-            self._start(variant, path, data)
+            self._start(variant, path, data, proton_data)
         except BaseException:
             with contextlib.suppress(Exception):  # undo a half-started session
                 self._finalize(variant)
