@@ -585,17 +585,20 @@ def paired_child(variant: str, names: list, args, out_dir: str) -> dict:
             loops = {}
             for kind in ("plain", "profiled") if cycle % 2 == 0 else ("profiled", "plain"):
                 if kind == "plain":
-                    loops[kind] = timed_loop(workload)
+                    loops[kind] = [timed_loop(workload) for _ in range(args.loops_per_side)]
                     continue
                 session.start()
                 loops["first_in_session"] = timed_loop(workload)
-                loops[kind] = timed_loop(workload)
+                loops[kind] = [timed_loop(workload) for _ in range(args.loops_per_side)]
                 counts = session.after_workload()
                 session.stop()
             pairs.append(
                 {
-                    "plain_s": loops["plain"],
-                    "profiled_s": loops["profiled"],
+                    # The fastest of a side's loops: interference only ever adds time.
+                    "plain_s": min(loops["plain"]),
+                    "profiled_s": min(loops["profiled"]),
+                    "plain_loops_s": loops["plain"],
+                    "profiled_loops_s": loops["profiled"],
                     "first_in_session_s": loops["first_in_session"],
                     "floor_counts": counts,
                 }
@@ -733,6 +736,8 @@ def _child_command(args, what: str, work: str) -> list:
         str(args.replays),
         "--cycles",
         str(args.cycles),
+        "--loops-per-side",
+        str(args.loops_per_side),
         *(["--paired"] if args.paired else []),
         "--inductor-launcher",
         args.inductor_launcher,
@@ -959,10 +964,19 @@ def parse_args(argv=None):
         "the plain variant is then not run on its own",
     )
     parser.add_argument("--cycles", type=int, default=8, help="--paired: pairs per workload and process")
+    parser.add_argument(
+        "--loops-per-side",
+        type=int,
+        default=1,
+        help="--paired: loops timed on each side of a pair (plain, and in the session after its first loop); "
+        "the pair keeps each side's fastest (default 1)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.workload_list = [w for w in args.workloads.split(",") if w]
+    if args.loops_per_side < 1:
+        parser.error(f"--loops-per-side must be at least 1, not {args.loops_per_side}")
     args.variant_list = [v for v in args.variants.split(",") if v]
     unknown = [w for w in args.workload_list if w not in WORKLOADS] + [
         v for v in args.variant_list if v not in VARIANTS
@@ -994,6 +1008,7 @@ def main() -> None:
         "repeats": args.repeats,
         "paired": args.paired,
         "cycles": args.cycles,
+        "loops_per_side": args.loops_per_side,
         "argv": sys.argv[1:],
     }
     print("priming: compiling the workloads once ...", file=sys.stderr)
