@@ -34,7 +34,7 @@ llvm.func @brace() {
 // -----
 
 llvm.func @bad_kind() {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [start, end, event_start, event_end, mark, value, value_end]}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [start, end, event_start, event_end, mark, value}}
   proton.record middle "x"
   llvm.return
 }
