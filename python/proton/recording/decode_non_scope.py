@@ -1,7 +1,9 @@
 """Asynchronous events, marks and values of one launch: the records whose
-ids the scope table names as `event`, `mark` or `value`
-(proton.language.allocate_event, start_event, end_event, mark,
-record_value; docs/buffer-format.md, "Events and marks").
+ids are not scopes' (proton.language.allocate_event, start_event, end_event,
+mark, record_value; docs/buffer-format.md, "Events and marks"). How an id's
+records decode is its IdKind's traits (compiler_exports.ID_KIND_TRAITS), not
+its name: ids paired by name are events, points without a value instants
+(marks), points with a value values.
 
 Pairing rule, per CTA and event: if every warp of the CTA that recorded the
 event recorded as many ends as starts, each warp's records pair among
@@ -24,10 +26,28 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernel_metadata import KernelMetadata
-from ..compiler_exports import IdKind
+from ..compiler_exports import ID_KIND_TRAITS
 
 #: Codes of the scope table's `kind` field, as the compiler numbers them.
-KIND_CODES = {kind.name: kind.value for kind in IdKind}
+KIND_CODES = {name: traits.code for name, traits in ID_KIND_TRAITS.items()}
+
+
+def _by_code(test) -> np.ndarray:
+    """A lookup table by kind code: does the IdKind's traits pass `test`?"""
+    table = np.zeros(max(KIND_CODES.values()) + 1, dtype=bool)
+    for traits in ID_KIND_TRAITS.values():
+        table[traits.code] = test(traits)
+    return table
+
+
+#: By kind code: ids that are not scopes (decoded here, not by the scope pairing).
+NOT_SCOPE = _by_code(lambda t: t.pairing != "scope")
+#: By kind code: ids whose records pair by name when decoded (events).
+PAIRED_BY_NAME = _by_code(lambda t: t.pairing == "event")
+#: By kind code: one-site ids without a value (marks): one instant per record.
+INSTANTS = _by_code(lambda t: t.pairing == "point" and not t.has_value)
+#: By kind code: one-site ids with a value: a time record, then the value's.
+VALUES = _by_code(lambda t: t.pairing == "point" and t.has_value)
 
 
 def kind_codes(metadata: KernelMetadata) -> np.ndarray:
@@ -42,8 +62,10 @@ def float_values(metadata: KernelMetadata) -> np.ndarray:
 
 @dataclass
 class AsyncEvents:
-    """Paired asynchronous events (one row per start/end pair) and marks
-    (one row per mark record). Times are ns since the launch's origin_ns."""
+    """Paired asynchronous events (one row per start/end pair of the ids
+    paired by name), marks (one row per record of a point id without a
+    value: INSTANTS) and values (one row per time and value pair). Times
+    are ns since the launch's origin_ns."""
 
     event_id: np.ndarray  # scope-table id of the event
     event_cta: np.ndarray
@@ -95,12 +117,12 @@ def split(
     time; for values also the column in the warp's records and the record's
     low 32 bits), in row-major order."""
     kind = kinds[ids]
-    m = kind == KIND_CODES["mark"]
-    e = kind == KIND_CODES["event"]
+    m = INSTANTS[kind]
+    e = PAIRED_BY_NAME[kind]
     pairs = pair_events(ids[e], rows[e], is_end[e], ns[e], num_segments)
     values = {}
     unpaired_values = 0
-    v = np.flatnonzero(kind == KIND_CODES["value"])
+    v = np.flatnonzero(VALUES[kind])
     if v.size:
         if cols is None or low_words is None:
             raise ValueError("value records need their columns and low words to be decoded")
