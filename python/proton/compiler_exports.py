@@ -25,7 +25,7 @@ Granularity = IntEnum("Granularity", _C.ENUMS["Granularity"])
 SamplingStrategy = IntEnum("SamplingStrategy", _C.ENUMS["SamplingStrategy"])
 #: A record's kind.
 RecordKind = IntEnum("RecordKind", _C.ENUMS["RecordKind"])
-#: What an id of a kernel's scope table stands for (scope, event, mark, value).
+#: What an id of a kernel's scope table stands for (scope, event, mark, value, ...: ID_KIND_TRAITS).
 IdKind = IntEnum("IdKind", _C.ENUMS["IdKind"])
 
 
