@@ -29,8 +29,8 @@ static std::string kindsTakingValue() {
   return text;
 }
 
-// Names travel through inline-asm strings and into trace files, so they are
-// kept to printable characters that need no escaping anywhere.
+// What a kind takes (a value operand, whether proton.record may name it) is
+// its traits'.
 LogicalResult RecordOp::verify() {
   const RecordKindTraits &kindTraits = traits();
   StringRef kind = stringifyRecordKind(getKind());
@@ -56,6 +56,8 @@ LogicalResult RecordOp::verify() {
              << kind << "' record's value is "
              << llvm::join(kindTraits.valueTypes, " or ") << ", not " << type;
   }
+  // Names travel through inline-asm strings and into trace files, so they
+  // are kept to printable characters that need no escaping anywhere.
   StringRef name = getName();
   if (name.empty())
     return emitOpError("scope name must not be empty");
