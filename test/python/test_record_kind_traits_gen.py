@@ -6,6 +6,7 @@ its value record, an IdKind whose kinds pair two ways)."""
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -68,23 +69,26 @@ def test_the_project_enums_generate_one_row_per_case(dump, tmp_path):
 
 
 def _with_case(case: str, enumerant: str) -> str:
-    """ProtonEnums.td with one more RecordKind case (numbered 7)."""
+    """ProtonEnums.td with one more RecordKind case, the def `case` (its
+    number `{n}`: the next one), appended to the enum's list."""
     with open(ENUMS_TD) as f:
         text = f.read()
-    text = text.replace("def Proton_RecordKind : ", case + "\ndef Proton_RecordKind : ")
-    return text.replace("    Proton_RecordKind_value_end\n", f"    Proton_RecordKind_value_end,\n    {enumerant}\n")
+    listed = re.search(r"(def Proton_RecordKind : I32EnumAttr<[^\[]*\[)(.*?)(\s*\]>)", text, re.S)
+    n = len([c for c in listed.group(2).split(",") if c.strip()])
+    text = text[: listed.end(2)] + f",\n    {enumerant}" + text[listed.end(2) :]
+    return text.replace("def Proton_RecordKind : ", case.format(n=n) + "\ndef Proton_RecordKind : ")
 
 
 def test_a_kind_without_traits_is_refused(dump, tmp_path):
-    td = _with_case('def Proton_RecordKind_plain : I32EnumAttrCase<"plain", 7>;', "Proton_RecordKind_plain")
+    td = _with_case('def Proton_RecordKind_plain : I32EnumAttrCase<"plain", {n}>;', "Proton_RecordKind_plain")
     done = generate(dump(td, tmp_path), tmp_path)
     assert done.returncode != 0 and "'plain' is not a Proton_RecordKindCase" in done.stderr
 
 
 def test_a_value_kind_needs_its_value_record(dump, tmp_path):
     td = _with_case(
-        'def Proton_RecordKind_sample : Proton_RecordKindCase<"sample", 7, Proton_IdKind_mark, Proton_Point> {\n'
-        '  let valueTypes = ["i32"];\n}',
+        'def Proton_RecordKind_sample : Proton_RecordKindCase<"sample", {n}, Proton_IdKind_mark, Proton_Point> {{\n'
+        '  let valueTypes = ["i32"];\n}}',
         "Proton_RecordKind_sample",
     )
     done = generate(dump(td, tmp_path), tmp_path)
@@ -93,7 +97,7 @@ def test_a_value_kind_needs_its_value_record(dump, tmp_path):
 
 def test_an_id_kind_pairs_one_way(dump, tmp_path):
     td = _with_case(
-        'def Proton_RecordKind_tick : Proton_RecordKindCase<"tick", 7, Proton_IdKind_mark, Proton_OpensEvent>;',
+        'def Proton_RecordKind_tick : Proton_RecordKindCase<"tick", {n}, Proton_IdKind_mark, Proton_OpensEvent>;',
         "Proton_RecordKind_tick",
     )
     done = generate(dump(td, tmp_path), tmp_path)
