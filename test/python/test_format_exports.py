@@ -5,6 +5,7 @@ that drifts from the document, or from the compiler, fails here."""
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from proton import _C
@@ -250,10 +251,14 @@ def test_id_kinds_are_the_compilers():
     for name, code in _C.ENUMS["IdKind"].items():
         pairing = _C.ID_KIND_TRAITS[name]["pairing"]
         has_value = bool(_C.ID_KIND_TRAITS[name]["value_types"])
-        assert decode_non_scope.NOT_SCOPE[code] == (pairing != "scope")
-        assert decode_non_scope.PAIRED_BY_NAME[code] == (pairing == "event")
-        assert decode_non_scope.INSTANTS[code] == (pairing == "point" and not has_value)
-        assert decode_non_scope.VALUES[code] == (pairing == "point" and has_value)
+        assert (code in decode_non_scope.NOT_SCOPE) == (pairing != "scope")
+        assert (code in decode_non_scope.PAIRED_BY_NAME) == (pairing == "event")
+        assert (code in decode_non_scope.INSTANTS) == (pairing == "point" and not has_value)
+        assert (code in decode_non_scope.VALUES) == (pairing == "point" and has_value)
+    codes = np.array(list(_C.ENUMS["IdKind"].values()) * 3, dtype=np.int8)
+    for group in ("NOT_SCOPE", "PAIRED_BY_NAME", "INSTANTS", "VALUES"):
+        chosen = getattr(decode_non_scope, group)
+        assert (decode_non_scope.of_kinds(codes, chosen) == np.isin(codes, chosen)).all(), group
 
 
 def test_malformed_marker_lists_the_recordable_kinds():

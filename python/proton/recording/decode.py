@@ -209,7 +209,8 @@ def _id_lookups(kinds: np.ndarray):
     is)? Ids past the table stay scopes, so that the scope pairing reports
     them as corruption."""
     not_scope = value_ids = None
-    is_other, is_value = decode_non_scope.NOT_SCOPE[kinds], decode_non_scope.VALUES[kinds]
+    is_other = decode_non_scope.of_kinds(kinds, decode_non_scope.NOT_SCOPE)
+    is_value = decode_non_scope.of_kinds(kinds, decode_non_scope.VALUES)
     if is_other.any():
         not_scope = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
         not_scope[: kinds.size] = is_other

@@ -32,22 +32,30 @@ from ..compiler_exports import ID_KIND_TRAITS
 KIND_CODES = {name: traits.code for name, traits in ID_KIND_TRAITS.items()}
 
 
-def _by_code(test) -> np.ndarray:
-    """A lookup table by kind code: does the IdKind's traits pass `test`?"""
-    table = np.zeros(max(KIND_CODES.values()) + 1, dtype=bool)
-    for traits in ID_KIND_TRAITS.values():
-        table[traits.code] = test(traits)
-    return table
+def _codes(test) -> tuple[int, ...]:
+    """The codes of the IdKinds whose traits pass `test`."""
+    return tuple(traits.code for traits in ID_KIND_TRAITS.values() if test(traits))
 
 
-#: By kind code: ids that are not scopes (decoded here, not by the scope pairing).
-NOT_SCOPE = _by_code(lambda t: t.pairing != "scope")
-#: By kind code: ids whose records pair by name when decoded (events).
-PAIRED_BY_NAME = _by_code(lambda t: t.pairing == "event")
-#: By kind code: one-site ids without a value (marks): one instant per record.
-INSTANTS = _by_code(lambda t: t.pairing == "point" and not t.has_value)
-#: By kind code: one-site ids with a value: a time record, then the value's.
-VALUES = _by_code(lambda t: t.pairing == "point" and t.has_value)
+#: Codes of the ids that are not scopes (decoded here, not by the scope pairing).
+NOT_SCOPE = _codes(lambda t: t.pairing != "scope")
+#: Codes of the ids whose records pair by name when decoded (events).
+PAIRED_BY_NAME = _codes(lambda t: t.pairing == "event")
+#: Codes of the one-site ids without a value (marks): one instant per record.
+INSTANTS = _codes(lambda t: t.pairing == "point" and not t.has_value)
+#: Codes of the one-site ids with a value: a time record, then the value's.
+VALUES = _codes(lambda t: t.pairing == "point" and t.has_value)
+
+
+def of_kinds(kind: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:
+    """Is each kind code one of `codes`? One comparison per code (a handful),
+    several times faster than a lookup table indexed by the codes."""
+    if len(codes) == 1:
+        return kind == codes[0]
+    found = np.zeros(kind.shape, dtype=bool)
+    for code in codes:
+        found |= kind == code
+    return found
 
 
 def kind_codes(metadata: KernelMetadata) -> np.ndarray:
@@ -117,12 +125,12 @@ def split(
     time; for values also the column in the warp's records and the record's
     low 32 bits), in row-major order."""
     kind = kinds[ids]
-    m = INSTANTS[kind]
-    e = PAIRED_BY_NAME[kind]
+    m = of_kinds(kind, INSTANTS)
+    e = of_kinds(kind, PAIRED_BY_NAME)
     pairs = pair_events(ids[e], rows[e], is_end[e], ns[e], num_segments)
     values = {}
     unpaired_values = 0
-    v = np.flatnonzero(VALUES[kind])
+    v = np.flatnonzero(of_kinds(kind, VALUES))
     if v.size:
         if cols is None or low_words is None:
             raise ValueError("value records need their columns and low words to be decoded")
