@@ -41,7 +41,7 @@ void ScopeIdAllocation::numberStarts(Region &body) {
   // Ids follow the starts' textual order, whatever order blocks are visited.
   for (Block &block : body)
     for (auto record : block.getOps<RecordOp>())
-      if (record.isStart()) {
+      if (record.traits().opensScope()) {
         int id = (int)scopes.size();
         scopes.push_back({id, record.getName().str(), -1, record.getLoc()});
         idOf[record] = id;
@@ -52,25 +52,25 @@ void ScopeIdAllocation::numberEventsAndMarks(Region &body) {
   llvm::StringMap<int> events;
   for (Block &block : body)
     for (auto record : block.getOps<RecordOp>()) {
-      if (record.isScope())
+      const RecordKindTraits &traits = record.traits();
+      if (traits.pairing == KindPairing::scope)
         continue;
-      bool isValue = record.getKind() == RecordKind::value;
-      if (record.getKind() == RecordKind::mark || isValue) {
+      if (traits.pairing == KindPairing::point) {
         // The parent is set while pairing, from the scopes open there.
         int id = (int)scopes.size();
-        scopes.push_back({id, record.getName().str(), -1, record.getLoc(),
-                          isValue ? IdKind::value : IdKind::mark});
-        if (isValue)
-          scopes.back().dtype =
-              isa<FloatType>(record.getValue().getType()) ? "f32" : "i32";
+        scopes.push_back(
+            {id, record.getName().str(), -1, record.getLoc(), traits.idKind});
+        if (Value value = record.getValue())
+          scopes.back().dtype = valueTypeName(value.getType());
         idOf[record] = id;
         continue;
       }
+      // An event: one id per name, whatever kinds of its records.
       auto [it, inserted] =
           events.try_emplace(record.getName(), (int)scopes.size());
       if (inserted)
         scopes.push_back({it->second, record.getName().str(), -1,
-                          record.getLoc(), IdKind::event});
+                          record.getLoc(), traits.idKind});
       idOf[record] = it->second;
     }
 }
@@ -107,16 +107,16 @@ LogicalResult ScopeIdAllocation::pairAlongPaths(Region &body) {
 LogicalResult ScopeIdAllocation::pairInBlock(Block &block, OpenScopes &open) {
   bool ok = true;
   for (auto record : block.getOps<RecordOp>()) {
-    // Events are paired when decoded, whatever the paths; a mark or a value
-    // belongs to the innermost scope open where it is.
-    if (record.getKind() == RecordKind::mark ||
-        record.getKind() == RecordKind::value) {
+    // Events are paired when decoded, whatever the paths; a point (a mark,
+    // a value) belongs to the innermost scope open where it is.
+    const RecordKindTraits &traits = record.traits();
+    if (traits.pairing == KindPairing::point) {
       scopes[idOf.lookup(record)].parent = open.empty() ? -1 : open.back();
       continue;
     }
-    if (!record.isScope())
+    if (traits.pairing != KindPairing::scope)
       continue;
-    if (record.isStart()) {
+    if (traits.opensScope()) {
       int id = idOf.lookup(record);
       scopes[id].parent = open.empty() ? -1 : open.back();
       open.push_back(id);

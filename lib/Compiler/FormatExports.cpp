@@ -95,6 +95,35 @@ std::vector<proton::EnumCases> proton::enums() {
   };
 }
 
+static std::vector<std::string>
+typeNames(llvm::ArrayRef<llvm::StringLiteral> types) {
+  return std::vector<std::string>(types.begin(), types.end());
+}
+
+std::vector<proton::RecordKindInfo> proton::recordKindTraitTable() {
+  std::vector<RecordKindInfo> table;
+  for (const mlir::proton::RecordKindTraits &t :
+       mlir::proton::allRecordKindTraits())
+    table.push_back(
+        {mlir::proton::stringifyRecordKind(t.kind).str(),
+         mlir::proton::stringifyIdKind(t.idKind).str(),
+         mlir::proton::stringifyKindPairing(t.pairing).str(), t.closes,
+         typeNames(t.valueTypes),
+         t.valueRecord ? mlir::proton::stringifyRecordKind(*t.valueRecord).str()
+                       : "",
+         t.records, t.endBit, t.recordable});
+  return table;
+}
+
+std::vector<proton::IdKindInfo> proton::idKindTraitTable() {
+  std::vector<IdKindInfo> table;
+  for (const mlir::proton::IdKindTraits &t : mlir::proton::allIdKindTraits())
+    table.push_back({mlir::proton::stringifyIdKind(t.kind).str(),
+                     mlir::proton::stringifyKindPairing(t.pairing).str(),
+                     typeNames(t.valueTypes)});
+  return table;
+}
+
 unsigned proton::blockBytes(unsigned segmentBytes, unsigned overhang) {
   return pgpu::LayoutAttr::blockBytesFor(segmentBytes, overhang);
 }

@@ -20,9 +20,10 @@ struct ScheduleStoresPass
       llvm::DenseMap<int32_t, SmallVector<CircularStoreOp>> ends;
       function.walk([&](CircularStoreOp store) {
         // Only scopes: an event's start need not dominate its end.
-        if (store.getKind() == RecordKind::start)
+        const RecordKindTraits &traits = recordKindTraits(store.getKind());
+        if (traits.opensScope())
           starts[store.getScopeId()] = store;
-        else if (store.getKind() == RecordKind::end)
+        else if (traits.closesScope())
           ends[store.getScopeId()].push_back(store);
       });
       for (auto [id, start] : starts) {

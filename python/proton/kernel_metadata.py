@@ -7,9 +7,10 @@ its names, parents and kinds with the decoded events), parsed once from the
 compiler's JSON; and the registry of every instrumented kernel this process
 compiled or loaded, by kernel id.
 
-A new record kind is a new `kind` of the compiler's IdKind enum (read here
-through compiler_exports), and any field it needs is a new field of
-RecordTableRow; nothing else here changes."""
+A row's `kind` is an IdKind of the compiler's, and what that kind's rows
+carry (a value's dtype) is the IdKind's traits (compiler_exports, from
+ProtonEnums.td): a new record kind changes nothing here unless it needs a
+new field of RecordTableRow."""
 
 from __future__ import annotations
 
@@ -18,9 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ProfilerError
-
-#: The 32-bit types a value record holds.
-VALUE_DTYPES = ("i32", "f32")
 
 
 @dataclass(frozen=True)
@@ -65,23 +63,26 @@ class RecordTableRow:
     id: int
     name: str
     parent: int  # the enclosing scope's id, -1 at the top level
-    kind: str = "scope"  # an IdKind name: scope, event, mark, value
+    kind: str = "scope"  # an IdKind name (compiler_exports.ID_KIND_TRAITS)
     location: str = ""  # file:line:col of the marker
-    dtype: str | None = None  # a value's 32-bit type (VALUE_DTYPES)
+    dtype: str | None = None  # a value's 32-bit type (its IdKind's value_types)
     #: Whether the compiler wrote `kind` (older compilers did not): kept so
     #: that the metadata serializes back as it was read.
     kind_given: bool = field(default=True, repr=False)
 
     @staticmethod
-    def from_dict(d: dict, kinds: tuple[str, ...]) -> "RecordTableRow":
+    def from_dict(d: dict, kinds: dict) -> "RecordTableRow":
+        """`kinds`: the IdKinds' traits by name (record_kinds())."""
         kind = d.get("kind", "scope")
         if kind not in kinds:
             raise ValueError(
                 f"scope table entry {d['id']} ({d['name']!r}) has unknown kind {kind!r}; known: {', '.join(kinds)}"
             )
         dtype = d.get("dtype")
-        if kind == "value" and d.get("dtype", "i32") not in VALUE_DTYPES:
-            known = ", ".join(VALUE_DTYPES)
+        value_types = kinds[kind].value_types
+        # A value's dtype defaults to the first type (compilers before dtype wrote i32 only).
+        if value_types and d.get("dtype", value_types[0]) not in value_types:
+            known = ", ".join(value_types)
             raise ValueError(f"scope table entry {d['id']} ({d['name']!r}) has value type {dtype!r}; known: {known}")
         return RecordTableRow(
             int(d["id"]), d["name"], int(d["parent"]), kind, d.get("loc", ""), dtype, kind_given="kind" in d
@@ -89,8 +90,8 @@ class RecordTableRow:
 
     @property
     def is_float(self) -> bool:
-        """A value row whose 32 bits are an f32."""
-        return self.kind == "value" and self.dtype == "f32"
+        """A value row (of an IdKind with value types) whose 32 bits are an f32."""
+        return self.dtype == "f32" and record_kinds()[self.kind].has_value
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"dtype": self.dtype} if self.dtype is not None else {}
@@ -169,11 +170,12 @@ class KernelMetadata:
         return [row.parent for row in self.rows]
 
 
-def record_kinds() -> tuple[str, ...]:
-    """The kinds a record-table row may have, as the compiler names them."""
-    from .compiler_exports import IdKind
+def record_kinds() -> dict:
+    """The kinds a record-table row may have, as the compiler names them,
+    with their traits (compiler_exports.IdKindTraits)."""
+    from .compiler_exports import ID_KIND_TRAITS
 
-    return tuple(kind.name for kind in IdKind)
+    return ID_KIND_TRAITS
 
 
 # The registry: every instrumented kernel this process compiled or loaded,

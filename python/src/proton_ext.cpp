@@ -47,6 +47,37 @@ NB_MODULE(_C, m) {
     enums[e.name.c_str()] = cases;
   }
   m.attr("ENUMS") = enums;
+  // What each kind does (ProtonEnums.td's Proton_RecordKindCase fields), by
+  // kind name; proton.compiler_exports reads them.
+  auto names = [](const std::vector<std::string> &texts) {
+    nb::list list;
+    for (const std::string &t : texts)
+      list.append(t);
+    return nb::steal<nb::tuple>(PySequence_Tuple(list.ptr()));
+  };
+  nb::dict recordKindTraits;
+  for (const proton::RecordKindInfo &k : proton::recordKindTraitTable()) {
+    nb::dict traits;
+    traits["id_kind"] = k.idKind;
+    traits["pairing"] = k.pairing;
+    traits["closes"] = k.closes;
+    traits["value_types"] = names(k.valueTypes);
+    traits["value_record"] =
+        k.valueRecord.empty() ? nb::none() : nb::cast(k.valueRecord);
+    traits["records"] = k.records;
+    traits["end_bit"] = k.endBit;
+    traits["recordable"] = k.recordable;
+    recordKindTraits[k.name.c_str()] = traits;
+  }
+  m.attr("RECORD_KIND_TRAITS") = recordKindTraits;
+  nb::dict idKindTraits;
+  for (const proton::IdKindInfo &k : proton::idKindTraitTable()) {
+    nb::dict traits;
+    traits["pairing"] = k.pairing;
+    traits["value_types"] = names(k.valueTypes);
+    idKindTraits[k.name.c_str()] = traits;
+  }
+  m.attr("ID_KIND_TRAITS") = idKindTraits;
   m.def("block_bytes", &proton::blockBytes, nb::arg("segment_bytes"),
         nb::arg("overhang") = 0,
         "The bytes of one segment's block in profile_scratch: header, records "

@@ -5,6 +5,7 @@ that drifts from the document, or from the compiler, fails here."""
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from proton import _C
@@ -175,26 +176,103 @@ def test_buffer_type_and_granularity_codes():
 
 
 def test_record_kind_matches_the_end_bit():
-    # The end bit is set for end, event_end and value_end records (the
-    # lowering's rule); the kinds the marker text and the decoder's docs name
-    # are these (value_end only below proton.record: a value's second record).
-    assert _C.ENUMS["RecordKind"] == {
-        "start": 0,
-        "end": 1,
-        "event_start": 2,
-        "event_end": 3,
-        "mark": 4,
-        "value": 5,
-        "value_end": 6,
+    # The end bit is set for the kinds that close a pair (end, event_end)
+    # and for a value's second record (value_end), the lowering's rule
+    # (ProtonGPUToLLVM reads end_bit; its lit tests check the tags written).
+    kinds = _C.ENUMS["RecordKind"]
+    traits = _C.RECORD_KIND_TRAITS
+    assert list(traits) == list(kinds)
+    value_records = {t["value_record"] for t in traits.values()} - {None}
+    for name, t in traits.items():
+        assert t["end_bit"] == (t["closes"] or name in value_records), name
+    assert {name for name, t in traits.items() if t["end_bit"]} >= {"end", "event_end", "value_end"}
+
+
+def test_record_kind_traits_are_every_kinds_and_well_typed():
+    # One traits entry per RecordKind case, in the enum's order, with fields
+    # of the types compiler_exports reads; and as the generator promises.
+    from proton.compiler_exports import RECORD_KIND_TRAITS, RecordKind
+
+    kinds, id_kinds = _C.ENUMS["RecordKind"], _C.ENUMS["IdKind"]
+    assert list(kinds.values()) == list(range(len(kinds)))
+    assert list(RECORD_KIND_TRAITS) == list(kinds) == [k.name for k in RecordKind]
+    fields = {
+        "id_kind": str,
+        "pairing": str,
+        "closes": bool,
+        "value_types": tuple,
+        "value_record": (str, type(None)),
+        "records": int,
+        "end_bit": bool,
+        "recordable": bool,
     }
+    for name, t in _C.RECORD_KIND_TRAITS.items():
+        assert set(t) == set(fields), name
+        for field, types in fields.items():
+            assert isinstance(t[field], types), (name, field)
+        assert t["id_kind"] in id_kinds
+        assert t["pairing"] in ("scope", "event", "point")
+        assert all(isinstance(v, str) for v in t["value_types"])
+        # A kind taking a value writes its time, then the value's record:
+        # a kind of the same ids that proton.record refuses.
+        assert (t["value_record"] is not None) == bool(t["value_types"]) == (t["records"] == 2), name
+        if t["value_record"]:
+            partner = _C.RECORD_KIND_TRAITS[t["value_record"]]
+            assert not partner["recordable"] and partner["id_kind"] == t["id_kind"]
+        assert not (t["closes"] and t["pairing"] == "point"), name
+    # Every pair a kind opens, a kind of the same ids closes.
+    for name, t in _C.RECORD_KIND_TRAITS.items():
+        if t["pairing"] != "point" and not t["closes"]:
+            assert any(
+                o["closes"] and o["pairing"] == t["pairing"] and o["id_kind"] == t["id_kind"]
+                for o in _C.RECORD_KIND_TRAITS.values()
+            ), name
+
+
+def test_id_kind_traits_follow_their_record_kinds():
+    from proton.compiler_exports import ID_KIND_TRAITS, IdKind
+
+    assert list(_C.ID_KIND_TRAITS) == list(_C.ENUMS["IdKind"])
+    for name, t in _C.ID_KIND_TRAITS.items():
+        own = [k for k in _C.RECORD_KIND_TRAITS.values() if k["id_kind"] == name]
+        assert own, f"no record kind's ids are {name!r}"
+        assert {k["pairing"] for k in own} == {t["pairing"]}
+        assert set(t["value_types"]) == {v for k in own for v in k["value_types"]}
+        assert ID_KIND_TRAITS[name].code == IdKind[name].value == _C.ENUMS["IdKind"][name]
 
 
 def test_id_kinds_are_the_compilers():
-    # The scope table's `kind` names, numbered as the decoder reads them.
+    # The scope table's `kind` names, numbered as the decoder reads them;
+    # ids without a kind (older compilers) are scopes.
     from proton.recording import decode_non_scope
 
-    assert _C.ENUMS["IdKind"] == {"scope": 0, "event": 1, "mark": 2, "value": 3}
     assert decode_non_scope.KIND_CODES == _C.ENUMS["IdKind"]
+    assert _C.ID_KIND_TRAITS["scope"]["pairing"] == "scope"
+    for name, code in _C.ENUMS["IdKind"].items():
+        pairing = _C.ID_KIND_TRAITS[name]["pairing"]
+        has_value = bool(_C.ID_KIND_TRAITS[name]["value_types"])
+        assert (code in decode_non_scope.NOT_SCOPE) == (pairing != "scope")
+        assert (code in decode_non_scope.PAIRED_BY_NAME) == (pairing == "event")
+        assert (code in decode_non_scope.INSTANTS) == (pairing == "point" and not has_value)
+        assert (code in decode_non_scope.VALUES) == (pairing == "point" and has_value)
+    codes = np.array(list(_C.ENUMS["IdKind"].values()) * 3, dtype=np.int8)
+    for group in ("NOT_SCOPE", "PAIRED_BY_NAME", "INSTANTS", "VALUES"):
+        chosen = getattr(decode_non_scope, group)
+        assert (decode_non_scope.of_kinds(codes, chosen) == np.isin(codes, chosen)).all(), group
+
+
+def test_malformed_marker_lists_the_recordable_kinds():
+    recordable = [name for name, t in _C.RECORD_KIND_TRAITS.items() if t["recordable"]]
+    kernel = """
+define ptx_kernel void @k(ptr addrspace(1) %scratch) #0 {
+  call void asm sideeffect "// @proton middle work", ""()
+  ret void
+}
+attributes #0 = { "nvvm.reqntid"="128" }
+"""
+    with pytest.raises(_C.CompilerError) as error:
+        _C.instrument(kernel, "arch=sm_90")
+    assert "with <kind> one of " + ", ".join(recordable) + ", optionally" in str(error.value)
 
 
 def test_marker_text_is_what_the_compiler_lifts():

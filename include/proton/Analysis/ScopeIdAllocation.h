@@ -13,9 +13,9 @@ namespace mlir::proton {
 /// One entry of the scope table (the conversion attaches it to the kernel as
 /// a ScopeEntryAttr). A scope: a start record and the end record that closes
 /// it (a name used again after its scope closed makes a new scope with a new
-/// id). An event: every event_start and event_end record of one name. A mark:
-/// one mark record (site). A value: one value record (site). The kinds are
-/// the ODS enum IdKind.
+/// id). An event: every event_start and event_end record of one name. A point
+/// (a mark, a value): one record site. How a record's kind pairs and which
+/// IdKind its id gets are the kind's traits (RecordKindTraits.h).
 struct ScopeInfo {
   int id;
   std::string name;
@@ -27,7 +27,7 @@ struct ScopeInfo {
 
 /// Pairs the start and end records of one function's body (a CFG region) and
 /// gives every pair an id, in order of the starts; then gives each event name
-/// and each mark an id after them (events and marks do not nest, so
+/// and each point an id after them (events and points do not nest, so
 /// kernels without them keep the same scope ids). The scopes open at a
 /// block's entry must be the same on every path into it; this is what makes
 /// each start dominate its end and each end post-dominate its start.
@@ -47,7 +47,7 @@ private:
 
   /// Gives every start an id, in textual order.
   void numberStarts(Region &body);
-  /// Gives every event name and every mark an id, in textual order.
+  /// Gives every event name and every point an id, in textual order.
   void numberEventsAndMarks(Region &body);
   /// Follows every path through `body`, pairing each end with the start it
   /// closes; reports every mismatch.

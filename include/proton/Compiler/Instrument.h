@@ -78,6 +78,33 @@ PROTON_API std::vector<NamedText> markerSyntax();
 /// the ODS-generated functions.
 PROTON_API std::vector<EnumCases> enums();
 
+/// A record kind's traits (mlir::proton::RecordKindTraits, from
+/// ProtonEnums.td) as plain data, names for enum values.
+struct RecordKindInfo {
+  std::string name;
+  std::string idKind;
+  std::string pairing; // "scope", "event" or "point"
+  bool closes;
+  std::vector<std::string> valueTypes; // empty: it takes no value
+  std::string valueRecord;             // empty: none
+  unsigned records;
+  bool endBit;
+  bool recordable;
+};
+
+/// An IdKind's traits (mlir::proton::IdKindTraits) as plain data.
+struct IdKindInfo {
+  std::string name;
+  std::string pairing;
+  std::vector<std::string> valueTypes; // a value's dtypes; empty: none
+};
+
+/// Every RecordKind's traits, in the enum's order.
+PROTON_API std::vector<RecordKindInfo> recordKindTraitTable();
+
+/// Every IdKind's traits, in the enum's order.
+PROTON_API std::vector<IdKindInfo> idKindTraitTable();
+
 /// The bytes of one segment's block in profile_scratch: its header,
 /// `segmentBytes` of records and `overhang` record slots, padded to whole
 /// sectors (LayoutAttr::blockBytesFor), for the decoder to split a buffer.

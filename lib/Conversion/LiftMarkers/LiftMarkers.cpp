@@ -3,6 +3,7 @@
 #include "mlir/IR/Builders.h"
 #include "proton/Dialect/Proton/IR/Dialect.h"
 #include "proton/Format/MarkerSyntax.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::proton {
 #define GEN_PASS_DEF_PROTONLIFTMARKERS
@@ -31,6 +32,16 @@ std::optional<Location> parseSourceLocation(MLIRContext *ctx, StringRef text) {
   return Location(FileLineColLoc::get(ctx, file, line, col));
 }
 
+/// The kinds a marker may name: those proton.record takes.
+std::string recordableKinds() {
+  std::string text;
+  for (const RecordKindTraits &traits : allRecordKindTraits())
+    if (traits.recordable)
+      text +=
+          (text.empty() ? "" : ", ") + stringifyRecordKind(traits.kind).str();
+  return text;
+}
+
 /// Parses `// @proton <kind> <name>` (kind: a RecordKind); None for any
 /// other assembly text, an error for a malformed marker.
 FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
@@ -48,8 +59,8 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
     carrier.emitError("malformed proton marker '")
         << carrier.getAsmString()
         << "': expected '// @proton <kind> <name>' with <kind> one of "
-           "start, end, event_start, event_end, mark, value, optionally "
-           "followed by ' ;loc=<file>:<line>:<col>'";
+        << recordableKinds()
+        << ", optionally followed by ' ;loc=<file>:<line>:<col>'";
     return failure();
   }
   if (!carrier.getHasSideEffects()) {
@@ -60,21 +71,24 @@ FailureOr<std::optional<Marker>> parseMarker(LLVM::InlineAsmOp carrier) {
     return failure();
   }
   // A value marker carries its value as the carrier's first operand.
-  if (*kind == RecordKind::value && carrier.getNumOperands() == 0) {
-    carrier.emitError("proton value marker '")
-        << carrier.getAsmString() << "' has no operand: the value is lost";
+  const RecordKindTraits &traits = recordKindTraits(*kind);
+  if (traits.takesValue() && carrier.getNumOperands() == 0) {
+    carrier.emitError("proton ")
+        << kindText << " marker '" << carrier.getAsmString()
+        << "' has no operand: the value is lost";
     return failure();
   }
-  if (*kind == RecordKind::value) {
+  if (traits.takesValue()) {
     // A record has 32 bits for the value: wider types are refused here,
     // naming the kernel and the value, rather than silently truncated.
     Type type = carrier.getOperand(0).getType();
-    if (!type.isInteger(32) && !type.isF32()) {
+    if (!llvm::is_contained(traits.valueTypes, valueTypeName(type))) {
       auto kernel = carrier->getParentOfType<LLVM::LLVMFuncOp>();
-      carrier.emitError("proton value '")
-          << name << "' in kernel '" << (kernel ? kernel.getName() : "?")
-          << "' has type " << type
-          << ": a value record holds 32 bits (i32 or f32); cast the value";
+      carrier.emitError("proton ")
+          << kindText << " '" << name << "' in kernel '"
+          << (kernel ? kernel.getName() : "?") << "' has type " << type
+          << ": a " << kindText << " record holds 32 bits ("
+          << llvm::join(traits.valueTypes, " or ") << "); cast the value";
       return failure();
     }
   }
@@ -109,15 +123,14 @@ struct LiftMarkersPass
         }
         ++numLifted;
         Marker m = **marker;
-        Value value =
-            m.kind == RecordKind::value ? carrier.getOperand(0) : Value();
+        const RecordKindTraits &traits = recordKindTraits(m.kind);
+        Value value = traits.takesValue() ? carrier.getOperand(0) : Value();
         bool duplicate = previous && previous.getKind() == m.kind &&
                          previous.getName() == m.name &&
                          previous.getValue() == value;
-        bool closes =
-            m.kind == RecordKind::end || m.kind == RecordKind::event_end;
-        if (duplicate && !closes) {
-          // Keep the first copy of a start or a mark.
+        if (duplicate && !traits.closes) {
+          // Keep the first copy of a kind that does not close (a start,
+          // a mark).
           ++numDuplicates;
           carrier.erase();
           continue;
@@ -130,7 +143,7 @@ struct LiftMarkersPass
         if (::mlir::failed(record.verify()))
           failed = true;
         if (duplicate) {
-          // Keep the last copy of an end.
+          // Keep the last copy of a closing kind (an end).
           ++numDuplicates;
           previous.erase();
         }

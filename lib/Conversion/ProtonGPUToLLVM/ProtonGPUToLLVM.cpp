@@ -444,9 +444,7 @@ struct CircularStoreLowering : ProtonGPUPattern<CircularStoreOp> {
     Value offset = inRegisters ? Value() : recordOffset(l, s, op, index);
     bool storesNow = !inRegisters && s.pendingSlots.empty();
     Value address = storesNow ? l.gep(s.records, offset) : Value();
-    bool isEnd = op.getKind() == RecordKind::end ||
-                 op.getKind() == RecordKind::event_end ||
-                 op.getKind() == RecordKind::value_end;
+    bool isEnd = recordKindTraits(op.getKind()).endBit;
     uint32_t tag = (uint32_t)op.getScopeId() | (isEnd ? fmt::kEndTagBit : 0u);
     Value tagBits = l.i32((int32_t)(tag << fmt::kTagShift));
     // Word 1 is clock bits 32-63 (none with 32-bit clocks) plus the tag.

@@ -54,9 +54,7 @@ unsigned largestSegmentFitting(unsigned bytes) {
 }
 
 /// Records a site writes: a value site its time and its value.
-unsigned recordsWrittenBy(RecordOp record) {
-  return record.getKind() == RecordKind::value ? 2 : 1;
-}
+unsigned recordsWrittenBy(RecordOp record) { return record.traits().records; }
 
 /// How many records a warp can write at most, when no record sits on a CFG
 /// cycle (every record then runs at most once); none otherwise.
@@ -425,7 +423,8 @@ struct ProtonToProtonGPUPass
                               RecordKindAttr::get(ctx, record.getKind()), id);
       if (Value value = record.getValue()) {
         // The record right after the time holds the value's 32 bits in
-        // the counter's low word, with the end bit (value_end).
+        // the counter's low word, with the end bit (its kind's valueRecord,
+        // value_end).
         Location loc = record.getLoc();
         Value bits = value;
         if (!bits.getType().isInteger(32))
@@ -443,9 +442,9 @@ struct ProtonToProtonGPUPass
               builder, loc, high,
               LLVM::ZExtOp::create(builder, loc, counterType, bits));
         }
-        CircularStoreOp::create(builder, loc, segment, bits,
-                                RecordKindAttr::get(ctx, RecordKind::value_end),
-                                id);
+        CircularStoreOp::create(
+            builder, loc, segment, bits,
+            RecordKindAttr::get(ctx, *record.traits().valueRecord), id);
       }
       record.erase();
     }

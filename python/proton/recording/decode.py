@@ -209,12 +209,14 @@ def _id_lookups(kinds: np.ndarray):
     is)? Ids past the table stay scopes, so that the scope pairing reports
     them as corruption."""
     not_scope = value_ids = None
-    if (kinds != 0).any():
+    is_other = decode_non_scope.of_kinds(kinds, decode_non_scope.NOT_SCOPE)
+    is_value = decode_non_scope.of_kinds(kinds, decode_non_scope.VALUES)
+    if is_other.any():
         not_scope = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
-        not_scope[: kinds.size] = kinds != 0
-    if (kinds == decode_non_scope.KIND_CODES["value"]).any():
+        not_scope[: kinds.size] = is_other
+    if is_value.any():
         value_ids = np.zeros(raw_buffer.MAX_RECORD_IDS, dtype=bool)
-        value_ids[: kinds.size] = kinds == decode_non_scope.KIND_CODES["value"]
+        value_ids[: kinds.size] = is_value
     return not_scope, value_ids
 
 

@@ -1,7 +1,9 @@
 """Asynchronous events, marks and values of one launch: the records whose
-ids the scope table names as `event`, `mark` or `value`
-(proton.language.allocate_event, start_event, end_event, mark,
-record_value; docs/buffer-format.md, "Events and marks").
+ids are not scopes' (proton.language.allocate_event, start_event, end_event,
+mark, record_value; docs/buffer-format.md, "Events and marks"). How an id's
+records decode is its IdKind's traits (compiler_exports.ID_KIND_TRAITS), not
+its name: ids paired by name are events, points without a value instants
+(marks), points with a value values.
 
 Pairing rule, per CTA and event: if every warp of the CTA that recorded the
 event recorded as many ends as starts, each warp's records pair among
@@ -24,10 +26,36 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernel_metadata import KernelMetadata
-from ..compiler_exports import IdKind
+from ..compiler_exports import ID_KIND_TRAITS
 
 #: Codes of the scope table's `kind` field, as the compiler numbers them.
-KIND_CODES = {kind.name: kind.value for kind in IdKind}
+KIND_CODES = {name: traits.code for name, traits in ID_KIND_TRAITS.items()}
+
+
+def _codes(test) -> tuple[int, ...]:
+    """The codes of the IdKinds whose traits pass `test`."""
+    return tuple(traits.code for traits in ID_KIND_TRAITS.values() if test(traits))
+
+
+#: Codes of the ids that are not scopes (decoded here, not by the scope pairing).
+NOT_SCOPE = _codes(lambda t: t.pairing != "scope")
+#: Codes of the ids whose records pair by name when decoded (events).
+PAIRED_BY_NAME = _codes(lambda t: t.pairing == "event")
+#: Codes of the one-site ids without a value (marks): one instant per record.
+INSTANTS = _codes(lambda t: t.pairing == "point" and not t.has_value)
+#: Codes of the one-site ids with a value: a time record, then the value's.
+VALUES = _codes(lambda t: t.pairing == "point" and t.has_value)
+
+
+def of_kinds(kind: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:
+    """Is each kind code one of `codes`? One comparison per code (a handful),
+    several times faster than a lookup table indexed by the codes."""
+    if len(codes) == 1:
+        return kind == codes[0]
+    found = np.zeros(kind.shape, dtype=bool)
+    for code in codes:
+        found |= kind == code
+    return found
 
 
 def kind_codes(metadata: KernelMetadata) -> np.ndarray:
@@ -42,8 +70,10 @@ def float_values(metadata: KernelMetadata) -> np.ndarray:
 
 @dataclass
 class AsyncEvents:
-    """Paired asynchronous events (one row per start/end pair) and marks
-    (one row per mark record). Times are ns since the launch's origin_ns."""
+    """Paired asynchronous events (one row per start/end pair of the ids
+    paired by name), marks (one row per record of a point id without a
+    value: INSTANTS) and values (one row per time and value pair). Times
+    are ns since the launch's origin_ns."""
 
     event_id: np.ndarray  # scope-table id of the event
     event_cta: np.ndarray
@@ -95,12 +125,12 @@ def split(
     time; for values also the column in the warp's records and the record's
     low 32 bits), in row-major order."""
     kind = kinds[ids]
-    m = kind == KIND_CODES["mark"]
-    e = kind == KIND_CODES["event"]
+    m = of_kinds(kind, INSTANTS)
+    e = of_kinds(kind, PAIRED_BY_NAME)
     pairs = pair_events(ids[e], rows[e], is_end[e], ns[e], num_segments)
     values = {}
     unpaired_values = 0
-    v = np.flatnonzero(kind == KIND_CODES["value"])
+    v = np.flatnonzero(of_kinds(kind, VALUES))
     if v.size:
         if cols is None or low_words is None:
             raise ValueError("value records need their columns and low words to be decoded")

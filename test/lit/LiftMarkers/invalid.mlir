@@ -63,7 +63,7 @@ llvm.func @several(%arg0: !llvm.ptr<1>) {
 // -----
 
 llvm.func @bad_location(%arg0: !llvm.ptr<1>) {
-  // expected-error @+1 {{malformed proton marker '// @proton start x ;loc=file.ttgir:nine:5': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark, value, optionally followed by ' ;loc=<file>:<line>:<col>'}}
+  // expected-error @+1 {{malformed proton marker '// @proton start x ;loc=file.ttgir:nine:5': expected '// @proton <kind> <name>' with <kind> one of start, end, event_start, event_end, mark, value}}
   llvm.inline_asm has_side_effects "// @proton start x ;loc=file.ttgir:nine:5", "" : () -> ()
   llvm.return
 }

@@ -19,18 +19,45 @@ void ProtonDialect::initialize() {
       >();
 }
 
-// Names travel through inline-asm strings and into trace files, so they are
-// kept to printable characters that need no escaping anywhere.
+/// "a 'k'" for every recordable kind that takes a value, joined by "or".
+static std::string kindsTakingValue() {
+  std::string text;
+  for (const RecordKindTraits &traits : allRecordKindTraits())
+    if (traits.recordable && traits.takesValue())
+      text += (text.empty() ? "a '" : " or '") +
+              stringifyRecordKind(traits.kind).str() + "'";
+  return text;
+}
+
+// What a kind takes (a value operand, whether proton.record may name it) is
+// its traits'.
 LogicalResult RecordOp::verify() {
-  if (getKind() == RecordKind::value_end)
-    return emitOpError("kind 'value_end' is internal to proton_gpu; record a "
-                       "value with kind 'value'");
-  bool isValue = getKind() == RecordKind::value;
-  if (isValue && !getValue())
-    return emitOpError("a 'value' record needs a value operand");
-  if (!isValue && getValue())
-    return emitOpError("only a 'value' record takes a value operand, not '")
-           << stringifyRecordKind(getKind()) << "'";
+  const RecordKindTraits &kindTraits = traits();
+  StringRef kind = stringifyRecordKind(getKind());
+  if (!kindTraits.recordable) {
+    InFlightDiagnostic diag = emitOpError("kind '")
+                              << kind << "' is internal to proton_gpu";
+    for (const RecordKindTraits &owner : allRecordKindTraits())
+      if (owner.valueRecord == getKind())
+        diag << "; record a value with kind '"
+             << stringifyRecordKind(owner.kind) << "'";
+    return diag;
+  }
+  if (kindTraits.takesValue() && !getValue())
+    return emitOpError("a '") << kind << "' record needs a value operand";
+  if (!kindTraits.takesValue() && getValue())
+    return emitOpError("only ")
+           << kindsTakingValue() << " record takes a value operand, not '"
+           << kind << "'";
+  if (Value value = getValue()) {
+    std::string type = valueTypeName(value.getType());
+    if (!llvm::is_contained(kindTraits.valueTypes, type))
+      return emitOpError("a '")
+             << kind << "' record's value is "
+             << llvm::join(kindTraits.valueTypes, " or ") << ", not " << type;
+  }
+  // Names travel through inline-asm strings and into trace files, so they
+  // are kept to printable characters that need no escaping anywhere.
   StringRef name = getName();
   if (name.empty())
     return emitOpError("scope name must not be empty");

@@ -3,6 +3,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -82,11 +83,20 @@ ScopeEntryAttr::verify(function_ref<InFlightDiagnostic()> emitError, int32_t id,
     return emitError() << "a parent is another entry's id or -1, got "
                        << parent;
   // The decoder reads a value's 32 bits as its dtype says.
-  if (kind == IdKind::value && dtype != "i32" && dtype != "f32")
-    return emitError() << "a value's dtype is i32 or f32, got '" << dtype
+  const IdKindTraits &traits = idKindTraits(kind);
+  if (traits.hasValue() && !llvm::is_contained(traits.valueTypes, dtype))
+    return emitError() << "a " << stringifyIdKind(kind) << "'s dtype is "
+                       << llvm::join(traits.valueTypes, " or ") << ", got '"
+                       << dtype << "'";
+  if (!traits.hasValue() && !dtype.empty()) {
+    std::string owners;
+    for (const IdKindTraits &other : allIdKindTraits())
+      if (other.hasValue())
+        owners += (owners.empty() ? "a " : " or a ") +
+                  stringifyIdKind(other.kind).str();
+    return emitError() << "only " << owners << " has a dtype, got '" << dtype
                        << "'";
-  if (kind != IdKind::value && !dtype.empty())
-    return emitError() << "only a value has a dtype, got '" << dtype << "'";
+  }
   return success();
 }
 

@@ -8,6 +8,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "proton/Dialect/Proton/IR/ProtonEnums.h.inc"
+// After the enums: what each record kind does.
+#include "proton/Dialect/Proton/IR/RecordKindTraits.h"
+
 #include "proton/Dialect/Proton/IR/ProtonOpsDialect.h.inc"
 #define GET_OP_CLASSES
 #include "proton/Dialect/Proton/IR/ProtonOps.h.inc"

@@ -43,10 +43,7 @@ def Proton_RecordOp : Op<Proton_Dialect, "record",
   ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    bool isStart() { return getKind() == RecordKind::start; }
-    bool isScope() {
-      return getKind() == RecordKind::start || getKind() == RecordKind::end;
-    }
+    const RecordKindTraits &traits() { return recordKindTraits(getKind()); }
   }];
 }
 

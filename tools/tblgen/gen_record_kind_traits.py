@@ -1,0 +1,167 @@
+"""Record kind traits from ODS.
+
+The record kinds (ProtonEnums.td) are defs of class `Proton_RecordKindCase`:
+an enum case plus what the kind does (the IdKind of its ids, its role in
+pairing, its value operand's types, the records a site writes, the end bit).
+This script reads those defs, as `llvm-tblgen --dump-json` writes them, and
+writes two constexpr tables indexed by the enums' values, for
+RecordKindTraits.h to wrap:
+
+    kRecordKindTraits[]  one RecordKindTraits per RecordKind case
+    kIdKindTraits[]      one IdKindTraits per IdKind case: the pairing and
+                         value types of the record kinds whose ids it names
+
+It refuses what the tables cannot say (cases not numbered 0..N-1, an IdKind
+whose record kinds pair differently, a value record that is not a
+non-recordable kind of the same ids), so that the C++ that reads them need
+not check.
+
+Usage: gen_record_kind_traits.py RECORDS.json -o OUT.h.inc
+"""
+
+import argparse
+import json
+
+RECORD_KIND = "Proton_RecordKind"
+ID_KIND = "Proton_IdKind"
+PAIRINGS = ("scope", "event", "point")
+
+
+class TraitsError(Exception):
+    pass
+
+
+def cases(records: dict, enum: str) -> list[dict]:
+    """The enum's case records in value order, checked to be 0..N-1."""
+    found = [records[ref["def"]] for ref in records[enum]["enumerants"]]
+    found.sort(key=lambda case: case["value"])
+    values = [case["value"] for case in found]
+    if values != list(range(len(found))):
+        raise TraitsError(f"{enum}'s cases must be numbered 0..{len(found) - 1}, got {values}")
+    return found
+
+
+def ref(field):
+    return field["def"] if field else None
+
+
+def record_kind_traits(records: dict) -> list[dict]:
+    id_kinds = {case["!name"]: case["str"] for case in cases(records, ID_KIND)}
+    kinds = cases(records, RECORD_KIND)
+    by_def = {case["!name"]: case for case in kinds}
+    out = []
+    for case in kinds:
+        name = case["str"]
+        if "Proton_RecordKindCase" not in case["!superclasses"]:
+            raise TraitsError(f"RecordKind case {name!r} is not a Proton_RecordKindCase: it has no traits")
+        role = records[ref(case["role"])]
+        if role["pairing"] not in PAIRINGS:
+            raise TraitsError(f"{name}: pairing {role['pairing']!r} is not one of {', '.join(PAIRINGS)}")
+        value_record = ref(case["valueRecord"])
+        if bool(case["valueTypes"]) != (value_record is not None):
+            raise TraitsError(f"{name}: a kind takes a value (valueTypes) if and only if it has a valueRecord")
+        if value_record is not None:
+            partner = by_def.get(value_record)
+            if not case["valueTypes"] or partner is None or partner["recordable"]:
+                raise TraitsError(f"{name}: a value record is a non-recordable RecordKind of a kind taking a value")
+            if partner["idKind"] != case["idKind"]:
+                raise TraitsError(f"{name}: its value record {partner['str']!r} carries another IdKind")
+        if case["records"] != 1 + (value_record is not None):
+            raise TraitsError(f"{name}: a site writes its time and, for a value, the value's record")
+        out.append(
+            dict(
+                name=name,
+                id_kind=id_kinds[ref(case["idKind"])],
+                pairing=role["pairing"],
+                closes=bool(role["closes"]),
+                value_types=list(case["valueTypes"]),
+                value_record=by_def[value_record]["str"] if value_record else None,
+                records=case["records"],
+                end_bit=bool(case["endBit"]),
+                recordable=bool(case["recordable"]),
+            )
+        )
+    return out
+
+
+def id_kind_traits(records: dict, kinds: list[dict]) -> list[dict]:
+    out = []
+    for case in cases(records, ID_KIND):
+        name = case["str"]
+        own = [kind for kind in kinds if kind["id_kind"] == name]
+        pairings = {kind["pairing"] for kind in own}
+        if len(pairings) != 1:
+            raise TraitsError(f"IdKind {name!r}: its record kinds pair as {sorted(pairings) or 'nothing'}, not one way")
+        value_types = []
+        for kind in own:
+            value_types += [t for t in kind["value_types"] if t not in value_types]
+        out.append(dict(name=name, pairing=pairings.pop(), value_types=value_types))
+    return out
+
+
+def cpp_bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def type_list(owner: str, types: list[str], out: list[str]) -> str:
+    """A constexpr array of `types` named after `owner`, appended to `out`;
+    the ArrayRef initializer that names it ({} for none)."""
+    if not types:
+        return "{}"
+    array = f"k{owner}ValueTypes"
+    quoted = ", ".join(f'::llvm::StringLiteral("{t}")' for t in types)
+    out.append(f"inline constexpr ::llvm::StringLiteral {array}[] = {{{quoted}}};")
+    return array
+
+
+def generate(records: dict, source: str) -> str:
+    kinds = record_kind_traits(records)
+    ids = id_kind_traits(records, kinds)
+    out = [f"// The record kinds' traits of {source}, generated by {__file__.split('/')[-1]}: do not edit.", ""]
+    rows = []
+    for kind in kinds:
+        types = type_list("RecordKind_" + kind["name"], kind["value_types"], out)
+        value_record = f"RecordKind::{kind['value_record']}" if kind["value_record"] else "::std::nullopt"
+        rows.append(
+            f"    {{RecordKind::{kind['name']}, IdKind::{kind['id_kind']}, KindPairing::{kind['pairing']}, "
+            f"/*closes=*/{cpp_bool(kind['closes'])}, /*valueTypes=*/{types}, /*valueRecord=*/{value_record}, "
+            f"/*records=*/{kind['records']}, /*endBit=*/{cpp_bool(kind['end_bit'])}, "
+            f"/*recordable=*/{cpp_bool(kind['recordable'])}}},"
+        )
+    id_rows = []
+    for kind in ids:
+        types = type_list("IdKind_" + kind["name"], kind["value_types"], out)
+        id_rows.append(f"    {{IdKind::{kind['name']}, KindPairing::{kind['pairing']}, /*valueTypes=*/{types}}},")
+    out += ["", "inline constexpr RecordKindTraits kRecordKindTraits[] = {", *rows, "};"]
+    out += ["", "inline constexpr IdKindTraits kIdKindTraits[] = {", *id_rows, "};", ""]
+    # The tables are indexed by the enums' values: every case, in order.
+    out.append(
+        "static_assert(sizeof(kRecordKindTraits) / sizeof(kRecordKindTraits[0]) == getMaxEnumValForRecordKind() + 1);"
+    )
+    out.append("static_assert(sizeof(kIdKindTraits) / sizeof(kIdKindTraits[0]) == getMaxEnumValForIdKind() + 1);")
+    for i, kind in enumerate(kinds):
+        out.append(f"static_assert(kRecordKindTraits[{i}].kind == RecordKind::{kind['name']});")
+    for i, kind in enumerate(ids):
+        out.append(f"static_assert(kIdKindTraits[{i}].kind == IdKind::{kind['name']});")
+    out.append("")
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", help="llvm-tblgen --dump-json output")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--source", default="the .td file", help="the .td file, named in the output's header")
+    args = parser.parse_args()
+    with open(args.records) as f:
+        records = json.load(f)
+    try:
+        text = generate(records, args.source)
+    except TraitsError as error:
+        parser.exit(1, f"{args.source}: {error}\n")
+    with open(args.output, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
