@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <unistd.h>
-
 namespace proton::host {
 
 void ActivityStore::recordLaunch(const LaunchContext &context) {
@@ -244,7 +242,7 @@ LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch) {
   if (sessions & activityStore().traceSessions())
     if (LaunchClock clock = launchClock.load(std::memory_order_relaxed)) {
       context.launchNs = clock();
-      context.thread = uint32_t(gettid());
+      context.thread = thread.osThreadId;
     }
   activityStore().recordLaunch(context);
   return context;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <unistd.h>
 
 namespace proton::host {
 
@@ -75,7 +76,11 @@ CallPathTree &callPaths() {
 }
 
 ThreadContext &threadContext() {
-  thread_local ThreadContext context;
+  thread_local ThreadContext context = [] {
+    ThreadContext fresh;
+    fresh.osThreadId = uint32_t(gettid());
+    return fresh;
+  }();
   return context;
 }
 

@@ -141,6 +141,38 @@ def test_39_kernel_scope_metric_and_flow_events(fake, tmp_path, layout):
     assert abs(time.time_ns() - data["baseTimeNanoseconds"]) < DAY_NS
 
 
+def test_39_launch_flows_start_on_each_launching_thread(fake, tmp_path, layout):
+    """The thread id a launch records is its own thread's, read once per
+    thread: two workers' launches start their flows on their own rows."""
+    layout(True)
+    launched = {}
+
+    def worker(name):
+        launched[name] = (threading.get_native_id(), launch(fake, name))
+
+    def program():
+        launch(fake, "main_k")
+        for name in ("worker_a", "worker_b"):
+            thread = threading.Thread(target=worker, args=(name,))
+            thread.start()
+            thread.join()
+        launch(fake, "main_k")
+
+    events = run(tmp_path, "threads", program)["traceEvents"]
+    starts = {e["id"]: e for e in by_cat(events, "flow") if e["ph"] == "s"}
+    expected = {corr: f"thread {tid}" for tid, corr in launched.values()}
+    main = f"thread {threading.get_native_id()}"
+    by_kernel = {}
+    for kernel in by_cat(events, "kernel"):
+        by_kernel.setdefault(kernel["name"], set()).add(starts[kernel["args"]["correlation"]]["tid"])
+    assert by_kernel == {
+        "main_k": {main},
+        "worker_a": {expected[launched["worker_a"][1]]},
+        "worker_b": {expected[launched["worker_b"][1]]},
+    }
+    assert len({main, *expected.values()}) == 3
+
+
 def test_39_metric_scope_without_kernels_is_the_only_event(fake, tmp_path, layout):
     layout(True)
 

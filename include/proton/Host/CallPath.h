@@ -89,6 +89,8 @@ struct ThreadContext {
   // The program's main thread publishes its innermost scope for threads
   // with none of their own (autograd's backward thread, workers).
   bool isMain = false;
+  // The kernel's id of this thread (gettid once, not a syscall per launch).
+  uint32_t osThreadId = 0;
 };
 
 ThreadContext &threadContext();
