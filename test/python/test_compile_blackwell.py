@@ -100,15 +100,19 @@ def test_dot_on_sm120_is_mma_sync_and_pipelines_with_scopes_in_the_loop():
     assert kernel.asm["cubin"]
 
 
-def test_scope_in_a_pipelined_tcgen05_loop_is_refused_with_the_scope_named():
+def test_scope_in_a_pipelined_tcgen05_loop_compiles_unpipelined_with_a_warning():
     # Triton's sm_100 pipeliner cannot predicate a marker in the loop that
-    # holds the tcgen05 MMA (3.6-3.8), or splits the scope over stages (3.9).
-    with pytest.raises(InstrumentationError) as error:
-        compile_instrumented(matmul, MATMUL_SIGNATURE, SM100, key="sm100-pipelined", **MATMUL_TILE)
-    message = str(error.value)
+    # holds the tcgen05 MMA (3.6-3.8), or splits the scope over stages (3.9):
+    # that loop is compiled again with num_stages=1, and the user told so.
+    with pytest.warns(PipeliningWarning) as caught:
+        pipelined = compile_instrumented(matmul, MATMUL_SIGNATURE, SM100, key="sm100-pipelined", **MATMUL_TILE)
+    [message] = [str(w.message) for w in caught if "cannot pipeline a loop" in str(w.message)]
     assert message.startswith("kernel matmul: Triton's software pipeliner for sm_100 (tcgen05 MMA loops)"), message
     assert "'iteration' (" in message and "kernels.py:" in message
-    assert "num_stages=1" in message
+    assert "num_stages=1 for those loops only" in message
+    assert scope_names(pipelined) == ["mainloop", "iteration"]
+    assert message in json.loads(pipelined.metadata.proton)["warnings"]
+    assert lines(pipelined.asm["ptx"], r"tcgen05\.mma") and pipelined.asm["cubin"]
     # Unpipelined, the same kernel records in the loop around the tcgen05 MMA.
     kernel = compile_instrumented(
         matmul, MATMUL_SIGNATURE, SM100, key="sm100-unpipelined", compile_options={"num_stages": 1}, **MATMUL_TILE

@@ -1,18 +1,24 @@
 """Scopes in software-pipelined loops: the warning about what pipelining did
-to a scope (NVIDIA), the clear error where Triton's AMD pipeliner cannot
-pipeline a loop with markers, both on real compiles, and the TTGIR reading
-on small handwritten modules."""
+to a scope (NVIDIA), the loops with markers that Triton's AMD pipeliner
+cannot take compiled unpipelined (the kernel's other loops pipelined) with a
+warning, both on real compiles, and the TTIR/TTGIR reading and rewriting on
+small handwritten modules."""
 
 import inspect
 import json
+import re
 import warnings
 
 import pytest
+import triton
+import triton.language as tl
 from triton.backends.compiler import GPUTarget
 
-from proton import InstrumentationError, PipelineOptions, PipeliningWarning
+import proton.language as pl
+
+from proton import PipelineOptions, PipeliningWarning
 from proton.compiling.stage_hook import StageHook
-from proton.compiling.pipelining import markers_in_loops, pipelining_warnings
+from proton.compiling.pipelining import _loop_bodies, markers_in_loops, pipelining_warnings, unpipeline_marker_loops
 
 from kernels import MATMUL_SIGNATURE, compile_kernel, matmul, matmul_load_scope
 
@@ -54,15 +60,58 @@ def test_no_pipelining_no_warning():
     assert json.loads(kernel.metadata.proton)["warnings"] == []
 
 
-def test_amd_pipeliner_failure_names_the_scopes_in_the_loop():
-    with pytest.raises(InstrumentationError) as error:
-        compile_matmul(matmul, GFX942, 2, "amd-pipelined")
+def test_amd_loop_with_scopes_compiles_unpipelined_with_a_warning():
+    with pytest.warns(PipeliningWarning) as caught:
+        kernel = compile_matmul(matmul, GFX942, 2, "amd-pipelined")
     line = source_line(matmul, 'pl.scope("iteration")')
-    assert "Triton's AMD software pipeliner (num_stages=2)" in str(error.value)
-    assert "'iteration' (" in str(error.value) and f"kernels.py:{line})" in str(error.value)
-    assert "num_stages=1" in str(error.value)
-    # Without pipelining the same kernel compiles, records in the loop.
-    kernel = compile_matmul(matmul, GFX942, 1, "amd-unpipelined")
+    [message] = [str(w.message) for w in caught if "AMD software pipeliner" in str(w.message)]
+    assert message.startswith("kernel matmul: Triton's AMD software pipeliner cannot pipeline a loop that holds")
+    assert "'iteration' (" in message and f"kernels.py:{line})" in message
+    assert "num_stages=1 for those loops only" in message
+    metadata = json.loads(kernel.metadata.proton)
+    assert [s["name"] for s in metadata["scopes"]] == ["mainloop", "iteration"]
+    assert message in metadata["warnings"]
+    assert kernel.asm["hsaco"]
+
+
+@triton.jit
+def two_k_loops(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        with pl.scope("profiled_k"):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+            acc += tl.dot(a, b)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+def _shared_stores_per_loop(kernel):
+    return [sum("ttg.local_store" in op.text for op in body) for body in _loop_bodies(kernel.asm["ttgir"])]
+
+
+def test_amd_only_the_loops_with_scopes_lose_pipelining():
+    plain = compile_kernel(two_k_loops, MATMUL_SIGNATURE, GFX942, options={"num_stages": 2}, aligned=True, **TILES)
+    with pytest.warns(PipeliningWarning, match="'profiled_k'"):
+        profiled = compile_matmul(two_k_loops, GFX942, 2, "amd-two-loops")
+    pipelined = _shared_stores_per_loop(plain)
+    assert len(pipelined) == 2 and all(pipelined), pipelined  # the stream pipeliner stages both through LDS
+    # The loop with the scope runs as written; the other as in the plain build.
+    assert _shared_stores_per_loop(profiled) == [0, pipelined[1]]
+    assert [s["name"] for s in json.loads(profiled.metadata.proton)["scopes"]] == ["profiled_k"]
+
+
+def test_amd_kernel_compiled_unpipelined_is_not_rewritten():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel = compile_matmul(matmul, GFX942, 1, "amd-unpipelined")
+    assert not [w for w in caught if "cannot pipeline a loop" in str(w.message)]
     assert [s["name"] for s in json.loads(kernel.metadata.proton)["scopes"]] == ["mainloop", "iteration"]
 
 
@@ -143,3 +192,62 @@ def test_markers_outside_loops_are_not_reported():
     )
     assert pipelining_warnings(text) == []
     assert markers_in_loops(text) == []
+
+
+def closing_line(text):
+    return next(line for line in text.splitlines() if line.strip().startswith("}") and "num_stages" in line)
+
+
+def test_unpipeline_sets_one_stage_on_loops_with_markers_only():
+    with_scope = loop(marker("start", "s", "#loc3"), load("#loc40"), marker("end", "s", "#loc6"))
+    rewritten, scopes = unpipeline_marker_loops(with_scope, 2)
+    assert closing_line(rewritten).strip() == "} {tt.num_stages = 1 : i32} loc(#loc)"
+    assert scopes == ["'s' (k.py:3)"]
+    # Every other line as it was.
+    assert rewritten.replace(" {tt.num_stages = 1 : i32}", "") == with_scope
+    without = loop(load("#loc40"))
+    assert unpipeline_marker_loops(without, 2) == (without, [])
+    # Not pipelined anyway: the kernel's num_stages is 1.
+    assert unpipeline_marker_loops(with_scope, 1) == (with_scope, [])
+
+
+def test_unpipeline_rewrites_a_loops_own_stages_and_keeps_its_other_attributes():
+    base = loop(marker("start", "s", "#loc3"), marker("end", "s", "#loc6"))
+    own = base.replace(
+        "} loc(#loc)\n    tt.return",
+        "} {tt.disallow_acc_multi_buffer, tt.num_stages = 3 : i32} loc(#loc)\n    tt.return",
+    )
+    rewritten, scopes = unpipeline_marker_loops(own, 1)  # its own 3 stages count, not the kernel's 1
+    assert closing_line(rewritten).strip() == "} {tt.disallow_acc_multi_buffer, tt.num_stages = 1 : i32} loc(#loc)"
+    assert scopes == ["'s' (k.py:3)"]
+    other = base.replace("} loc(#loc)\n    tt.return", "} {tt.flatten} loc(#loc)\n    tt.return")
+    rewritten, _ = unpipeline_marker_loops(other, 2)
+    assert "} {tt.num_stages = 1 : i32, tt.flatten} loc(#loc)" in rewritten
+    # Only loops that also hold an op matching `holding` (sm_100: its MMA loops).
+    assert unpipeline_marker_loops(base, 2, re.compile(r"= tt\.dot ")) == (base, [])
+    with_dot = base.replace(
+        "%m = tt.elementwise_inline_asm", "%d = tt.dot %a, %b, %c\n      %m = tt.elementwise_inline_asm", 1
+    )
+    assert unpipeline_marker_loops(with_dot, 2, re.compile(r"= tt\.dot "))[1] == ["'s' (k.py:3)"]
+    # A loop already at one stage is left as it is.
+    single = base.replace("} loc(#loc)\n    tt.return", "} {tt.num_stages = 1 : i32} loc(#loc)\n    tt.return")
+    assert unpipeline_marker_loops(single, 4) == (single, [])
+
+
+def test_unpipeline_marks_the_loop_that_holds_the_marker_not_its_parent():
+    text = (
+        "module {\n  tt.func public @k() {\n"
+        "    %0 = scf.for %i = %c0 to %n step %c1 iter_args() -> () {\n"
+        "      %1 = scf.for %j = %c0 to %n step %c1 iter_args() -> () {\n"
+        "        scf.if %c {\n"
+        f"          {marker('start', 'inner', '#loc3')}\n"
+        f"          {marker('end', 'inner', '#loc6')}\n"
+        "        } loc(#loc)\n"
+        "      } loc(#loc7)\n"
+        f"      {load('#loc40')}\n"
+        "    } loc(#loc8)\n    tt.return loc(#loc)\n  } loc(#loc)\n}\n" + LOCATIONS
+    )
+    rewritten, scopes = unpipeline_marker_loops(text, 2)
+    changed = [line.strip() for line in rewritten.splitlines() if "num_stages" in line]
+    assert changed == ["} {tt.num_stages = 1 : i32} loc(#loc7)"]  # the inner loop; the if's brace is not a loop's
+    assert scopes == ["'inner' (k.py:3)"]

@@ -8,8 +8,10 @@ outside the scope. The scope then measures waiting for data loaded earlier,
 not the loads. `pipelining_warnings` names such scopes and the moved loads,
 and scopes whose start and end ended up in different stages. On AMD,
 Triton's stream pipeliner cannot place a marker in a pipelined loop at all
-and fails the compile; `markers_in_loops` finds the scopes to name in the
-error."""
+and fails the compile (3.6-3.8) or splits a scope across stages (3.9):
+`unpipeline_marker_loops` sets `tt.num_stages = 1` on the loops that hold
+markers before that pipeliner runs, and `markers_in_loops` names their
+scopes."""
 
 from __future__ import annotations
 
@@ -179,3 +181,66 @@ def markers_in_loops(ir: str) -> list[str]:
             if marker and marker[0] == "start":
                 found.append(f"'{marker[1]}' ({_where(op)})")
     return found
+
+
+# `tt.num_stages = N : i32` in a loop's attribute dictionary.
+_NUM_STAGES = re.compile(r"tt\.num_stages = (\d+) : i32")
+
+
+def unpipeline_marker_loops(ir: str, num_stages: int, holding: re.Pattern | None = None) -> tuple[str, list[str]]:
+    """The TTIR `ir` with `tt.num_stages = 1` on every `scf.for` whose body
+    (outside loops nested in it) holds a marker (and an op matching
+    `holding`, if given) and that would be pipelined (its own
+    `tt.num_stages`, else the kernel's `num_stages`, above 1), so that a
+    software pipeliner leaves those loops as they are and pipelines the
+    others; and `'name' (file:line)` of the scopes in loops, if any loop
+    changed."""
+    from ..compiler_exports import MARKER_PREFIX
+
+    lines = ir.splitlines(keepends=True)
+    # One entry per open region: the loop body's [holds a marker, holds `holding`], or None.
+    regions: list[list[bool] | None] = []
+    marked: list[int] = []  # the lines that close a loop body to rewrite
+    for number, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("//"):
+            continue
+        body = next((r for r in reversed(regions) if r is not None), None)
+        if body is not None and not line.startswith("}"):
+            body[0] = body[0] or f'"{MARKER_PREFIX}' in line
+            body[1] = body[1] or (holding is not None and holding.search(line) is not None)
+        opened_here = []
+        for brace in braces(line):
+            if brace == "}":
+                if opened_here:
+                    opened_here.pop()
+                elif regions:
+                    region = regions.pop()
+                    if region is not None and region[0] and (holding is None or region[1]):
+                        marked.append(number)
+            else:
+                opened_here.append(None)
+        for index, _ in enumerate(opened_here):
+            is_loop_body = "scf.for" in line and not line.startswith("}") and index == len(opened_here) - 1
+            # Regions inside a loop body (an scf.if) belong to it: what they hold is the loop's.
+            regions.append([False, False] if is_loop_body else None)
+    changed = False
+    for number in marked:
+        stages = _NUM_STAGES.search(lines[number])
+        if (int(stages.group(1)) if stages else num_stages) > 1:
+            lines[number] = _with_one_stage(lines[number])
+            changed = True
+    return "".join(lines), markers_in_loops(ir) if changed else []
+
+
+def _with_one_stage(line: str) -> str:
+    """A loop's closing line (`} loc(...)` or `} {attrs} loc(...)`) with
+    `tt.num_stages = 1 : i32` in its attribute dictionary."""
+    if _NUM_STAGES.search(line):
+        return _NUM_STAGES.sub("tt.num_stages = 1 : i32", line, count=1)
+    close = line.index("}")
+    rest = line[close + 1 :]
+    if rest.lstrip().startswith("{"):
+        brace = close + 1 + rest.index("{")
+        return line[: brace + 1] + "tt.num_stages = 1 : i32, " + line[brace + 1 :]
+    return line[: close + 1] + " {tt.num_stages = 1 : i32}" + rest

@@ -9,7 +9,9 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import re
+import tempfile
 import warnings
 
 import triton
@@ -20,7 +22,7 @@ from ..errors import PipeliningWarning, ProfilerError
 from ..kernel_metadata import KernelMetadata, kernel_id_of, register
 from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
-from .pipelining import markers_in_loops, pipelining_warnings
+from .pipelining import markers_in_loops, pipelining_warnings, unpipeline_marker_loops
 from .warp_specialize import partition_layout
 
 #: Prefix of this hook's cache key. Triton 3.6 does not ask the hook for a
@@ -213,8 +215,10 @@ class StageHook:
         # Gluon kernels are not software-pipelined: their errors stay as they are.
         gluon = getattr(language, "name", "") == "GLUON"
         pipeliner = None if gluon else _pipeliner_that_rejects_markers(backend.target)
-        if pipeliner and num_stages > 1 and "ttgir" in stages:
-            stages["ttgir"] = _pipeliner_check(stages["ttgir"], num_stages, pipeliner)
+        unpipelined = []  # the warning of a retry without pipelining the loops that hold scopes
+        if pipeliner and "ttgir" in stages:
+            holding = None if backend.target.backend == "hip" else _MMA_LOOP
+            stages["ttgir"] = _pipeliner_check(stages["ttgir"], num_stages, pipeliner, holding, unpipelined)
 
         def instrumented_llir(src, metadata):
             ttgir = str(src)  # before make_llir lowers the module in place
@@ -249,7 +253,7 @@ class StageHook:
                 compiled,
                 kernel_id=pipeline.kernel_id,
                 target=target,
-                warnings=tuple(_warn_about_pipelining(ttgir, compiled.kernel)),
+                warnings=tuple(unpipelined + _warn_about_pipelining(ttgir, compiled.kernel)),
                 # Which warps run which gl.warp_specialize partition: trace labels, tests.
                 warp_specialize=partition_layout(ttgir, backend, options, warps, int(num_warps or warps)),
             )
@@ -278,6 +282,11 @@ def _warn_about_pipelining(ttgir: str, kernel: str) -> list[str]:
     return messages
 
 
+#: The ops of a loop that sm_100's pipeliner makes tcgen05 MMAs: only such
+#: loops fail there with markers.
+_MMA_LOOP = re.compile(r"= tt\.dot(?:_scaled)? ")
+
+
 def _pipeliner_that_rejects_markers(target) -> str | None:
     """The name of the Triton software pipeliner that cannot keep a scope in a
     pipelined loop on this target, or None where scopes in loops compile
@@ -299,26 +308,59 @@ def _pipelining_error(ttir: str, num_stages: int, pipeliner: str) -> Instrumenta
     scopes = markers_in_loops(ttir)
     if not scopes:
         return None
-    name = re.search(r"tt\.func (?:public )?@([\w$.]+)", ttir)
     return InstrumentationError(
-        f"kernel {name.group(1) if name else '?'}: Triton's {pipeliner} (num_stages={num_stages}) cannot "
+        f"kernel {_kernel_name(ttir)}: Triton's {pipeliner} (num_stages={num_stages}) cannot "
         f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
         "kernel with num_stages=1, or move the scopes out of the loop."
     )
 
 
-def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str):
-    """Turns a pipeliner failure on a loop with markers into an error that
-    names the scopes."""
+def _kernel_name(ttir: str) -> str:
+    name = re.search(r"tt\.func (?:public )?@([\w$.]+)", ttir)
+    return name.group(1) if name else "?"
+
+
+def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str, holding, unpipelined: list):
+    """Keeps the loops that hold markers (and an op matching `holding`, if
+    given) out of `pipeliner`, which cannot take them: `tt.num_stages = 1`
+    on those loops only (Triton's per-loop setting, as
+    `tl.range(num_stages=1)` gives), with a warning that they run
+    unpipelined while profiled; the kernel's other loops stay pipelined. A
+    failure that remains becomes an error that names the scopes."""
 
     def checked_ttgir(src, metadata):
         ttir = str(src)
+        rewritten, scopes = unpipeline_marker_loops(ttir, num_stages, holding)
         try:
-            return make_ttgir(src, metadata)
+            result = make_ttgir(_parse_ttir(rewritten, src.context) if scopes else src, metadata)
         except Exception as error:
             explained = _pipelining_error(ttir, num_stages, pipeliner)
             if explained is None:
                 raise
             raise explained from error
+        if scopes:
+            message = (
+                f"kernel {_kernel_name(ttir)}: Triton's {pipeliner} cannot pipeline a loop that holds Proton "
+                f"scopes ({', '.join(dict.fromkeys(scopes))}); while profiled, the loops holding them run without "
+                "software pipelining (num_stages=1 for those loops only), so their timing is not the unprofiled "
+                "kernel's. Move the scopes out of the loop to profile it pipelined."
+            )
+            warnings.warn(message, PipeliningWarning, stacklevel=2)
+            unpipelined.append(message)
+        return result
 
     return checked_ttgir
+
+
+def _parse_ttir(text: str, context):
+    """A TTIR module parsed from `text` into `context`, the compile's own
+    (Triton hands it along as the module's `context` attribute)."""
+    from triton._C.libtriton import ir
+
+    with tempfile.TemporaryDirectory(prefix="proton-ttir-") as folder:
+        path = os.path.join(folder, "kernel.ttir")
+        with open(path, "w") as file:
+            file.write(text)
+        module = ir.parse_mlir_module(path, context)
+    module.context = context
+    return module

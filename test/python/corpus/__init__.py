@@ -608,7 +608,8 @@ CASES = [
         events=lambda: {"rows": 16, "row": 16 * 8, "partials": 16},
     ),
     # Scopes inside the K loop: num_stages=1, since Triton's AMD pipeliner
-    # refuses loops holding scopes (Proton raises) and NVIDIA's would move loads.
+    # cannot take loops holding scopes (Proton compiles them unpipelined, with
+    # a warning) and NVIDIA's would move loads.
     Case(
         "matmul",
         tk.matmul,
