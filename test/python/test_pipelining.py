@@ -18,7 +18,13 @@ import proton.language as pl
 
 from proton import PipelineOptions, PipeliningWarning
 from proton.compiling.stage_hook import StageHook
-from proton.compiling.pipelining import _loop_bodies, markers_in_loops, pipelining_warnings, unpipeline_marker_loops
+from proton.compiling.pipelining import (
+    _loop_bodies,
+    markers_in_loops,
+    pipelining_moved_markers,
+    pipelining_warnings,
+    unpipeline_marker_loops,
+)
 
 from kernels import MATMUL_SIGNATURE, compile_kernel, matmul, matmul_load_scope
 
@@ -251,3 +257,26 @@ def test_unpipeline_marks_the_loop_that_holds_the_marker_not_its_parent():
     changed = [line.strip() for line in rewritten.splitlines() if "num_stages" in line]
     assert changed == ["} {tt.num_stages = 1 : i32} loc(#loc7)"]  # the inner loop; the if's brace is not a loop's
     assert scopes == ["'inner' (k.py:3)"]
+
+
+def branches(*bodies):
+    """A function whose body is one scf.if per argument, each holding those ops."""
+    ifs = "".join("    scf.if %c {\n" + "".join(f"      {op}\n" for op in ops) + "    } loc(#loc)\n" for ops in bodies)
+    return "module {\n  tt.func public @k() {\n" + ifs + "    tt.return loc(#loc)\n  } loc(#loc)\n}\n" + LOCATIONS
+
+
+def test_scopes_split_across_regions_by_pipelining_are_detected():
+    ttir = loop(marker("start", "s", "#loc3"), load("#loc40"), marker("end", "s", "#loc6"))
+    # Paired in the loop, plus a peeled copy paired in one branch: nothing split.
+    assert not pipelining_moved_markers(
+        ttir, ttir + branches([marker("start", "s", "#loc3"), marker("end", "s", "#loc6")])
+    )
+    # The peeled epilogue's start in one branch and its end in another (Triton 3.9's AMD pipeliner).
+    split = branches([marker("start", "s", "#loc3")], [marker("end", "s", "#loc6")])
+    assert pipelining_moved_markers(ttir, split)
+    # A start and end in different stages of the loop: the end first.
+    assert pipelining_moved_markers(
+        ttir, loop(marker("end", "s", "#loc6"), load("#loc40"), marker("start", "s", "#loc3"))
+    )
+    # What the TTIR already had unpaired (a user's early return) is not pipelining's doing.
+    assert not pipelining_moved_markers(split, split)

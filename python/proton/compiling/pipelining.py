@@ -118,25 +118,69 @@ def _lines(ops) -> str:
     return ", ".join(str(n) for n in sorted({op.line for op in ops}))
 
 
+def _scopes_of(body: list[_Op]) -> tuple[list[tuple[str, _Op, _Op]], list[tuple[str, _Op]]]:
+    """A loop body's scopes in program order as (name, start, end), and the
+    markers left unpaired (a start without its end after it, or an end
+    without its start before it: the scope spans loop iterations)."""
+    open_starts: dict[str, list[_Op]] = {}
+    scopes: list[tuple[str, _Op, _Op]] = []
+    split: list[tuple[str, _Op]] = []
+    for op in body:
+        marker = _marker(op)
+        if not marker:
+            continue
+        kind, name = marker
+        if kind == "start":
+            open_starts.setdefault(name, []).append(op)
+        elif open_starts.get(name):
+            scopes.append((name, open_starts[name].pop(), op))
+        else:
+            split.append((name, op))
+    split += [(name, op) for name, ops in open_starts.items() for op in ops]
+    return scopes, split
+
+
+def pipelining_moved_markers(ttir: str, ttgir: str) -> bool:
+    """Whether software pipelining split scopes between the TTIR and the
+    TTGIR Triton made of it: more scope markers whose start and end are not
+    in one region (a loop body, a branch, the function) than in the TTIR,
+    as when a scope's start and end land in different stages of a loop or
+    in different branches of its peeled epilogue."""
+    return _unpaired_markers(ttgir) > _unpaired_markers(ttir)
+
+
+def _unpaired_markers(text: str) -> int:
+    """Scope markers without their start or end in the same region."""
+    counts: list[dict[str, int]] = [{}]  # per open region: scope name -> starts open in it
+    unpaired = 0
+    pattern = marker_pattern()
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("//"):
+            continue
+        marker = pattern.search(line) if not line.startswith("}") else None
+        if marker:
+            kind, name = marker.group(1), marker.group(2)
+            open_here = counts[-1]
+            if kind == "start":
+                open_here[name] = open_here.get(name, 0) + 1
+            elif open_here.get(name):
+                open_here[name] -= 1
+            else:
+                unpaired += 1
+        for brace in braces(line):
+            if brace == "{":
+                counts.append({})
+            elif len(counts) > 1:
+                unpaired += sum(counts.pop().values())
+    return unpaired + sum(sum(c.values()) for c in counts)
+
+
 def pipelining_warnings(ttgir: str) -> list[str]:
     """One message per scope in a loop that software pipelining changed."""
     messages = []
     for body in _loop_bodies(ttgir):
-        open_starts: dict[str, list[_Op]] = {}
-        scopes: list[tuple[str, _Op, _Op]] = []
-        split: list[tuple[str, _Op]] = []
-        for op in body:
-            marker = _marker(op)
-            if not marker:
-                continue
-            kind, name = marker
-            if kind == "start":
-                open_starts.setdefault(name, []).append(op)
-            elif open_starts.get(name):
-                scopes.append((name, open_starts[name].pop(), op))
-            else:
-                split.append((name, op))
-        split += [(name, op) for name, ops in open_starts.items() for op in ops]
+        scopes, split = _scopes_of(body)
         for name, op in split:
             messages.append(
                 f"scope '{name}' ({_where(op)}): its start and end are in different software-pipeline stages "

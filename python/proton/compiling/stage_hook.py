@@ -5,6 +5,7 @@ need (profile_scratch size and alignment, shared memory, the scope table)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -22,7 +23,7 @@ from ..errors import PipeliningWarning, ProfilerError
 from ..kernel_metadata import KernelMetadata, kernel_id_of, register
 from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
-from .pipelining import markers_in_loops, pipelining_warnings, unpipeline_marker_loops
+from .pipelining import markers_in_loops, pipelining_moved_markers, pipelining_warnings, unpipeline_marker_loops
 from .warp_specialize import partition_layout
 
 #: Prefix of this hook's cache key. Triton 3.6 does not ask the hook for a
@@ -282,8 +283,8 @@ def _warn_about_pipelining(ttgir: str, kernel: str) -> list[str]:
     return messages
 
 
-#: The ops of a loop that sm_100's pipeliner makes tcgen05 MMAs: only such
-#: loops fail there with markers.
+#: On sm_100, the loops Triton's pipeliner cannot take with markers are
+#: those whose dots become tcgen05 MMAs.
 _MMA_LOOP = re.compile(r"= tt\.dot(?:_scaled)? ")
 
 
@@ -321,35 +322,76 @@ def _kernel_name(ttir: str) -> str:
 
 
 def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str, holding, unpipelined: list):
-    """Keeps the loops that hold markers (and an op matching `holding`, if
-    given) out of `pipeliner`, which cannot take them: `tt.num_stages = 1`
-    on those loops only (Triton's per-loop setting, as
-    `tl.range(num_stages=1)` gives), with a warning that they run
-    unpipelined while profiled; the kernel's other loops stay pipelined. A
+    """Where `pipeliner` cannot take a loop that holds markers (the compile
+    fails, or a scope's start and end end up in different stages),
+    compiles again with `tt.num_stages = 1` on the loops that hold markers
+    (and an op matching `holding`, if given) only: Triton's per-loop
+    setting, as `tl.range(num_stages=1)` gives. The kernel's other loops
+    stay pipelined, and a warning says which loops run unpipelined while
+    profiled. A kernel the pipeliner takes as it is compiles unchanged; a
     failure that remains becomes an error that names the scopes."""
 
     def checked_ttgir(src, metadata):
-        ttir = str(src)
-        rewritten, scopes = unpipeline_marker_loops(ttir, num_stages, holding)
+        ttir = str(src)  # make_ttgir changes src in place
         try:
-            result = make_ttgir(_parse_ttir(rewritten, src.context) if scopes else src, metadata)
+            with _stderr_kept_unless(failed=True) if markers_in_loops(ttir) else contextlib.nullcontext():
+                result = make_ttgir(src, metadata)
+            if not pipelining_moved_markers(ttir, str(result)):
+                return result
         except Exception as error:
-            explained = _pipelining_error(ttir, num_stages, pipeliner)
-            if explained is None:
-                raise
-            raise explained from error
-        if scopes:
-            message = (
-                f"kernel {_kernel_name(ttir)}: Triton's {pipeliner} cannot pipeline a loop that holds Proton "
-                f"scopes ({', '.join(dict.fromkeys(scopes))}); while profiled, the loops holding them run without "
-                "software pipelining (num_stages=1 for those loops only), so their timing is not the unprofiled "
-                "kernel's. Move the scopes out of the loop to profile it pipelined."
-            )
-            warnings.warn(message, PipeliningWarning, stacklevel=2)
-            unpipelined.append(message)
+            first_error = error
+        else:
+            first_error = None
+        rewritten, scopes = unpipeline_marker_loops(ttir, num_stages, holding)
+        explained = _pipelining_error(ttir, num_stages, pipeliner)
+        if not scopes:
+            if first_error is not None:
+                if explained is None:
+                    raise first_error
+                raise explained from first_error
+            return result  # markers moved outside any loop we could unpipeline: the llir stage judges them
+        try:
+            result = make_ttgir(_parse_ttir(rewritten, src.context), metadata)
+        except Exception as error:
+            raise (explained or error) from error
+        message = (
+            f"kernel {_kernel_name(ttir)}: Triton's {pipeliner} cannot pipeline a loop that holds Proton scopes "
+            f"({', '.join(dict.fromkeys(scopes))}); while profiled, the loops holding them run without software "
+            "pipelining (num_stages=1 for those loops only), so their timing is not the unprofiled kernel's. Move "
+            "the scopes out of the loop to profile it pipelined."
+        )
+        warnings.warn(message, PipeliningWarning, stacklevel=2)
+        unpipelined.append(message)
         return result
 
     return checked_ttgir
+
+
+@contextlib.contextmanager
+def _stderr_kept_unless(failed: bool):
+    """Holds back what the process writes to file descriptor 2 inside the
+    block (MLIR prints a failed pass's reproducer there) and writes it out
+    afterwards, unless the block raised and `failed`: a failure that Proton
+    recovers from then prints nothing. PROTON_DEBUG_IR=1 always writes it."""
+    import sys
+
+    with tempfile.TemporaryFile() as held:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        raised = False
+        try:
+            yield
+        except BaseException:
+            raised = True
+            raise
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if not (raised and failed) or os.environ.get("PROTON_DEBUG_IR") == "1":
+                held.seek(0)
+                os.write(2, held.read())
 
 
 def _parse_ttir(text: str, context):
