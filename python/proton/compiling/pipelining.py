@@ -7,11 +7,11 @@ the scope enclosed are moved to an earlier stage and issued iterations ahead,
 outside the scope. The scope then measures waiting for data loaded earlier,
 not the loads. `pipelining_warnings` names such scopes and the moved loads,
 and scopes whose start and end ended up in different stages. On AMD,
-Triton's stream pipeliner cannot place a marker in a pipelined loop at all
-and fails the compile (3.6-3.8) or splits a scope across stages (3.9):
-`unpipeline_marker_loops` sets `tt.num_stages = 1` on the loops that hold
-markers before that pipeliner runs, and `markers_in_loops` names their
-scopes."""
+Triton's stream pipeliner cannot place a marker in most pipelined loops and
+fails the compile (3.6-3.8) or splits a scope across its peeled stages
+(3.9, `pipelining_moved_markers`); the stage hook then compiles again with
+`tt.num_stages = 1` on the loops that hold markers
+(`unpipeline_marker_loops`), and `markers_in_loops` names their scopes."""
 
 from __future__ import annotations
 
