@@ -334,7 +334,7 @@ def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str, holding, unpip
     def checked_ttgir(src, metadata):
         ttir = str(src)  # make_ttgir changes src in place
         try:
-            with _stderr_kept_unless(failed=True) if markers_in_loops(ttir) else contextlib.nullcontext():
+            with _stderr_dropped_on_failure() if markers_in_loops(ttir) else contextlib.nullcontext():
                 result = make_ttgir(src, metadata)
             if not pipelining_moved_markers(ttir, str(result)):
                 return result
@@ -368,11 +368,11 @@ def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str, holding, unpip
 
 
 @contextlib.contextmanager
-def _stderr_kept_unless(failed: bool):
+def _stderr_dropped_on_failure():
     """Holds back what the process writes to file descriptor 2 inside the
     block (MLIR prints a failed pass's reproducer there) and writes it out
-    afterwards, unless the block raised and `failed`: a failure that Proton
-    recovers from then prints nothing. PROTON_DEBUG_IR=1 always writes it."""
+    afterwards unless the block raised: a failure that Proton recovers from
+    prints nothing. PROTON_DEBUG_IR=1 always writes it."""
     import sys
 
     with tempfile.TemporaryFile() as held:
@@ -389,7 +389,7 @@ def _stderr_kept_unless(failed: bool):
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
-            if not (raised and failed) or os.environ.get("PROTON_DEBUG_IR") == "1":
+            if not raised or os.environ.get("PROTON_DEBUG_IR") == "1":
                 held.seek(0)
                 os.write(2, held.read())
 
