@@ -14,8 +14,7 @@ members, spelled as mlir-tblgen spells a pass's:
 Usage: gen_pipeline_options.py RECORDS.json -o OUT.h.inc
 """
 
-import argparse
-import json
+import tblgen_json
 
 
 def cpp_string(text: str) -> str:
@@ -46,17 +45,5 @@ def generate(records: dict, source: str) -> str:
     return "\n".join(out)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", help="llvm-tblgen --dump-json output")
-    parser.add_argument("-o", "--output", required=True)
-    parser.add_argument("--source", default="the .td file", help="the .td file, named in the output's header")
-    args = parser.parse_args()
-    with open(args.records) as f:
-        records = json.load(f)
-    with open(args.output, "w") as f:
-        f.write(generate(records, args.source))
-
-
 if __name__ == "__main__":
-    main()
+    tblgen_json.main(generate, __doc__.splitlines()[0])

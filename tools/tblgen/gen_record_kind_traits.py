@@ -19,8 +19,7 @@ not check.
 Usage: gen_record_kind_traits.py RECORDS.json -o OUT.h.inc
 """
 
-import argparse
-import json
+import tblgen_json
 
 RECORD_KIND = "Proton_RecordKind"
 ID_KIND = "Proton_IdKind"
@@ -147,21 +146,5 @@ def generate(records: dict, source: str) -> str:
     return "\n".join(out)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", help="llvm-tblgen --dump-json output")
-    parser.add_argument("-o", "--output", required=True)
-    parser.add_argument("--source", default="the .td file", help="the .td file, named in the output's header")
-    args = parser.parse_args()
-    with open(args.records) as f:
-        records = json.load(f)
-    try:
-        text = generate(records, args.source)
-    except TraitsError as error:
-        parser.exit(1, f"{args.source}: {error}\n")
-    with open(args.output, "w") as f:
-        f.write(text)
-
-
 if __name__ == "__main__":
-    main()
+    tblgen_json.main(generate, __doc__.splitlines()[0], (TraitsError,))

@@ -240,10 +240,10 @@ class StageHook:
             try:
                 kernel = instrument_llvm_ir(llvm_ir, pipeline)
             except InstrumentationError as error:
-                explained = _pipelining_error(ttgir, num_stages, pipeliner) if pipeliner and num_stages > 1 else None
-                if explained is None:
+                scopes = markers_in_loops(ttgir) if pipeliner and num_stages > 1 else []
+                if not scopes:
                     raise
-                raise explained from error
+                raise _pipelining_error(ttgir, scopes, num_stages, pipeliner) from error
             if not kernel.instrumented:
                 defined = _KERNEL_DEFINITION.search(llvm_ir)
                 if defined:
@@ -303,12 +303,8 @@ def _pipeliner_that_rejects_markers(target) -> str | None:
     return None
 
 
-def _pipelining_error(ttir: str, num_stages: int, pipeliner: str) -> InstrumentationError | None:
-    """The error for scopes in loops that `pipeliner` cannot take; None if no
-    scope is in a loop (the failure is then not ours to explain)."""
-    scopes = markers_in_loops(ttir)
-    if not scopes:
-        return None
+def _pipelining_error(ttir: str, scopes: list[str], num_stages: int, pipeliner: str) -> InstrumentationError:
+    """The error for the scopes in loops (`scopes`) that `pipeliner` cannot take."""
     return InstrumentationError(
         f"kernel {_kernel_name(ttir)}: Triton's {pipeliner} (num_stages={num_stages}) cannot "
         f"pipeline a loop that holds Proton scopes: {', '.join(scopes)}. While profiling, launch this "
@@ -333,27 +329,26 @@ def _pipeliner_check(make_ttgir, num_stages: int, pipeliner: str, holding, unpip
 
     def checked_ttgir(src, metadata):
         ttir = str(src)  # make_ttgir changes src in place
+        scopes = markers_in_loops(ttir)
+        if not scopes:  # nothing the pipeliner could trip on: Triton's own compile
+            return make_ttgir(src, metadata)
+        first_error = None
         try:
-            with _stderr_dropped_on_failure() if markers_in_loops(ttir) else contextlib.nullcontext():
+            with _stderr_dropped_on_failure():
                 result = make_ttgir(src, metadata)
             if not pipelining_moved_markers(ttir, str(result)):
                 return result
         except Exception as error:
             first_error = error
-        else:
-            first_error = None
-        rewritten, scopes = unpipeline_marker_loops(ttir, num_stages, holding)
-        explained = _pipelining_error(ttir, num_stages, pipeliner)
-        if not scopes:
-            if first_error is not None:
-                if explained is None:
-                    raise first_error
-                raise explained from first_error
-            return result  # markers moved outside any loop we could unpipeline: the llir stage judges them
+        rewritten, unpipelined_scopes = unpipeline_marker_loops(ttir, num_stages, holding)
+        if not unpipelined_scopes:
+            if first_error is None:
+                return result  # markers moved outside any loop we could unpipeline: the llir stage judges them
+            raise _pipelining_error(ttir, scopes, num_stages, pipeliner) from first_error
         try:
             result = make_ttgir(_parse_ttir(rewritten, src.context), metadata)
         except Exception as error:
-            raise (explained or error) from error
+            raise _pipelining_error(ttir, scopes, num_stages, pipeliner) from error
         message = (
             f"kernel {_kernel_name(ttir)}: Triton's {pipeliner} cannot pipeline a loop that holds Proton scopes "
             f"({', '.join(dict.fromkeys(scopes))}); while profiled, the loops holding them run without software "
