@@ -110,10 +110,6 @@ def main(argv=None) -> int:
     if kind.start is not None:
         import proton
 
-        if kind.no_device_slots:
-            import proton.host.session as host_session
-
-            host_session._prepare_device_slots = lambda slots: None
         session = proton.start(os.path.join(args.out, "profile"), quiet=True, **kind.start)
     outputs = program.run(not args.reference, parts)
     torch.cuda.synchronize()

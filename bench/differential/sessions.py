@@ -24,7 +24,6 @@ class Kind:
     instrumented: bool = False  # kernels compiled with records (each must record)
     override: bool = False  # TRITON_KERNEL_OVERRIDE with insert_proton_records' TTGIR
     scopes: bool = False  # one library kernel copied with pl.scope markers
-    no_device_slots: bool = False  # exploration: host session without its device-metric slots
 
 
 KINDS = {
@@ -33,7 +32,6 @@ KINDS = {
         Kind("plain", None),
         Kind("host", {}),
         Kind("host_hook", {"hook": "triton"}),
-        Kind("host_noslots", {}, no_device_slots=True),
         Kind("pcsampling", {"backend": "cupti", "mode": "pcsampling"}),
         Kind("instrumentation", {"backend": "instrumentation"}),
         Kind("mma", {"backend": "instrumentation", "mode": "mma"}, instrumented=True),

@@ -194,6 +194,16 @@ def register(meta: KernelMetadata) -> None:
     KERNELS[int(meta.kernel_id)] = meta
 
 
+# Every instrumented kernel this process loaded, by the handle Triton launches
+# it with (its CUfunction): the kernel id its launches' buffers must carry.
+# A handle not here is a kernel without records.
+LAUNCHED: dict[int, int] = {}
+
+
+def register_loaded(function: int, kernel_id: int) -> None:
+    LAUNCHED[int(function)] = int(kernel_id)
+
+
 def metadata_for_buffer(data, kernel: str) -> KernelMetadata:
     """The metadata of the kernel that wrote `data` (a u8 numpy buffer),
     found by the kernel id in its first segment header."""

@@ -20,6 +20,7 @@ import pytest
 from fake_cupti_support import fake, fake_path  # noqa: F401 (shared fixtures)
 from fake_roctracer_support import fake_amdhip_path, roctracer_fake, roctracer_fake_path  # noqa: F401
 from fake_rocprofiler_support import rocprofiler_fake, rocprofiler_fake_path  # noqa: F401
+from fake_gpu_memory_support import fake_gpu_memory, fake_gpu_memory_path  # noqa: F401
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from proton.recording.clock_sync import ClockOffset, ClockSample
 
 from test_decode import make
 from test_session import FakeTorch, Launch
+from fake_gpu_memory_support import view, write
 
 
 pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
@@ -158,7 +159,7 @@ def run(monkeypatch, gpu, data, path, phases=1):
     session._torch = gpu
     for phase in range(phases):
         scratch = _allocation._profile_allocator(data.size, 16, 0)
-        scratch.array[:] = data
+        write(scratch, data)
         triton.knobs.runtime.launch_enter_hook(Launch("k"))
         gpu.now = GT0 + 10**9 * (phase + 1)
         if phase < phases - 1:
@@ -203,7 +204,7 @@ def test_each_part_gets_the_offset_of_its_own_time(tmp_path, monkeypatch, captur
     session._torch = gpu
     for p, part in enumerate(parts):
         scratch = _allocation._profile_allocator(part.size, 16, 0)
-        scratch.array[:] = part
+        write(scratch, part)
         triton.knobs.runtime.launch_enter_hook(Launch("k"))
         gpu.now = GT0 + 10**9 * p + 5 * 10**8  # the flush comes 0.5 s after the phase's kernel
         if p < 2:
@@ -277,7 +278,7 @@ def test_the_clock_kernels_compile_for_nvidia_and_amd():
     from triton.backends.compiler import GPUTarget
     from kernels import compile_kernel
 
-    nvidia = compile_kernel(clock_sync._read_globaltimer, {"out": "*i64"}, GPUTarget("cuda", 90, 32))
+    nvidia = compile_kernel(clock_sync._read_globaltimer, {"out_address": "i64"}, GPUTarget("cuda", 90, 32))
     assert ", %globaltimer;" in nvidia.asm["ptx"]
-    amd = compile_kernel(clock_sync._read_memrealtime, {"out": "*i64"}, GPUTarget("hip", "gfx942", 64))
+    amd = compile_kernel(clock_sync._read_memrealtime, {"out_address": "i64"}, GPUTarget("hip", "gfx942", 64))
     assert "s_memrealtime s[" in amd.asm["amdgcn"] and "global_store_dwordx2" in amd.asm["amdgcn"]

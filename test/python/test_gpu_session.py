@@ -171,7 +171,7 @@ def _decoded_launches():
     torch.cuda.synchronize()
     out = []
     for kept in session.kept:
-        data = kept.buffer.cpu().numpy()
+        data = kept.buffer.read()
         meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
         out.append(decode.decode(data, meta, data.nbytes // meta.layout.bytes_per_cta, kernel=kept.kernel))
     return out
@@ -188,7 +188,7 @@ def test_save_fixtures(tmp_path, mode):
     session = proton.recording.instrumentation_session._session
     torch.cuda.synchronize()
     (kept,) = session.kept
-    data = kept.buffer.cpu().numpy()
+    data = kept.buffer.read()
     meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
     proton.finalize()
     name = "vector_add_" + ("clock32" if "clock32" in mode else "clock64")

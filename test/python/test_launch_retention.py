@@ -20,6 +20,7 @@ from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 import synthetic_buffers as synthetic
 from test_decode import make
 from test_session import FakeTorch
+from fake_gpu_memory_support import write
 
 EVENTS_PER_LAUNCH = 36  # make(ctas=3): 3 CTAs x 4 warps x 3 scopes
 
@@ -56,8 +57,10 @@ def run(kernel, session, data, name, handle=None):
     named run, the launcher allocates the buffer, then calls the hook."""
     session._torch = session._torch or GraphTorch()
     if data is not None:
+        if handle is not None:  # Triton's load hook registered the kernel's handle with its id
+            kernel_metadata.register_loaded(handle, int(data[4:8].view("<u4")[0]))
         scratch = _allocation._profile_allocator(data.size, 16, 0)
-        scratch.array[:] = data
+        write(scratch, data)
     triton.knobs.runtime.launch_enter_hook(Launch(name, handle))
 
 
@@ -211,7 +214,7 @@ class GraphTorch(FakeTorch):
 
             def replay(self):
                 for buffer, data in self.fill:
-                    buffer.array[:] = data
+                    write(buffer, data)
 
 
 def capture(session, graph, data, name):
@@ -269,17 +272,44 @@ def test_graph_replays_per_phase(tmp_path, buffer, graph_torch):
     assert report.graphs[1].startswith("step launch 0, captured in graph 0: 2 replays")
 
 
-def test_cuda_graph_trees_launches_are_counted_and_released(tmp_path, buffer):
-    # A function whose code comes from Inductor's CUDA graph trees module.
-    namespace = {}
-    exec(compile("def warm_up(fn):\n    fn()\n", "/site/torch/_inductor/cudagraph_trees.py", "exec"), namespace)
+def test_captured_launches_get_profiler_memory_that_outlives_the_session(
+    tmp_path, buffer, graph_torch, fake_gpu_memory
+):
+    """A captured launch's buffer is the profiler's own memory (never the
+    graph's pool, which Inductor's CUDA graph trees check and reuse), made
+    in relaxed capture mode so the capture stays valid, and kept for as long
+    as the process lives: replays after the session still write there."""
     session = start(tmp_path)
-    namespace["warm_up"](lambda: run(None, session, buffer, "triton_poi_fused_0"))
-    run(None, session, buffer, "triton_poi_fused_0")
-    assert [k.index for k in session.kept] == [1]
+    graph = graph_torch.cuda.CUDAGraph()
+    fake_gpu_memory.set_capture_mode(0)  # the capturing thread's mode: global
+    relaxed = fake_gpu_memory.relaxed_calls()
+    capture(session, graph, buffer, "triton_poi_fused_0")
+    assert fake_gpu_memory.relaxed_calls() == relaxed + 1  # the allocation, in relaxed mode
+    assert fake_gpu_memory.capture_mode() == 0  # and the thread's mode given back
+    graph.replay()
+    live = fake_gpu_memory.live_allocations()
     report = proton.finalize()
-    assert report.per_kernel["triton_poi_fused_0"]["not_kept"] == {"cuda_graph_trees": 1}
-    assert "1 run by torch.compile's CUDA graph trees" in report.summary()
+    assert report.per_kernel["triton_poi_fused_0"]["kept"] == 1 and report.errors == []
+    assert fake_gpu_memory.live_allocations() >= 1 and live >= 1  # the graph's buffer is still there
+    graph.replay()  # writes into it after the session
+
+
+def test_kept_launches_take_slices_of_one_arena_and_give_them_back(tmp_path, buffer, fake_gpu_memory):
+    """Launches take slices of the session's arena (one allocation for many
+    launches, none per launch); a launch not kept gives its slice to the
+    next launch on its stream; finalize frees the arena."""
+    before = fake_gpu_memory.live_allocations()
+    session = start(tmp_path, max_launches_per_kernel=1)
+    pointers = []
+    for _ in range(6):
+        run(None, session, buffer, "a")
+        pointers.append(session.kept[-1].buffer.data_ptr())
+    assert fake_gpu_memory.live_allocations() == before + 1  # one chunk for all six
+    assert len(set(pointers)) == 2  # the kept one, and the one given back and taken again
+    assert session.kept_bytes == buffer.size
+    report = proton.finalize()
+    assert report.launches_kept == 1 and report.per_kernel["a"]["not_kept"] == {"max_launches_per_kernel": 5}
+    assert fake_gpu_memory.live_allocations() == before
 
 
 class NamedLaunch(Launch):
@@ -300,7 +330,7 @@ def test_hook_triton_names_launches_by_their_launch_metadata(tmp_path, buffer):
     session = start(tmp_path, hook="triton")
     for metadata_name in ("add_256", "add_1024", "add_256"):
         scratch = _allocation._profile_allocator(buffer.size, 16, 0)
-        scratch.array[:] = buffer
+        write(scratch, buffer)
         triton.knobs.runtime.launch_enter_hook(NamedLaunch("add_kernel", metadata_name))
     run(None, session, buffer, "add_kernel")  # no launch_metadata function: its own name
     report = proton.finalize()

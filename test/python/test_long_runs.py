@@ -18,6 +18,7 @@ from proton.recording import instrumentation_session as runtime
 
 from test_decode import make
 from test_session import FakeTorch, Launch
+from fake_gpu_memory_support import write
 
 EVENTS_PER_LAUNCH = 36  # make(ctas=3): 3 CTAs x 4 warps x 3 scopes
 
@@ -36,7 +37,7 @@ def launch(session, data, name):
     """One instrumented launch of kernel `name`, as Triton's launcher makes it."""
     session._torch = session._torch or FakeTorch()
     scratch = _allocation._profile_allocator(data.size, 16, 0)
-    scratch.array[:] = data
+    write(scratch, data)
     triton.knobs.runtime.launch_enter_hook(Launch(name))
 
 

@@ -36,17 +36,20 @@ def _inputs(dtype, seed=0):
 
 def _run(dtype, use_library):
     q, k, v, gates, key_gates = (t.cuda().requires_grad_() for t in _inputs(dtype))
+    head_decay = -torch.linspace(0.05, 0.5, H, device="cuda")  # log decay per head
     if use_library:
         from fla.ops import chunk_gla, chunk_simple_gla, fused_recurrent_simple_gla
 
+        # Per-head decay (g_gamma) for the chunked form: fla refuses per-token gates there on
+        # Triton < 3.7.1 on Hopper (it computes them wrong; fla's issue 640).
         forms = {
-            "chunk_simple_gla": lambda: chunk_simple_gla(q, k, v, g=gates, output_final_state=True),
+            "chunk_simple_gla": lambda: chunk_simple_gla(q, k, v, g_gamma=head_decay, output_final_state=True),
             "recurrent_simple_gla": lambda: fused_recurrent_simple_gla(q, k, v, g=gates, output_final_state=True),
             "chunk_gla": lambda: chunk_gla(q, k, v, key_gates.to(dtype), output_final_state=True),
         }
     else:
         forms = {
-            "chunk_simple_gla": lambda: _naive(q, k, v, gates, per_key=False),
+            "chunk_simple_gla": lambda: _naive(q, k, v, head_decay.expand(B, T, H), per_key=False),
             "recurrent_simple_gla": lambda: _naive(q, k, v, gates, per_key=False),
             "chunk_gla": lambda: _naive(q, k, v, key_gates.to(dtype), per_key=True),
         }

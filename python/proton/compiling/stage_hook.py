@@ -20,7 +20,7 @@ import triton.knobs
 
 from . import instrumentation_state
 from ..errors import PipeliningWarning, ProfilerError
-from ..kernel_metadata import KernelMetadata, kernel_id_of, register
+from ..kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
 from .override import OverrideTranslation
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_moved_markers, pipelining_warnings, unpipeline_marker_loops
@@ -119,20 +119,32 @@ def _key_direct_compiles(on: bool) -> None:
             compiler.parse_options = original
 
 
+#: Names of kernels loaded from Triton's cache that a session's hook compiled
+#: with nothing to record (Triton 3.6 keeps the hook's key in the kernel's
+#: instrumentation_mode): the report's reason for their launches.
+LOADED_WITHOUT_RECORDS: set[str] = set()
+
+
 def register_loaded_kernel(module, function, name, metadata_group, hash) -> None:
-    """Triton's kernel_load_end_hook: registers kernels that came from the
-    disk cache (compiled by an earlier process) without going through our
-    stage hook."""
+    """Triton's kernel_load_end_hook, installed with the first session and
+    kept (kernels compiled in a session may be loaded and launched after
+    it): registers the kernel's metadata (kernels from the disk cache, which
+    did not pass through the stage hook) and its launch handle."""
     path = (metadata_group or {}).get(f"{name}.json")
     if not path:
         return
     try:
         with open(path) as f:
-            text = json.load(f).get(METADATA_KEY)
+            metadata = json.load(f)
     except (OSError, ValueError):
         return
+    text = metadata.get(METADATA_KEY)
     if text:
-        register(KernelMetadata.from_dict(json.loads(text)))
+        meta = KernelMetadata.from_dict(json.loads(text))
+        register(meta)
+        register_loaded(function, meta.kernel_id)
+    elif str(metadata.get("instrumentation_mode", "")).startswith(MODE_PREFIX):
+        LOADED_WITHOUT_RECORDS.add(name)
 
 
 class StageHook:
@@ -167,7 +179,7 @@ class StageHook:
         if not HOOK_GIVES_CACHE_KEY:
             triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
             _key_direct_compiles(True)
-        triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)
+        triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)  # kept: see its docstring
         instrumentation_state._enter()
         self._installed = True
 
@@ -178,7 +190,6 @@ class StageHook:
         if not HOOK_GIVES_CACHE_KEY:
             triton.knobs.compilation.instrumentation_mode = self._previous_mode
             _key_direct_compiles(False)
-        triton.knobs.runtime.kernel_load_end_hook.remove(register_loaded_kernel)
         self.overrides.uninstall()
         instrumentation_state._exit()
         self._installed = False

@@ -1,11 +1,13 @@
 """Metric values that live on the GPU (a loss, a token count: device
 tensors handed to `proton.scope(metrics=...)` or returned by a kernel's
 launch_metadata). Reading one at the scope would synchronize the program;
-instead each is added, on the device and in stream order, into slots of a
-buffer the session owns, and the slots are read when the session collects
-its records (finalize, a phase boundary). Inside a CUDA graph capture the
-add is captured too: every replay adds its value again, as upstream's
-Proton counts it.
+instead each is added, on the device and in stream order, into slots of
+memory the session owns (the profiler's own, device_memory: never the
+program's allocator, made when a first device metric needs it, also inside
+a CUDA graph capture, where nothing of it is captured but the add), and the
+slots are read when the session collects its records (finalize, a phase
+boundary). Inside a capture the add is captured: every replay adds its
+value again, as upstream's Proton counts it.
 
 Slots are never moved or reused (a captured graph keeps their addresses);
 reading them copies the sums out and sets them back to zero."""
@@ -33,78 +35,84 @@ def _integral(name: str, tensor) -> bool:
     return not (tensor.is_floating_point() or tensor.is_complex())
 
 
+class _DeviceArray:
+    """Profiler memory as PyTorch reads it (the CUDA array interface): a
+    tensor over it shares the memory, which stays the session's."""
+
+    def __init__(self, pointer: int, count: int, typestr: str):
+        self.__cuda_array_interface__ = {"shape": (count,), "typestr": typestr, "data": (pointer, False), "version": 3}
+
+
 class DeviceSlots:
     """A session's slots: key (any hashable: a scope node and metric name)
     -> where its sum accumulates."""
 
     def __init__(self):
-        self._chunks = {True: [], False: []}  # integral? -> [(tensor, used)]
+        self._chunks = {True: [], False: []}  # integral? -> [[allocation, tensor over it, used]]
         self._where: dict = {}  # key -> (integral, chunk index, offset, count, scalar)
 
     def add(self, key, name: str, tensor) -> bool:
-        """Adds `tensor` into `key`'s slots on the current stream; False
-        (nothing added) when its slots would have to be made inside a CUDA
-        graph capture."""
+        """Adds `tensor` into `key`'s slots on the current stream (captured
+        with it during a CUDA graph capture)."""
         import torch
 
         flat = tensor.detach().reshape(-1)
         where = self._where.get(key)
         if where is None:
             place = self._allocate(_integral(name, tensor), flat.numel(), flat.device)
-            if place is None:
-                return False
             scalar = tensor.dim() == 0 or tensor.numel() == 1
             where = self._where[key] = place + (scalar,)
         integral, chunk, offset, count, _ = where
         if count != flat.numel():
             raise ProfilerError(f"metric {name!r}: a tensor of {flat.numel()} values where earlier ones had {count}")
-        buffer = self._chunks[integral][chunk][0]
+        slots = self._chunks[integral][chunk][1]
         dtype = torch.int64 if integral else torch.float64
-        buffer[offset : offset + count].add_(flat.to(device=buffer.device, dtype=dtype))
+        slots[offset : offset + count].add_(flat.to(device=slots.device, dtype=dtype))
         return True
 
-    def _allocate(self, integral: bool, count: int, device) -> tuple | None:
+    def _allocate(self, integral: bool, count: int, device) -> tuple:
         import torch
+
+        from ..recording import device_memory
 
         if count > CHUNK_SLOTS:
             raise ProfilerError(f"a device metric of {count} values: at most {CHUNK_SLOTS} per metric")
         chunks = self._chunks[integral]
-        for index, (buffer, used) in enumerate(chunks):
-            if buffer.device == device and used + count <= CHUNK_SLOTS:
-                chunks[index] = (buffer, used + count)
-                return integral, index, used, count
-        if torch.cuda.is_current_stream_capturing():
-            # A buffer made now would belong to the graph's memory pool and
-            # its zeroing would be replayed with the graph.
-            return None
-        dtype = torch.int64 if integral else torch.float64
-        chunks.append((torch.zeros(CHUNK_SLOTS, dtype=dtype, device=device), count))
+        for index, chunk in enumerate(chunks):
+            if chunk[1].device == device and chunk[2] + count <= CHUNK_SLOTS:
+                chunk[2] += count
+                return integral, index, chunk[2] - count, count
+        with torch.cuda.device(device):
+            allocation = device_memory.memory().allocate(8 * CHUNK_SLOTS, fill=0)
+            view = _DeviceArray(allocation.pointer, CHUNK_SLOTS, "<i8" if integral else "<f8")
+            chunks.append([allocation, torch.as_tensor(view, device=device), count])
         return integral, len(chunks) - 1, 0, count
-
-    def prepare(self, device) -> None:
-        """Makes one chunk of each kind on `device` ahead of time (so that a
-        first use inside a graph capture finds a slot)."""
-        import torch
-
-        for integral, dtype in ((True, torch.int64), (False, torch.float64)):
-            if not any(buffer.device == device for buffer, _ in self._chunks[integral]):
-                self._chunks[integral].append((torch.zeros(CHUNK_SLOTS, dtype=dtype, device=device), 0))
 
     def take(self) -> dict:
         """{key: sum} of every slot (int, float, or a list), then zeros them;
         the caller has synchronized the device."""
         if not self._where:
             return {}
-        host = {
-            (integral, index): buffer.cpu().tolist()
-            for integral, chunks in self._chunks.items()
-            for index, (buffer, _) in enumerate(chunks)
-        }
-        for chunks in self._chunks.values():
-            for buffer, _ in chunks:
-                buffer.zero_()
+        from ..recording import device_memory
+
+        memory = device_memory.memory()
+        host = {}
+        for integral, chunks in self._chunks.items():
+            for index, (allocation, _tensor, _used) in enumerate(chunks):
+                host[(integral, index)] = allocation.read().view("<i8" if integral else "<f8").tolist()
+                memory.refill(allocation, fill=0)
         out = {}
         for key, (integral, chunk, offset, count, scalar) in self._where.items():
             values = host[(integral, chunk)][offset : offset + count]
             out[key] = values[0] if scalar else values
         return out
+
+    def release(self) -> None:
+        """Gives the slots' memory back (at finalize, the device synchronized)."""
+        from ..recording import device_memory
+
+        for chunks in self._chunks.values():
+            for allocation, _tensor, _used in chunks:
+                device_memory.memory().free(allocation)
+            chunks.clear()
+        self._where.clear()

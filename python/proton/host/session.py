@@ -122,7 +122,6 @@ class HostSession(ProfilerSession):
         self._launch_hook = None
         self.clock_offset = 0  # set at start with data="trace" (activity_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
-        self._skipped_device_metrics = 0  # first seen inside a graph capture, with no slot free
         self._uncaptured_at_start = 0
 
     # -- lifecycle -----------------------------------------------------------
@@ -161,7 +160,6 @@ class HostSession(ProfilerSession):
             from .launch_hook import install
 
             self._launch_hook = install()
-        _prepare_device_slots(self.device_slots)
         self._uncaptured_at_start = host.counters().get("uncaptured_graph_kernels", 0)
         self.activate()
 
@@ -195,6 +193,7 @@ class HostSession(ProfilerSession):
         self._count_into(report, counters, pc_error)
         self._write_unwritten_phases(host, report)
         self.phases.clear()
+        self.device_slots.release()
         if not self.quiet:
             print(report.summary(), file=sys.stderr)
         return report
@@ -240,12 +239,6 @@ class HostSession(ProfilerSession):
         report.pc_samples = self._taken["pc_samples"]
         if pc_error:
             report.warnings.append(f"PC sampling: {pc_error}")
-        if self._skipped_device_metrics:
-            report.warnings.append(
-                f"{self._skipped_device_metrics} device-tensor metric values were not kept: first seen inside a "
-                "CUDA graph capture with no slot made for them (start the session after CUDA is initialized, or "
-                "use the metric once before capturing)"
-            )
         uncaptured = counters.get("uncaptured_graph_kernels", 0) - self._uncaptured_at_start
         if uncaptured > 0:
             report.warnings.append(
@@ -502,8 +495,7 @@ class HostSession(ProfilerSession):
         from ..state import metadata_state
 
         with metadata_state(), _on_stream(torch, stream):
-            if not self.device_slots.add(key, name, tensor):
-                self._skipped_device_metrics += 1
+            self.device_slots.add(key, name, tensor)
 
 
 def _host_value(value):
@@ -542,25 +534,6 @@ def _on_stream(torch, stream):
     if isinstance(stream, int) and stream:
         return torch.cuda.stream(torch.cuda.ExternalStream(stream))
     return contextlib.nullcontext()
-
-
-def _prepare_device_slots(slots: DeviceSlots) -> None:
-    """Slots on the current device before any graph capture, where CUDA is
-    up already (the profiler does not import torch or start CUDA itself).
-    No session sees the zeroing kernels this launches."""
-    torch = sys.modules.get("torch")
-    try:
-        if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
-            return
-        if torch.cuda.is_current_stream_capturing():
-            return
-        _host().set_active_sessions(0)
-        try:
-            slots.prepare(torch.device("cuda", torch.cuda.current_device()))
-        finally:
-            _publish_active()
-    except Exception:  # no usable device: metrics on the device are counted as skipped
-        pass
 
 
 def _summed(kind: str, value) -> bool:

@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode
+from . import decode, device_memory
 from ..compiling import instrumentation_state, stage_hook
 from .. import kernel_metadata, language as pl
 from ..mode import Default
@@ -21,11 +21,12 @@ EMPTY_SCOPES = 32
 
 
 @triton.jit
-def _back_to_back_scopes(out_ptr, N: tl.constexpr):
+def _back_to_back_scopes(out_address, N: tl.constexpr):
+    # The address of the profiler's own memory (device_memory), not a tensor.
     for _ in tl.static_range(N):
         pl.enter_scope("empty")
         pl.exit_scope("empty")
-    tl.store(out_ptr + tl.program_id(0), 1)
+    tl.store(out_address.to(tl.pointer_type(tl.int32)) + tl.program_id(0), 1)
 
 
 def cache_path() -> str:
@@ -51,28 +52,32 @@ def record_cost_cycles(mode: Default) -> float:
 
 
 def measure(mode: Default, ctas: int = 8) -> float:
-    """Median duration of an empty scope over all warps of `ctas` CTAs."""
+    """Median duration of an empty scope over all warps of `ctas` CTAs. All
+    its memory is the profiler's own (device_memory), freed after."""
     import torch
 
-    buffers = []
+    memory = device_memory.memory()
+    allocations = []
 
     def allocate(size, alignment, stream):
-        buffers.append(torch.empty(size, dtype=torch.uint8, device="cuda"))
-        return buffers[-1]
+        allocations.append(memory.allocate(size))
+        return allocations[-1].slice(0, size)
 
     previous = _allocation._profile_allocator.get()
-    out = torch.zeros(ctas, dtype=torch.int32, device="cuda")
+    out = memory.allocate(4 * ctas)
     _allocation.set_profile_allocator(allocate)
     try:
         with (
             instrumentation_state.own_kernels(),
             stage_hook.StageHook(mode.pipeline_options(), label=f"calibration:{mode}"),
         ):
-            _back_to_back_scopes[(ctas,)](out, N=EMPTY_SCOPES, num_warps=4)
+            _back_to_back_scopes[(ctas,)](out.pointer, N=EMPTY_SCOPES, num_warps=4)
         torch.cuda.synchronize()
+        data = allocations[-1].read()
     finally:
         _allocation.set_profile_allocator(previous)
-    data = buffers[-1].cpu().numpy()
+        for allocation in [out, *allocations]:
+            memory.free(allocation)
     meta = kernel_metadata.metadata_for_buffer(data, "calibration")
     events = decode.decode(data, meta, ctas, kernel="calibration")
     return float(np.median(events.duration_cycles))

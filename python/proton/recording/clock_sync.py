@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
+from . import device_memory
 from ..compiling import instrumentation_state
 from ..errors import ProfilerError
 
@@ -128,15 +129,16 @@ def drift(first: ClockOffset, last: ClockOffset) -> dict:
 
 
 @triton.jit
-def _read_globaltimer(out):
+def _read_globaltimer(out_address):
+    # The address of the profiler's own memory (device_memory), not a tensor.
     now = tl.inline_asm_elementwise(
         "mov.u64 $0, %globaltimer;", "=l,r", [tl.full([], 0, tl.int32)], dtype=tl.int64, is_pure=False, pack=1
     )
-    tl.store(out, now)
+    tl.store(out_address.to(tl.pointer_type(tl.int64)), now)
 
 
 @triton.jit
-def _read_memrealtime(out):
+def _read_memrealtime(out_address):
     # AMD: the 100 MHz constant-rate counter the records' global stamps use.
     now = tl.inline_asm_elementwise(
         "s_memrealtime $0\ns_waitcnt lgkmcnt(0)",
@@ -146,7 +148,11 @@ def _read_memrealtime(out):
         is_pure=False,
         pack=1,
     )
-    tl.store(out, now)
+    tl.store(out_address.to(tl.pointer_type(tl.int64)), now)
+
+
+#: Where each device's clock reads go: 8 bytes of the profiler's memory.
+_OUT: dict = {}
 
 
 def measure(torch, device: int, samples: int = SAMPLES) -> ClockOffset | None:
@@ -159,14 +165,18 @@ def measure(torch, device: int, samples: int = SAMPLES) -> ClockOffset | None:
     hip = bool(getattr(getattr(torch, "version", None), "hip", None))
     kernel, ns_per_tick = (_read_memrealtime, 10) if hip else (_read_globaltimer, 1)
     with cuda.device(device), instrumentation_state.own_kernels():
-        out = torch.zeros(1, dtype=torch.int64, device=f"cuda:{device}")
+        memory = device_memory.memory()
+        key, _ = memory.runtime.current_device()
+        out = _OUT.get(key)
+        if out is None:
+            out = _OUT[key] = memory.allocate(8)
 
         def read() -> ClockSample:
             before = time.time_ns()
-            kernel[(1,)](out)
+            kernel[(1,)](out.pointer)
             cuda.synchronize(device)
             after = time.time_ns()
-            return ClockSample(before, int(out.item()) * ns_per_tick, after)
+            return ClockSample(before, int(out.read(0, 8).view("<i8")[0]) * ns_per_tick, after)
 
         read()  # compiles and loads the kernel; its window is not representative
         return estimate(read() for _ in range(samples))

@@ -1,16 +1,20 @@
 """A profiling session: installs the stage hook, gives every instrumented
-launch its profile_scratch buffer, keeps the raw buffers on the device (no
+launch its profile_scratch buffer, a slice of the session's arena of device
+memory of the profiler's own (arena.py, device_memory.py: never the
+program's allocator), keeps the raw buffers on the device (no allocation,
 synchronization, copy or decoding per launch), and at finalize copies them
 back, decodes them and writes the outputs.
 
 Every launch is kept, in order, within `max_buffer_bytes` of buffers in
 all; do_bench repetitions keep the last launch of each kernel variant, and
 `max_launches_per_kernel=N` the last N everywhere (launches.py says the
-policy). Every launch runs instrumented; the buffers of launches not kept go
-back to PyTorch's caching allocator, and the report counts those launches
-per kernel and reason. Launches captured in CUDA graphs record their last
-replay (cuda_graphs.py). Compiled variants of one kernel (other constexprs,
-num_warps, ...) are reported as distinct kernels.
+policy). Every launch runs instrumented; the slices of launches not kept go
+back to the arena, and the report counts those launches per kernel and
+reason. Launches captured in CUDA graphs record their last replay
+(cuda_graphs.py). After the session, kernels it compiled that are launched
+again (libraries keep compiled kernels) write into memory nobody reads.
+Compiled variants of one kernel (other constexprs, num_warps, ...) are
+reported as distinct kernels.
 
 Long runs (periodic_flushing=True, Triton's Proton's mode of that name):
 proton.data.advance_phase(session) ends a phase; its kept launches are
@@ -28,13 +32,15 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 
 import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import calibration, clock_sync, cuda_graphs, decode, inductor, launches as retention
+from . import arena as arenas, calibration, clock_sync, cuda_graphs, decode, device_memory, inductor
+from . import launches as retention
 from ..compiling import instrumentation_state, stage_hook
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
@@ -68,6 +74,7 @@ class SessionReport(Report):
     graphs: list = field(default_factory=list)  # what each CUDA-graph-captured launch recorded
     unrecorded: dict = field(default_factory=dict)  # kernel launched without records -> launches, reason
     buffers: dict = field(default_factory=dict)  # kernel -> which buffer its records went to, and why
+    unlaunched_buffers: int = 0  # buffers handed out whose launch hook never came
 
     def summary(self) -> str:
         lines = [f"proton: session {self.name!r}: {self.events} scope events from {self.launches_kept} launches"]
@@ -89,6 +96,11 @@ class SessionReport(Report):
                 )
             lines.append(line)
         lines += [f"  CUDA graph: {g}" for g in self.graphs]
+        if self.unlaunched_buffers:
+            lines.append(
+                f"  {self.unlaunched_buffers} profile buffers were handed out to launches that did not reach "
+                "Triton's launch hook (a launch that failed, or a launcher that calls no hooks): nothing was kept"
+            )
         for kernel, info in self.unrecorded.items():
             count = info["launches"]
             lines.append(f"  no records: {kernel} ({count} launch{'es' if count != 1 else ''}): {info['reason']}")
@@ -111,7 +123,14 @@ class SessionReport(Report):
 
     def add(self, part: "SessionReport") -> None:
         """Adds a part's counts to these totals; its files become the latest."""
-        for key in ("events", "launches_kept", "launches_skipped", "dropped_events", "unmatched_records"):
+        for key in (
+            "events",
+            "launches_kept",
+            "launches_skipped",
+            "dropped_events",
+            "unmatched_records",
+            "unlaunched_buffers",
+        ):
             setattr(self, key, getattr(self, key) + getattr(part, key))
         self.record_cost_cycles = part.record_cost_cycles or self.record_cost_cycles
         for kernel, info in part.per_kernel.items():
@@ -185,7 +204,8 @@ class InstrumentationSession(ProfilerSession):
         self._rank_read = False
         self._record_cost: float | None = None
         self.hook = stage_hook.StageHook(mode.pipeline_options(), label=str(mode))
-        self.retention = retention.Retention(max_launches_per_kernel, max_buffer_bytes)
+        self.retention = retention.Retention(max_launches_per_kernel)
+        self.arena: arenas.Arena | None = None  # made at the first instrumented launch
         self.graphs = cuda_graphs.GraphTracker()
         self.inductor = inductor.InductorSettings()
         self.captured: list[KeptLaunch] = []  # launches captured in CUDA graphs
@@ -194,7 +214,8 @@ class InstrumentationSession(ProfilerSession):
         self._variants: dict = {}  # CUfunction handle -> (kernel, variant description)
         self._unrecorded: dict[str, int] = {}  # kernel -> launches without a profile buffer
         self.active = False
-        self._pending = None
+        self._local = threading.local()  # .pending: the buffer handed out for the launch about to be made
+        self._unlaunched = 0  # buffers handed out whose launch hook never came
         self._previous_allocator = None
         self._torch = None  # imported at the first instrumented launch
 
@@ -234,7 +255,12 @@ class InstrumentationSession(ProfilerSession):
             close_instrumentation()  # another may start while this one writes
         self.deactivate()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
-        _allocation.set_profile_allocator(self._previous_allocator)
+        previous = self._previous_allocator
+        # Libraries keep compiled kernels and launch them after the session:
+        # they still get memory to write into, never Triton's refusal.
+        _allocation.set_profile_allocator(
+            late_launch_sink if previous is None or isinstance(previous, _allocation.NullAllocator) else previous
+        )
         self.graphs.uninstall()
         self.report.unrecorded = self._unrecorded_kernels()  # before the tree is written: it lists them
         self._flush(final=True)
@@ -283,25 +309,53 @@ class InstrumentationSession(ProfilerSession):
 
     # -- per launch (hot path) -----------------------------------------------
     def _allocate(self, size, alignment, stream):
+        """Triton's profile allocator: a slice of the arena, of memory for
+        the life of a CUDA graph during capture, or (past the budget) of a
+        sink nobody reads."""
         torch = self._torch or self._load_torch()
         self.graphs.install(torch)  # at once if torch was imported after the session started
-        buffer = torch.empty(size, dtype=torch.uint8, device="cuda")
+        local = self._local
+        if getattr(local, "pending", None) is not None:
+            self._unlaunched_buffer(local.pending)
         capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
-        self._pending = (buffer, capturing is not None and bool(capturing()))
-        return buffer
+        if capturing is not None and capturing():
+            piece, where = graph_memory(size), "graph"
+        else:
+            if self.arena is None:
+                self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
+            piece, where = self.arena.take(size, stream), "arena"
+            if piece is None:
+                piece, where = self.arena.sink(size), "sink"
+        local.pending = (piece, stream, where)
+        return piece
+
+    def _unlaunched_buffer(self, pending) -> None:
+        """A buffer handed out whose launch never reached the launch hook:
+        nothing of it is kept (an arena slice is free again)."""
+        piece, stream, where = pending
+        self._unlaunched += 1
+        if where == "arena":
+            self.arena.give_back(piece, stream)
 
     def _on_launch(self, launch_metadata) -> None:
-        pending, self._pending = self._pending, None
+        local = self._local
+        pending = getattr(local, "pending", None)
+        local.pending = None
         data = getattr(launch_metadata, "data", None) or {}
         name = data.get("name", "kernel")
+        handle = data.get("function")
+        kernel_id = kernel_metadata.LAUNCHED.get(handle) if handle is not None else None
+        if pending is not None and handle is not None and kernel_id is None:
+            # This kernel records nothing: the buffer was another launch's, which failed.
+            self._unlaunched_buffer(pending)
+            pending = None
         if pending is None:  # a kernel without profile_scratch: it records nothing
             if self.active and not instrumentation_state.running_own_kernels():
                 self._unrecorded[name] = self._unrecorded.get(name, 0) + 1
             return
-        buffer, captured = pending
+        piece, stream, where = pending
         if self.launch_metadata_names:
             name = _launch_metadata_name(launch_metadata, name)
-        handle = data.get("function")
         key = self._variants.get(handle)
         if key is None:
             kernel = retention.launching_kernel()
@@ -310,19 +364,28 @@ class InstrumentationSession(ProfilerSession):
                 self._variants[handle] = key
         index = self.launch_counts.get(key, 0)
         self.launch_counts[key] = index + 1
-        launch = KeptLaunch(name, index, buffer, self._launches, variant=key[1], call_stack=self._host_scopes())
+        launch = KeptLaunch(
+            name,
+            index,
+            piece,
+            self._launches,
+            variant=key[1],
+            call_stack=self._host_scopes(),
+            kernel_id=kernel_id,
+            stream=stream,
+        )
         self._launches += 1
-        loop = retention.enclosing_loop()
-        if loop == "cuda_graph_trees":
-            self.retention.count(key, loop)  # the buffer goes back to the graph's pool now
-            return
-        if captured:
-            # The buffer belongs to the graph from now on (cuda_graphs.py).
-            launch.graph = self.graphs.adopt(buffer)
+        if where == "graph":
+            # Replays write this memory for as long as the graph lives (cuda_graphs.py).
+            launch.graph = self.graphs.adopt(piece)
             self.captured.append(launch)
-            return
-        benchmark = self.retention.max_launches is None and loop == "do_bench"
-        self.retention.offer(key, launch, buffer.numel(), self.active, benchmark)
+        elif where == "sink":
+            self.retention.count(key, "budget")
+        else:
+            benchmark = self.retention.max_launches is None and retention.in_benchmark_loop()
+            released = self.retention.offer(key, launch, self.active, benchmark)
+            if released is not None:
+                self.arena.give_back(released.buffer, released.stream)
 
     def _host_scopes(self) -> tuple:
         """The host scopes (proton.scope) open on this thread, outermost first."""
@@ -333,7 +396,7 @@ class InstrumentationSession(ProfilerSession):
 
     @property
     def kept_bytes(self) -> int:
-        return self.retention.kept_bytes
+        return self.arena.kept_bytes if self.arena is not None else 0
 
     @property
     def kept(self) -> list[KeptLaunch]:
@@ -348,10 +411,9 @@ class InstrumentationSession(ProfilerSession):
         periodic flushing), then releases their buffers. A phase that kept
         nothing writes nothing, except that a session always leaves files."""
         kept_launches = self.kept
-        if kept_launches:
-            self._torch.cuda.synchronize()
+        self._synchronize(kept_launches)
         writes = bool(kept_launches) or (final and not self.report.files)
-        devices = sorted({_device_index(k.buffer) for k in kept_launches} - {None})
+        devices = sorted({k.buffer.device for k in kept_launches})
         if kept_launches:
             self._measure_clock(self._torch, devices)
         part = SessionReport(self.name)
@@ -394,9 +456,20 @@ class InstrumentationSession(ProfilerSession):
                         file=sys.stderr,
                     )
         self.retention.clear()
+        if self.arena is not None:  # the GPU is done with it (synchronized above)
+            self.arena.release() if final else self.arena.reset()
         for graph in {id(k.graph): k.graph for k in self.captured if k.graph}.values():
             graph.replays = 0  # recorded: later replays are the next phase's
+        part.unlaunched_buffers, self._unlaunched = self._unlaunched, 0
         self.report.add(part)
+
+    def _synchronize(self, kept_launches) -> None:
+        """Waits for every GPU the session's memory is on."""
+        keys = {k.buffer.allocation.key for k in kept_launches}
+        if self.arena is not None:
+            keys |= self.arena.device_keys()
+        if keys:
+            device_memory.memory().synchronize(keys)
 
     def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> list[decode.LaunchEvents]:
         """Decodes the launches, counting into `report`."""
@@ -426,8 +499,13 @@ class InstrumentationSession(ProfilerSession):
                     + (" (each replay overwrites the one before)" if kept.graph.replays > 1 else "")
                 )
             try:
-                data = kept.buffer.cpu().numpy()
-                meta = kernel_metadata.metadata_for_buffer(data, kernel)
+                if not arenas.guard_intact(kept.buffer):
+                    raise ProfilerError(
+                        "the memory right after its profile buffer was overwritten (a kernel wrote out of "
+                        "bounds there); its records are not trusted"
+                    )
+                data = kept.buffer.read()
+                meta = kernel_metadata.KERNELS.get(kept.kernel_id) or kernel_metadata.metadata_for_buffer(data, kernel)
                 if info["kept"] == 1:
                     report.warnings += meta.warnings
                     asked = self.mode.pipeline_options().buffer_type
@@ -471,7 +549,7 @@ class InstrumentationSession(ProfilerSession):
     def _unrecorded_kernels(self) -> dict:
         """Kernels launched while the session was active without a profile
         buffer: launches, the reason, and the reason in a few words."""
-        compiled_plain = self.hook.compiled_without_records
+        compiled_plain = self.hook.compiled_without_records | stage_hook.LOADED_WITHOUT_RECORDS
         out = {}
         for kernel, count in self._unrecorded.items():
             if kernel in compiled_plain:
@@ -634,9 +712,32 @@ def write_outputs(
     return written
 
 
-def _device_index(buffer) -> int | None:
-    """The GPU a kept buffer lives on (None for test doubles without one)."""
-    return getattr(getattr(buffer, "device", None), "index", None)
+#: Memory of launches captured in CUDA graphs: a graph replays them whenever
+#: the program wants, so it stays allocated until the process ends.
+_GRAPH_MEMORY: list = []
+#: Memory for instrumented kernels launched with no session open, one per
+#: device (the largest so far; smaller ones stay allocated too).
+_LATE_SINKS: dict = {}
+
+
+def graph_memory(size: int):
+    """A profile buffer for a launch being captured in a CUDA graph."""
+    allocation = device_memory.memory().allocate(size + arenas.GUARD_BYTES)
+    _GRAPH_MEMORY.append(allocation)
+    return allocation.slice(0, size)
+
+
+def late_launch_sink(size, alignment, stream):
+    """The profile allocator once every session is finalized: kernels a
+    session compiled, launched again later (libraries keep compiled
+    kernels), write into memory of the profiler's that nobody reads, never
+    into the program's; Triton's own allocator would refuse them."""
+    memory = device_memory.memory()
+    key, _device = memory.runtime.current_device()
+    sinks = _LATE_SINKS.setdefault(key, [])
+    if not sinks or sinks[-1].nbytes < size:
+        sinks.append(memory.allocate(1 << max(12, (size - 1).bit_length())))
+    return sinks[-1].slice(0, size)
 
 
 def _device(torch) -> tuple[dict, str]:

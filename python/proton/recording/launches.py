@@ -4,18 +4,15 @@ a kernel is named, and what the session says of the launches it did not keep.
 Policy (the README's "What a session keeps"):
 - By default every launch is kept, in launch order, until the kept buffers
   reach `max_buffer_bytes`; later launches are not kept and are counted per
-  kernel ("over max_buffer_bytes"). The bound is a hard one: GPU memory never
-  grows past it for profile buffers.
+  kernel ("over max_buffer_bytes"). The bound is a hard one, kept by the
+  session's arena (arena.py): launches past it write into memory nobody reads.
 - Launches made inside `triton.testing.do_bench` (or `do_bench_cudagraph`)
   are benchmark repetitions: only the last of each kernel variant is kept,
   warm, and the others are counted ("do_bench repetitions").
 - `max_launches_per_kernel=N` keeps the last N launches of each kernel
   variant everywhere, as before (the do_bench behaviour for any loop).
 - Launches while the session is deactivated are counted, not kept.
-- Launches captured in a CUDA graph are handled by cuda_graphs, except those
-  of torch.compile's CUDA graph trees (warm-up runs and captures): its
-  memory checks allow no tensor of ours in the graph's pool, so their
-  buffers are released at once and the launches counted ("CUDA graph trees").
+- Launches captured in a CUDA graph are handled by cuda_graphs.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ NOT_KEPT_REASONS = {
     "do_bench": "do_bench repetitions (the last is kept)",
     "max_launches_per_kernel": "older than the last max_launches_per_kernel",
     "inactive": "launched while the session was deactivated",
-    "cuda_graph_trees": "run by torch.compile's CUDA graph trees (warm-up and capture; replays are not recorded)",
+    "stale": "its profile buffer was allocated but the launch did not happen (the launch failed)",
 }
 
 
@@ -38,11 +35,13 @@ NOT_KEPT_REASONS = {
 class KeptLaunch:
     kernel: str  # Triton's name of the kernel
     index: int  # this kernel variant's launch number in the session
-    buffer: object  # device tensor (uint8), grid x bytes_per_cta
+    buffer: object  # device_memory.Slice: grid x bytes_per_cta
     sequence: int = 0  # the launch's number among all launches of the session
     variant: str = ""  # describe_variant's text of the compiled variant
     call_stack: tuple = ()  # host scopes open at the launch, outermost first
     graph: object = None  # cuda_graphs.CapturedGraph for a launch captured in a CUDA graph
+    kernel_id: int | None = None  # the launched kernel's id (kernel_metadata.LAUNCHED), if known
+    stream: object = None  # the stream it was launched on
 
 
 def _benchmark_codes() -> frozenset:
@@ -56,31 +55,25 @@ def _benchmark_codes() -> frozenset:
 
 
 _BENCHMARK_CODES: frozenset | None = None
-#: How far up the stack a launch looks for a benchmark loop or Inductor's CUDA
-#: graph trees (the launcher, an autotuner, Inductor's wrappers lie between).
+#: How far up the stack a launch looks for a benchmark loop (the launcher,
+#: an autotuner, a library's wrappers lie between).
 ENCLOSING_DEPTH = 32
-#: The source file of torch.compile's CUDA graph trees (warm-up and capture).
-CUDAGRAPH_TREES_FILE = "cudagraph_trees.py"
 
 
-def enclosing_loop() -> str | None:
-    """What the current launch is made from: "do_bench" (inside
-    triton.testing.do_bench), "cuda_graph_trees" (a warm-up or capture of
-    torch.compile's CUDA graphs) or None."""
+def in_benchmark_loop() -> bool:
+    """Whether the current launch is made inside triton.testing.do_bench
+    (or do_bench_cudagraph)."""
     global _BENCHMARK_CODES
     if _BENCHMARK_CODES is None:
         _BENCHMARK_CODES = _benchmark_codes()
     frame = sys._getframe(2)
     for _ in range(ENCLOSING_DEPTH):
         if frame is None:
-            return None
-        code = frame.f_code
-        if code in _BENCHMARK_CODES:
-            return "do_bench"
-        if code.co_filename.endswith(CUDAGRAPH_TREES_FILE) and "_inductor" in code.co_filename:
-            return "cuda_graph_trees"
+            return False
+        if frame.f_code in _BENCHMARK_CODES:
+            return True
         frame = frame.f_back
-    return None
+    return False
 
 
 def describe_variant(kernel) -> str:
@@ -137,46 +130,39 @@ def variant_names(variants: dict[str, set[str]]) -> dict[tuple[str, str], str]:
 
 class Retention:
     """The kept launches of one phase and the counts of those not kept, per
-    (kernel name, variant description)."""
+    (kernel name, variant description). The arena holds their buffers and
+    its budget; `offer` says which launch's buffer is free again."""
 
-    def __init__(self, max_launches: int | None, max_buffer_bytes: int):
+    def __init__(self, max_launches: int | None):
         self.max_launches = max_launches
-        self.max_buffer_bytes = max_buffer_bytes
-        self.in_order: list[KeptLaunch] = []  # kept because they fit the budget
+        self.in_order: list[KeptLaunch] = []  # every launch, within the budget
         self.last_only: dict[tuple, collections.deque] = {}  # capped per variant
         self.not_kept: dict[tuple, collections.Counter] = {}
-        self.kept_bytes = 0
 
     def count(self, key, reason: str) -> None:
         """Counts a launch not kept."""
         self.not_kept.setdefault(key, collections.Counter())[reason] += 1
 
-    def offer(self, key: tuple, launch: KeptLaunch, size: int, active: bool, benchmark: bool) -> None:
-        """Keeps `launch` (of `size` buffer bytes) or counts it."""
+    def offer(self, key: tuple, launch: KeptLaunch, active: bool, benchmark: bool) -> KeptLaunch | None:
+        """Keeps `launch` or counts it; returns the launch whose buffer is no
+        longer kept (this one, an older one it replaces, or None)."""
         if not active:
             self.count(key, "inactive")
-            return
-        if self.max_launches is not None or benchmark:
-            cap, reason = (
-                (self.max_launches, "max_launches_per_kernel") if self.max_launches is not None else (1, "do_bench")
-            )
-            kept = self.last_only.setdefault(key, collections.deque())
-            if cap == 0 or self.kept_bytes + size > self.max_buffer_bytes:
-                self.count(key, reason if cap == 0 else "budget")
-                return
-            kept.append(launch)
-            self.kept_bytes += size
-            if len(kept) > cap:
-                # Its kernel ran before this one on the launch's stream, where
-                # the buffer was allocated: the memory is safe to reuse.
-                self.kept_bytes -= kept.popleft().buffer.numel()
-                self.count(key, reason)
-            return
-        if self.kept_bytes + size > self.max_buffer_bytes:
-            self.count(key, "budget")
-            return
-        self.in_order.append(launch)
-        self.kept_bytes += size
+            return launch
+        if self.max_launches is None and not benchmark:
+            self.in_order.append(launch)
+            return None
+        cap, reason = (
+            (self.max_launches, "max_launches_per_kernel") if self.max_launches is not None else (1, "do_bench")
+        )
+        kept = self.last_only.setdefault(key, collections.deque())
+        kept.append(launch)
+        if len(kept) <= cap:
+            return None
+        # The oldest ran before this one on its stream; the arena hands its
+        # buffer out again only to a later launch on that stream.
+        self.count(key, reason)
+        return kept.popleft()
 
     def kept(self) -> list[KeptLaunch]:
         """Every kept launch, in launch order."""
@@ -190,4 +176,3 @@ class Retention:
         self.in_order.clear()
         self.last_only.clear()
         self.not_kept.clear()
-        self.kept_bytes = 0

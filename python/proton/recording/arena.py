@@ -1,0 +1,122 @@
+"""A session's profile buffers: slices of chunks of the profiler's own device
+memory (device_memory), handed out on the host by moving an offset, so that
+a launch costs no allocation, no host-device copy and no synchronization.
+
+- Each slice is followed by GUARD_BYTES of the fill word that no kernel is
+  given: the decoder checks them to tell a buffer that something wrote past
+  (guard_intact).
+- A launch the session does not keep gives its slice back (give_back); the
+  next launch of the same size on the same stream takes it again, after
+  that launch on the stream, so no two kernels ever share a slice.
+- `kept_bytes` (the slices handed out and not given back) never exceeds the
+  budget (max_buffer_bytes); past it `take` returns None and the launch
+  writes into `sink`: memory of the profiler's that nobody reads.
+- Nothing is freed while kernels may still write it: reset() (between
+  phases) and release() (at finalize) come after the GPU was synchronized.
+"""
+
+from __future__ import annotations
+
+from .device_memory import FILL_WORD, Allocation, DeviceMemory, Slice
+
+#: Slices start on 256-byte boundaries (Triton asks for at most 128).
+ALIGN = 256
+#: Fill words after each slice, checked at decode.
+GUARD_BYTES = 64
+#: The smallest chunk reserved at a time (a chunk holds whole slices).
+MIN_CHUNK_BYTES = 16 << 20
+
+
+def guard_intact(piece: Slice) -> bool:
+    """Whether the fill words after `piece` (up to GUARD_BYTES, within its
+    allocation) are as they were allocated; read after the GPU is done."""
+    start = piece.offset + piece.nbytes
+    guard = piece.allocation.read(start, min(GUARD_BYTES, piece.allocation.nbytes - start))
+    return guard.size % 4 == 0 and bool((guard.view("<u4") == FILL_WORD).all())
+
+
+def _round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+class Arena:
+    def __init__(self, memory: DeviceMemory, budget_bytes: int):
+        self.memory = memory
+        self.budget = budget_bytes
+        self.kept_bytes = 0
+        self._chunks: dict[object, list[list]] = {}  # device key -> [[allocation, used bytes]]
+        self._given_back: dict[tuple, list[Slice]] = {}  # (device key, stream, size) -> slices
+        self._sinks: dict[object, Allocation] = {}  # device key -> the largest sink so far
+        self._retired: list[Allocation] = []  # smaller sinks, freed with the rest
+
+    @property
+    def reserved_bytes(self) -> int:
+        """Device memory the arena holds now."""
+        chunks = sum(a.nbytes for chunks in self._chunks.values() for a, _ in chunks)
+        return chunks + sum(a.nbytes for a in self._sinks.values()) + sum(a.nbytes for a in self._retired)
+
+    def take(self, nbytes: int, stream) -> Slice | None:
+        """A slice of `nbytes` for a launch on `stream` of the current
+        device, or None when it would pass the budget."""
+        key = self.memory.runtime.current_key()
+        again = self._given_back.get((key, stream, nbytes))
+        if again:
+            self.kept_bytes += nbytes
+            return again.pop()
+        if self.kept_bytes + nbytes > self.budget:
+            return None
+        need = _round_up(nbytes + GUARD_BYTES, ALIGN)
+        chunks = self._chunks.get(key) or self._chunks.setdefault(self.memory.runtime.current_device()[0], [])
+        if not chunks or chunks[-1][0].nbytes - chunks[-1][1] < need:
+            room = self.budget - self.kept_bytes
+            size = max(need, min(MIN_CHUNK_BYTES, _round_up(room + room // 8 + ALIGN, ALIGN)))
+            chunks.append([self.memory.allocate(size), 0])
+        chunk = chunks[-1]
+        piece = chunk[0].slice(chunk[1], nbytes)
+        chunk[1] += need
+        self.kept_bytes += nbytes
+        return piece
+
+    def give_back(self, piece: Slice, stream) -> None:
+        """A slice whose launch is not kept: the next launch of its size on
+        `stream` takes it."""
+        self.kept_bytes -= piece.nbytes
+        self._given_back.setdefault((piece.allocation.key, stream, piece.nbytes), []).append(piece)
+
+    def sink(self, nbytes: int) -> Slice:
+        """Memory for a launch past the budget: written, never read. Its
+        kernel may run beside others that write the same sink."""
+        key, _device = self.memory.runtime.current_device()
+        sink = self._sinks.get(key)
+        if sink is None or sink.nbytes < nbytes:
+            if sink is not None:
+                self._retired.append(sink)  # a kernel may still write it
+            sink = self._sinks[key] = self.memory.allocate(1 << max(12, (nbytes - 1).bit_length()))
+        return sink.slice(0, nbytes)
+
+    def device_keys(self) -> set:
+        """The devices the arena has memory on."""
+        return set(self._chunks) | set(self._sinks)
+
+    def reset(self) -> None:
+        """Every slice free again, its memory refilled (between phases; the
+        GPU is done with them)."""
+        for chunks in self._chunks.values():
+            for chunk in chunks:
+                self.memory.refill(chunk[0])
+                chunk[1] = 0
+        self._given_back.clear()
+        self.kept_bytes = 0
+
+    def release(self) -> None:
+        """Gives all memory back (at finalize, after synchronizing)."""
+        for chunks in self._chunks.values():
+            for allocation, _used in chunks:
+                self.memory.free(allocation)
+        for allocation in [*self._sinks.values(), *self._retired]:
+            self.memory.free(allocation)
+        self._chunks.clear()
+        self._given_back.clear()
+        self._sinks.clear()
+        self._retired.clear()
+        self.kept_bytes = 0
