@@ -1,5 +1,5 @@
 """The differential harness: third-party Triton libraries' programs run plain
-twice (to learn which outputs are deterministic), in plain PyTorch (to know
+several times (to learn which outputs are deterministic), in plain PyTorch (to know
 which results are right), then under every session kind; every output that
 is deterministic in plain runs must be bit-identical under every session,
 every instrumented kernel must record, and no report may hold an error.
@@ -147,6 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sanitize-kinds", default="")
     parser.add_argument("--no-caching", action="store_true", help="PYTORCH_NO_CUDA_MEMORY_CACHING=1 in every run")
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--plain-runs", type=int, default=3, help="plain runs that must agree (at least 2)")
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -156,16 +157,18 @@ def main(argv=None) -> int:
     failed = False
     for library in [lib for lib in args.libraries.split(",") if lib]:
         entry = summary["libraries"][library] = {"runs": {}}
-        plain_a = runner.driver(library, "plain", "plain_a")
-        plain_b = runner.driver(library, "plain", "plain_b")
-        entry["runs"]["plain_a"], entry["runs"]["plain_b"] = plain_a, plain_b
-        if plain_a["status"] != 0 or plain_b["status"] != 0:
+        plains = [runner.driver(library, "plain", f"plain_{i}") for i in range(args.plain_runs)]
+        entry["runs"].update({f"plain_{i}": run for i, run in enumerate(plains)})
+        if any(run["status"] != 0 for run in plains):
             entry["problems"] = ["a plain run failed"]
             failed = True
             continue
-        first = compare.load(plain_a["dir"])
-        names, nondeterministic = compare.deterministic(first, compare.load(plain_b["dir"]))
-        entry["outputs"], entry["deterministic"], entry["nondeterministic"] = len(first), len(names), nondeterministic
+        first = compare.load(plains[0]["dir"])
+        names = sorted(first)
+        for other in plains[1:]:
+            names = [n for n in compare.deterministic(first, compare.load(other["dir"]))[0] if n in names]
+        entry["outputs"], entry["deterministic"] = len(first), len(names)
+        entry["nondeterministic"] = sorted(set(first) - set(names))
         if not args.no_reference:
             reference = runner.driver(library, "plain", "reference", reference=True)
             entry["runs"]["reference"] = reference
@@ -211,7 +214,7 @@ def markdown(summary: dict) -> str:
     for library, entry in summary["libraries"].items():
         total = entry.get("deterministic", 0)
         lines.append(
-            f"| {library} | plain x2 | | | {total}/{entry.get('outputs', 0)} deterministic | | "
+            f"| {library} | plain | | | {total}/{entry.get('outputs', 0)} deterministic | | "
             f"{'; '.join(entry.get('problems', []))} |"
         )
         far = entry.get("far_from_pytorch")

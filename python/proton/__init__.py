@@ -27,10 +27,10 @@ from .compiling.compiler import InstrumentationError, InstrumentedKernel, Pipeli
 from .compiling.instrumentation_state import DUMP_ENV as _DUMP_ENV
 from .mode import ModeError
 
-if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook.install_dump_keying_hook
-    from .compiling.stage_hook import install_dump_keying_hook as _install_dump_keying_hook
+if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook.install_dump_hook
+    from .compiling.stage_hook import install_dump_hook as _install_dump_hook
 
-    _install_dump_keying_hook()
+    _install_dump_hook()
 
 
 def __getattr__(name):

@@ -1,5 +1,5 @@
 """GPU tests' helper: the active instrumentation session's kept launches,
-decoded as finalize will decode them, before finalize drops the buffers."""
+decoded as finalize will decode them, before finalize frees the buffers."""
 
 from proton import kernel_metadata
 from proton.recording import decode, instrumentation_session as runtime
@@ -12,7 +12,7 @@ def decode_kept():
     torch.cuda.synchronize()
     out = []
     for kept in runtime._session.kept:
-        data = kept.buffer.cpu().numpy()
+        data = kept.buffer.read()
         meta = kernel_metadata.metadata_for_buffer(data, kept.kernel)
         ctas = data.nbytes // meta.layout.bytes_per_cta
         out.append((decode.decode(data, meta, ctas, kernel=kept.kernel), meta))

@@ -21,7 +21,7 @@ from proton.recording.clock_sync import ClockOffset, ClockSample
 
 from test_decode import make
 from test_session import FakeTorch, Launch
-from fake_gpu_memory_support import view, write
+from fake_gpu_memory_support import write
 
 
 pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")

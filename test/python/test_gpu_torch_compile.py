@@ -2,9 +2,8 @@
 mode (Inductor's matmul templates through max-autotune, with its default
 compile workers, its benchmarking and with caches warmed by a plain run
 first), a user kernel with a scope inside a compiled function records it,
-and the launches of torch.compile's CUDA graph trees (max-autotune) are
-counted and reported, not recorded. Outputs are compared with the plain
-run's. Runs examples/torch_compile_model.py."""
+and so do the kernels torch.compile's CUDA graph trees run (max-autotune).
+Outputs are compared with the plain run's. Runs examples/torch_compile_model.py."""
 
 import json
 import os
@@ -54,12 +53,9 @@ def test_compiled_model_kernels_are_recorded_with_warm_caches(tmp_path, mode):
     assert len(user) == 1 and recorded[user[0]] == 64 * 4, recorded
     templates = [k for k in report["per_kernel"] if k.startswith("triton_tem")]
     assert templates, report
-    if mode == "max-autotune-no-cudagraphs":
-        # Inductor's matmul templates: MMA scopes in every launch.
-        assert all(recorded.get(k) for k in templates), (recorded, report["unrecorded"])
-    else:
-        # CUDA graph trees: warm-up and capture are counted, not recorded, and said so.
-        for kernel in templates:
-            assert report["per_kernel"][kernel]["not_kept"].get("cuda_graph_trees", 0) >= 2, report["per_kernel"]
+    # Inductor's matmul templates: MMA scopes in every launch, CUDA graph trees' included (their
+    # warm-up runs are kept as any launch; captured launches write into the profiler's memory,
+    # outside the trees' pool, and record their last replay).
+    assert all(recorded.get(k) for k in templates), (recorded, report["unrecorded"])
     print(f"{mode}: recorded {recorded}; without records {list(report['unrecorded'])}; graphs {report['graphs']}")
     print(done.stderr[-3000:])

@@ -17,6 +17,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 
 from proton.compiling.compiler import PipelineOptions
+from proton.compiling.override import is_variant_file
 from proton.compiling.stage_hook import StageHook
 from proton.compiling.ttgir_rewriter import RewriteError, rewrite_text, verify_records
 
@@ -62,9 +63,13 @@ def test_every_library_kernel_is_instrumented(instrumented_dump):
     _tmp, out, done = instrumented_dump
     assert done.returncode == 0 and "skipped" not in done.stderr, done.stderr
     files = sorted(out.rglob("*.ttgir"))
-    assert sorted(f.name for f in files) == sorted(
+    tritons = [f for f in files if not is_variant_file(f)]
+    assert sorted(f.name for f in tritons) == sorted(
         ["rms_norm_fwd.ttgir", "cross_entropy_fwd.ttgir", "block_sums.ttgir", "swiglu_fwd.ttgir", "swiglu_fwd.ttgir"]
     )
+    # And one file per compiled variant, every one of them instrumented too.
+    variants = sorted(f.name.split(".variant-")[0] for f in files if is_variant_file(f))
+    assert variants == ["block_sums", "cross_entropy_fwd", "rms_norm_fwd", "swiglu_fwd", "swiglu_fwd"]
     for f in files:
         text = f.read_text()
         returns = len(re.findall(r"^\s*tt\.return\b", text, re.M))
@@ -73,7 +78,7 @@ def test_every_library_kernel_is_instrumented(instrumented_dump):
         assert text.count('proton.record start "kernel"') == 1, f
         names = [n for n, _, _ in verify_records(text, str(f))]
         assert "kernel" in names and any(n.startswith("load_") for n in names), f
-    ce = next(f for f in files if f.name == "cross_entropy_fwd.ttgir").read_text()
+    ce = next(f for f in tritons if f.name == "cross_entropy_fwd.ttgir").read_text()
     assert ce.count('proton.record end "kernel"') == 3  # past the last row, ignored label, the end
 
 

@@ -15,6 +15,7 @@ from triton.backends.compiler import GPUTarget
 from proton.commands import dump_ttgir
 from proton.commands import insert_proton_records as rewriter_command
 
+from proton.compiling.override import is_variant_file
 from proton.compiling.ttgir_rewriter import RewriteError, rewrite_text, verify_records
 
 from kernels import MATMUL_SIGNATURE, VECTOR_ADD_SIGNATURE, matmul, vector_add
@@ -498,15 +499,19 @@ def test_dump_ttgir_layout(tmp_path, capsys):
     out = tmp_path / "dump"
     rc = dump_ttgir.main(["--out", str(out), sys.executable, str(script), "3"])
     assert rc == 3  # the command's exit status
-    files = [p for p in out.rglob("*") if p.is_file()]
+    files = [p for p in out.rglob("*") if p.is_file() and not is_variant_file(p)]
     assert len(files) == 1 and files[0].name == "dumped_kernel.ttgir"
+    # beside it, the file of its one compiled variant (docs/trust.md: override files per variant)
+    (variant,) = [p for p in out.rglob("*") if is_variant_file(p)]
+    assert variant.parent == files[0].parent and variant.name.startswith("dumped_kernel.variant-")
     # <out>/<base32 source hash>/<kernel>.ttgir: the path TRITON_KERNEL_OVERRIDE looks up
     rel = files[0].relative_to(out)
     assert len(rel.parts) == 2 and re.fullmatch(r"[A-Z2-7]+", rel.parts[0])
     text = files[0].read_text()
     assert "tt.func public @dumped_kernel" in text and "ttg." in text
     stdout = capsys.readouterr().out
-    assert "kept 1 .ttgir file(s)" in stdout and str(files[0]) in stdout
+    assert "kept 1 .ttgir file(s)" in stdout and "(and 1 of their compiled variants" in stdout
+    assert str(files[0]) in stdout and str(variant) not in stdout
     # the rewriter takes the dump directory as it is
     res = rewrite_text(text)
     assert {n for n, _, _ in verify_records(res.text)} >= {"kernel"}
@@ -518,6 +523,7 @@ def test_dump_ttgir_matches_override_lookup(tmp_path):
     script.write_text(COMPILE_SCRIPT)
     out = tmp_path / "dump"
     rc, kept = dump_ttgir.dump([sys.executable, str(script), "0"], out)
+    kept = [p for p in kept if not is_variant_file(p)]
     assert rc == 0 and len(kept) == 1
     probe = textwrap.dedent(f"""\
         import sys
@@ -663,7 +669,7 @@ def test_dump_refuses_to_overwrite_existing_ttgir(tmp_path, capsys):
     script.write_text(COMPILE_SCRIPT)
     out = tmp_path / "dump"
     assert dump_ttgir.main(["--out", str(out), sys.executable, str(script), "0"]) == 0
-    (kept,) = [p for p in out.rglob("*.ttgir")]
+    (kept,) = [p for p in out.rglob("*.ttgir") if not is_variant_file(p)]
     edited = kept.read_text() + "// hand edit\n"
     kept.write_text(edited)
     (kept.parent / (kept.name + ".bak")).write_text("original")
@@ -672,7 +678,7 @@ def test_dump_refuses_to_overwrite_existing_ttgir(tmp_path, capsys):
     touch = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
     assert dump_ttgir.main(["--out", str(out)] + touch) == 2
     line = _one_line_error(capsys.readouterr().err, "proton-dump-ttgir")
-    assert f"--out {out} already holds 2 TTGIR file(s)" in line and kept.name in line and "--force" in line
+    assert f"--out {out} already holds 3 TTGIR file(s)" in line and kept.name in line and "--force" in line
     assert not marker.exists() and kept.read_text() == edited  # nothing run, nothing touched
     # --force moves them to a new backup directory, never overwritten
     for n, backup in enumerate([tmp_path / "dump.bak", tmp_path / "dump.bak.1"]):

@@ -11,6 +11,13 @@ hash of the kernel source only (not of options or Triton's version), so the
 copied `<hash>/<name>.ttgir` files are found again when the same kernel is
 compiled with `TRITON_OVERRIDE_DIR=DIR`; stages with no file there (ttir,
 llir, ptx, ...) are compiled normally.
+
+Because Triton's files are keyed by the source only, the compiled variants of
+one kernel (an autotuner's configs: other num_warps or num_stages) share one
+`<hash>/<name>.ttgir`, the last one compiled. So the command's processes also
+keep one file per variant beside it, `<hash>/<name>.variant-<options>.ttgir`
+(stage_hook.install_dump_hook, loaded through dump_startup/), and a profiled
+rerun compiles each variant from its own file (override.OverrideTranslation).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from ..compiling.override import VARIANT_MARK, is_variant_file
 from ..compiling.stage_hook import DUMP_ENV
 
 DEFAULT_OUT = "./ttgir_dump"
@@ -115,10 +123,19 @@ def dump(command: Sequence[str], out: str | os.PathLike = DEFAULT_OUT, force: bo
     keep_tmp = False
     try:
         env = dict(os.environ)
-        # DUMP_ENV: a program that imports proton keys its dump as the
-        # profiled rerun will look it up (hook.install_dump_keying_hook).
+        # DUMP_ENV and dump_startup/: every Python process of the command
+        # installs Proton's dump hook once it imports Triton (a TTGIR file per
+        # compiled variant, and from Triton 3.7 the dump keyed as the
+        # profiled rerun looks it up: stage_hook.install_dump_hook).
+        startup = str(Path(__file__).resolve().parent / "dump_startup")
         env.update(
-            {"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": str(tmp), "TRITON_ALWAYS_COMPILE": "1", DUMP_ENV: "1"}
+            {
+                "TRITON_KERNEL_DUMP": "1",
+                "TRITON_DUMP_DIR": str(tmp),
+                "TRITON_ALWAYS_COMPILE": "1",
+                DUMP_ENV: "1",
+                "PYTHONPATH": os.pathsep.join(filter(None, [startup, env.get("PYTHONPATH")])),
+            }
         )
         try:
             rc = subprocess.call(list(command), env=env)
@@ -185,9 +202,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"proton-dump-ttgir: error: {e}", file=sys.stderr)
         return 2
     if kept:
-        print(f"proton-dump-ttgir: kept {len(kept)} .ttgir file(s) in {args.out}:")
+        variants = [f for f in kept if is_variant_file(f)]
+        print(
+            f"proton-dump-ttgir: kept {len(kept) - len(variants)} .ttgir file(s) in {args.out}"
+            + (f" (and {len(variants)} of their compiled variants, <kernel>{VARIANT_MARK}*.ttgir)" if variants else "")
+            + ":"
+        )
         for f in kept:
-            print(f"  {f}")
+            if f not in variants:
+                print(f"  {f}")
     else:
         print(f"proton-dump-ttgir: the command compiled no Triton kernel; nothing kept in {args.out}")
     if rc != 0:

@@ -3,7 +3,7 @@ Imports no Triton: `import proton` works without it (the viewer, the merge
 tool and proton-opt need none)."""
 
 #: Set by proton-dump-ttgir for the command it runs (see
-#: stage_hook.install_dump_keying_hook).
+#: stage_hook.install_dump_hook).
 DUMP_ENV = "PROTON_TTGIR_DUMP"
 
 _active_sessions = 0

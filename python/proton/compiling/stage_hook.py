@@ -21,7 +21,7 @@ import triton.knobs
 from . import instrumentation_state
 from ..errors import PipeliningWarning, ProfilerError
 from ..kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
-from .override import OverrideTranslation
+from .override import OverrideTranslation, compiling_kernel, variant_file_name
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_moved_markers, pipelining_warnings, unpipeline_marker_loops
 from .warp_specialize import partition_layout
@@ -74,21 +74,41 @@ METADATA_KEY = "proton"
 DUMP_ENV = instrumentation_state.DUMP_ENV
 
 
-def _dump_keying_hook(backend=None, stages=None, options=None, language=None, capability=None):
-    """A stage inspection hook that changes nothing."""
-    return ("", "") if stages is None else None
+def _dump_hook(backend=None, stages=None, options=None, language=None, capability=None):
+    """proton-dump-ttgir's stage hook: keeps every compiled variant's TTGIR
+    (override.VARIANT_MARK) beside Triton's own dump, and changes nothing."""
+    if stages is None:
+        return ("", "")  # Triton 3.7+ asks for a cache key: none
+    if "ttgir" in stages:
+        stages["ttgir"] = _keeping_variants(stages["ttgir"], options)
+    return None
 
 
-def install_dump_keying_hook() -> bool:
-    """For proton-dump-ttgir's run of the user's program (Triton 3.7+). Triton
-    keys TRITON_KERNEL_OVERRIDE files by the kernel's specialization, and a
-    launch made while any stage inspection hook is installed is specialized
-    with one more entry; the profiled rerun has Proton's hook, so the dump
-    run needs a hook too, or the rerun looks for the files under another
-    hash and silently compiles the kernel without them."""
-    if not HOOK_GIVES_CACHE_KEY or triton.knobs.runtime.add_stages_inspection_hook is not None:
+def _keeping_variants(make_ttgir, options):
+    def ttgir(src, metadata):
+        file_name, _override, dump = compiling_kernel()
+        result = make_ttgir(src, metadata)
+        if file_name and dump is not None and not instrumentation_state.running_own_kernels():
+            with open(os.path.join(dump.cache_dir, variant_file_name(file_name, options)), "w") as f:
+                f.write(str(result))
+        return result
+
+    return ttgir
+
+
+def install_dump_hook() -> bool:
+    """For proton-dump-ttgir's run of the user's program (its processes load
+    it at start: commands/dump_startup). It keeps a TTGIR file per compiled
+    variant of each kernel, so that the profiled rerun compiles each variant
+    from its own file. From Triton 3.7 on it also keys the dump as the rerun
+    looks it up: Triton keys TRITON_KERNEL_OVERRIDE files by the kernel's
+    specialization, and a launch made while any stage inspection hook is
+    installed is specialized with one more entry; the rerun has Proton's
+    hook, so the dump run needs a hook too, or the rerun looks for the
+    files under another hash and silently compiles the kernel without them."""
+    if triton.knobs.runtime.add_stages_inspection_hook is not None:
         return False
-    triton.knobs.runtime.add_stages_inspection_hook = _dump_keying_hook
+    triton.knobs.runtime.add_stages_inspection_hook = _dump_hook
     return True
 
 
@@ -166,6 +186,8 @@ class StageHook:
         #: Kernels this hook compiled that have nothing to record (no
         #: markers, nothing the mode instruments): the session report's reason.
         self.compiled_without_records: set[str] = set()
+        #: Kernels whose override files are for other compiled variants only.
+        self.override_variant_missing: set[str] = set()
 
     def install(self) -> None:
         if self._installed:
@@ -177,7 +199,7 @@ class StageHook:
         self._previous_mode = triton.knobs.compilation.instrumentation_mode
         triton.knobs.runtime.add_stages_inspection_hook = self
         if not HOOK_GIVES_CACHE_KEY:
-            triton.knobs.compilation.instrumentation_mode = MODE_PREFIX + self.mode_key
+            triton.knobs.compilation.instrumentation_mode = self.cache_key()
             _key_direct_compiles(True)
         triton.knobs.runtime.kernel_load_end_hook.add(register_loaded_kernel)  # kept: see its docstring
         instrumentation_state._enter()
@@ -202,6 +224,35 @@ class StageHook:
         self.uninstall()
         return False
 
+    def _overriding_variants(self, make_ttgir, options):
+        """The ttgir stage, giving each compiled variant of a kernel the
+        override file dumped for that variant (override.VARIANT_MARK) in
+        place of Triton's one file per kernel."""
+
+        def ttgir(src, metadata):
+            kernel, path = self.overrides.variant_file(options)
+            result = make_ttgir(src, metadata)
+            if path is False:
+                self.override_variant_missing.add(kernel)
+                warnings.warn(
+                    f"kernel {kernel}: the override directory has TTGIR files for other compiled variants of it "
+                    f"only (not num_warps={getattr(options, 'num_warps', '?')}, num_stages="
+                    f"{getattr(options, 'num_stages', '?')}); this variant compiles as it is, without the "
+                    "override's records. Dump again with proton-dump-ttgir running the same program.",
+                    stacklevel=2,
+                )
+            if not path:
+                return result
+            return _parse_ttir(path.read_text(), src.context)
+
+        return ttgir
+
+    def cache_key(self) -> str:
+        """What keys this hook's builds in Triton's caches: the mode, and the
+        override files' digest while TRITON_KERNEL_OVERRIDE is on."""
+        key = MODE_PREFIX + self.mode_key
+        return key if self.overrides.digest is None else f"{key}|override:{self.overrides.digest}"
+
     @staticmethod
     @functools.lru_cache(maxsize=64)
     def _key_hash(key: str) -> str:
@@ -212,7 +263,7 @@ class StageHook:
         if stages is None:
             # Called with no arguments: the cache key of this hook's builds
             # (3.7+: a (key, hash) pair; a chained hook's key is part of it).
-            key = MODE_PREFIX + self.mode_key
+            key = self.cache_key()
             if not HOOK_GIVES_CACHE_KEY:
                 return key
             if self._previous_hook is not None:
@@ -231,6 +282,8 @@ class StageHook:
         if pipeliner and "ttgir" in stages:
             holding = None if backend.target.backend == "hip" else _MMA_LOOP
             stages["ttgir"] = _pipeliner_check(stages["ttgir"], num_stages, pipeliner, holding, unpipelined)
+        if self.overrides.has_variants and "ttgir" in stages:
+            stages["ttgir"] = self._overriding_variants(stages["ttgir"], options)
 
         def instrumented_llir(src, metadata):
             ttgir = str(src)  # before make_llir lowers the module in place

@@ -552,7 +552,13 @@ class InstrumentationSession(ProfilerSession):
         compiled_plain = self.hook.compiled_without_records | stage_hook.LOADED_WITHOUT_RECORDS
         out = {}
         for kernel, count in self._unrecorded.items():
-            if kernel in compiled_plain:
+            if kernel in self.hook.override_variant_missing:
+                reason, short = (
+                    "the override directory holds TTGIR files of other compiled variants of it only (other "
+                    "num_warps, num_stages, ...): dump again with proton-dump-ttgir running the same program",
+                    "no override file for this variant",
+                )
+            elif kernel in compiled_plain:
                 reason, short = (
                     "compiled by this session with nothing to record (no Proton markers, nothing the mode instruments)",
                     "nothing to record",
