@@ -44,7 +44,7 @@ KINDS = {
 SCOPED_KERNELS = {
     "flaggems": ("flag_gems.ops.addmm", "addmm_kernel"),
     "liger": ("liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel"),
-    "fla": ("fla.ops.utils.cumsum", "chunk_local_cumsum_scalar_kernel"),
+    "fla": ("fla.ops.utils.cumsum", "chunk_local_cumsum_vector_kernel"),
 }
 
 
