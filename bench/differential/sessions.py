@@ -2,7 +2,7 @@
 one library kernel it copies with pl.scope markers (kind "scopes").
 
 The copy is made at run time from the installed library's source (an AST
-rewrite: the kernel's whole body inside `with pl.scope(<kernel name>)`), so
+rewrite: the kernel's whole body in a scope named after the kernel), so
 no library text is kept in this repository."""
 
 from __future__ import annotations
@@ -59,22 +59,45 @@ def _innermost(obj):
     return obj, holder
 
 
+class _ExitBeforeReturns(ast.NodeTransformer):
+    """Puts `exit_scope` before each `return` of the function (Triton has no
+    `return` inside `with`), leaving nested functions alone."""
+
+    def __init__(self, exit_call):
+        self.exit_call = exit_call
+
+    def visit_Return(self, node):
+        return [ast.Expr(self.exit_call()), node]
+
+    def visit_FunctionDef(self, node):
+        return node  # a nested function keeps its returns
+
+
 def with_scope(jit_fn, scope_name: str, folder: str):
-    """A new JITFunction: `jit_fn`'s kernel with its body inside
-    `with pl.scope(scope_name)`, compiled from a file in `folder` (Triton
-    reads a kernel's source with inspect), over the original's globals."""
+    """A new JITFunction: `jit_fn`'s kernel with its body inside a scope
+    (`enter_scope` first, `exit_scope` at the end and before every
+    `return`), compiled from a file in `folder` (Triton reads a kernel's
+    source with inspect), over the original's globals."""
     import triton
 
     source = textwrap.dedent(inspect.getsource(jit_fn.fn))
     tree = ast.parse(source)
     function = tree.body[0]
     function.decorator_list = []
+
+    def call(marker):
+        return lambda: ast.Call(
+            ast.Attribute(ast.Name("_proton_pl", ast.Load()), marker, ast.Load()), [ast.Constant(scope_name)], []
+        )
+
     body = function.body
     docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
-    scope = ast.Call(
-        ast.Attribute(ast.Name("_proton_pl", ast.Load()), "scope", ast.Load()), [ast.Constant(scope_name)], []
-    )
-    function.body = docstring + [ast.With([ast.withitem(scope)], body[len(docstring) :])]
+    rest = [_ExitBeforeReturns(call("exit_scope")).visit(statement) for statement in body[len(docstring) :]]
+    rest = [s for statement in rest for s in (statement if isinstance(statement, list) else [statement])]
+    ends_in_return = bool(rest) and isinstance(rest[-1], ast.Return)
+    function.body = docstring + [ast.Expr(call("enter_scope")())] + rest
+    if not ends_in_return:
+        function.body.append(ast.Expr(call("exit_scope")()))
     path = os.path.join(folder, f"scoped_{function.name}.py")
     with open(path, "w") as f:
         f.write(ast.unparse(ast.fix_missing_locations(tree)) + "\n")

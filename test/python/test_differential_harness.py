@@ -105,9 +105,13 @@ SCALE = tl.constexpr(2.0)
 
 
 @triton.jit(do_not_specialize=["n"])
-def axpy_kernel(x, out, n, BLOCK: tl.constexpr):
-    """A library's kernel: a docstring, a global, a constexpr."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+def axpy_kernel(x, out, n, BLOCK: tl.constexpr, SKIP_TAIL: tl.constexpr):
+    """A library's kernel: a docstring, a global, constexprs, an early return."""
+    pid = tl.program_id(0)
+    if SKIP_TAIL:
+        if pid * BLOCK >= n:
+            return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out + offs, SCALE * tl.load(x + offs, mask=mask), mask=mask)
 '''
@@ -121,14 +125,14 @@ def test_a_library_kernel_copied_with_a_scope_records_it(tmp_path, monkeypatch):
     scoped = sessions.with_scope(somelib.axpy_kernel, "axpy_kernel", str(tmp_path))
     assert scoped.do_not_specialize == ["n"]
     source = Path(scoped.fn.__code__.co_filename).read_text()
-    assert "with _proton_pl.scope('axpy_kernel'):" in source and '"""A library' in source.split("with")[0]
-    with StageHook(PipelineOptions()):
-        kernel = compile_kernel(
-            scoped, {"x": "*fp32", "out": "*fp32", "n": "i32"}, GPUTarget("cuda", 90, 32), BLOCK=256
-        )
-    scopes = json.loads(kernel.metadata.proton)["scopes"]
-    assert [s["name"] for s in scopes] == ["axpy_kernel"] and kernel.metadata.profile_scratch_size > 0
-    plain = compile_kernel(
-        somelib.axpy_kernel, {"x": "*fp32", "out": "*fp32", "n": "i32"}, GPUTarget("cuda", 90, 32), BLOCK=256
-    )
+    # Triton allows no `return` inside `with`: the scope ends before each return and at the end.
+    assert source.count("_proton_pl.enter_scope('axpy_kernel')") == 1 and '"""A library' in source
+    assert source.count("_proton_pl.exit_scope('axpy_kernel')") == 2
+    signature = {"x": "*fp32", "out": "*fp32", "n": "i32"}
+    for skip_tail in (False, True):
+        with StageHook(PipelineOptions()):
+            kernel = compile_kernel(scoped, signature, GPUTarget("cuda", 90, 32), BLOCK=256, SKIP_TAIL=skip_tail)
+        scopes = json.loads(kernel.metadata.proton)["scopes"]
+        assert [s["name"] for s in scopes] == ["axpy_kernel"] and kernel.metadata.profile_scratch_size > 0
+    plain = compile_kernel(somelib.axpy_kernel, signature, GPUTarget("cuda", 90, 32), BLOCK=256, SKIP_TAIL=True)
     assert plain.metadata.profile_scratch_size == 0  # the library's own kernel is untouched
