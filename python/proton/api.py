@@ -27,6 +27,7 @@ from .disable import profiling_disabled
 from .errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
+from . import session_exit
 from .mode import Default, ModeError, PCSampling, PeriodicFlushing, parse_any
 from .paths import check_output_directory, output_path
 from .session_interface import ProfilerSession
@@ -85,7 +86,7 @@ def start(
     max_buffer_bytes: int = 2 << 30,
     outputs=None,
     quiet: bool = False,
-    periodic_flushing: bool = False,
+    periodic_flushing: bool | str = False,
     compress_pftrace: bool = False,
 ) -> SessionId | None:
     """Opens a profiling session, active; returns its id (None when
@@ -97,7 +98,10 @@ def start(
     periodic_flushing=True, or on host backends Triton's Proton's
     mode="periodic_flushing:format=hatchet|hatchet_msgpack":
     proton.data.advance_phase writes each phase as <name>.part_<phase>.*
-    and frees its data.
+    and frees its data; instrumentation sessions also take a duration
+    ("30s") or a size of kept buffers ("256MB") to end phases by themselves.
+    Open sessions are finalized when the program ends (exit, an uncaught
+    exception, Ctrl-C, SIGTERM: session_exit.py).
     compress_pftrace=True (instrumentation) deflates the .pftrace's packets:
     about a third of the bytes, slower to write (see the README).
     Instrumentation keeps every launch within max_buffer_bytes of profile
@@ -193,13 +197,18 @@ def _check_host_arguments(mode, outputs, max_launches_per_kernel, compress_pftra
             "'pcsampling' or 'periodic_flushing'"
         )
     if not isinstance(periodic_flushing, bool):
-        raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+        raise ProfilerError(
+            f"periodic_flushing is True or False for host sessions, got {periodic_flushing!r} (a duration or "
+            "size of buffers applies to backend='instrumentation')"
+        )
 
 
 def _register(session: ProfilerSession, hooks: list) -> SessionId:
-    """Gives a started session its id and its hooks."""
+    """Gives a started session its id and its hooks; open sessions are
+    finalized when the program ends (session_exit)."""
     session.id = next(_next_id)
     _open[session.id] = session
+    session_exit.install(_finalize_at_end)
     for h in hooks:
         HookManager.register(h, session.id)
     return SessionId(session.id, session)
@@ -253,6 +262,15 @@ def finalize(session: int | None = None, output_format: str | None = ""):
         reports[s.id] = s.finalize()
     ordered = [reports[s.id] for s in selected]
     return ordered[0] if len(ordered) == 1 else ordered
+
+
+def _finalize_at_end(why: str) -> None:
+    """Finalizes every open session as the program ends (session_exit)."""
+    if not _open:
+        return
+    names = ", ".join(repr(s.name) for s in _open.values())
+    print(f"proton: finalizing open session(s) {names} {why}", file=sys.stderr)
+    finalize()
 
 
 def run_from_command_line(session: int | None) -> None:

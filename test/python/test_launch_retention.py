@@ -5,6 +5,7 @@ variants named apart; CUDA graph captures and replays; kernels launched
 without records. The GPU side is test_gpu_programs.py."""
 
 import json
+import sys
 
 import pytest
 import triton
@@ -14,7 +15,7 @@ from triton.runtime import _allocation
 import proton
 from proton import kernel_metadata
 from proton.kernel_metadata import BufferLayout
-from proton.recording import cuda_graphs, launches, instrumentation_session as runtime
+from proton.recording import benchmark_loops, cuda_graphs, launches, instrumentation_session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 import synthetic_buffers as synthetic
@@ -104,26 +105,40 @@ def test_max_launches_per_kernel_keeps_the_last_launches(tmp_path, buffer):
     assert report.per_kernel["a"]["not_kept"] == {"max_launches_per_kernel": 1}
 
 
-def test_do_bench_repetitions_keep_the_last_launch(tmp_path, buffer, monkeypatch):
+@pytest.mark.parametrize("monitoring", [True, False], ids=["sys.monitoring", "stack walk"])
+def test_do_bench_repetitions_keep_the_last_launch(tmp_path, buffer, monkeypatch, monitoring):
     def bench(fn, reps):  # stands in for triton.testing.do_bench
         for _ in range(reps):
             fn()
 
-    monkeypatch.setattr(launches, "_BENCHMARK_CODES", frozenset({bench.__code__}))
+    def failing_bench(fn):  # a benchmark that ends by an exception (an autotuner's config out of resources)
+        fn()
+        raise RuntimeError("out of resources")
+
+    monkeypatch.setattr(benchmark_loops, "benchmark_codes", lambda: frozenset({bench.__code__, failing_bench.__code__}))
+    if not monitoring:
+        monkeypatch.setattr(benchmark_loops.sys, "monitoring", None, raising=False)
+    elif not hasattr(sys, "monitoring"):
+        pytest.skip("sys.monitoring is Python 3.12+")
     session = start(tmp_path)
+    assert (session.benchmarks._tool is not None) == monitoring
     run(None, session, buffer, "a")  # before the benchmark: kept
     bench(lambda: run(None, session, buffer, "a"), 10)
-    run(None, session, buffer, "a")  # after it: kept
-    assert [k.index for k in session.kept] == [0, 10, 11]
+    with pytest.raises(RuntimeError):
+        failing_bench(lambda: run(None, session, buffer, "b"))
+    run(None, session, buffer, "a")  # after them: kept (the failed benchmark left no trace)
+    assert [(k.kernel, k.index) for k in session.kept] == [("a", 0), ("a", 10), ("b", 0), ("a", 11)]
     report = proton.finalize()
     assert report.per_kernel["a"]["not_kept"] == {"do_bench": 9}
     assert "9 do_bench repetitions (the last is kept)" in report.summary()
+    if monitoring:
+        assert session.benchmarks._tool is None  # the monitoring tool id is free again
 
 
 def test_triton_benchmark_loops_are_known():
     import triton.testing
 
-    assert triton.testing.do_bench.__code__ in launches._benchmark_codes()
+    assert triton.testing.do_bench.__code__ in benchmark_loops.benchmark_codes()
 
 
 def test_compiled_variants_are_distinct_kernels(tmp_path, buffer):

@@ -214,9 +214,9 @@ def test_without_periodic_flushing_phases_are_only_counted(tmp_path, buffer):
 
 def test_phase_api_misuse(tmp_path):
     assert proton.data.advance_phase(None) is None and proton.data.is_phase_flushed(None, 0) is False
-    with pytest.raises(proton.ProfilerError, match="periodic_flushing is True or False"):
+    with pytest.raises(proton.ProfilerError, match="periodic_flushing is True, False, a duration"):
         proton.start(str(tmp_path / "x"), backend="instrumentation", periodic_flushing="yes")
-    with pytest.raises(proton.ProfilerError, match="periodic_flushing is True or False"):
+    with pytest.raises(proton.ProfilerError, match="periodic_flushing is True or False for host sessions"):
         proton.start(str(tmp_path / "x"), backend="cupti", periodic_flushing="yes")  # host: test_host_phases.py
     session = proton.start(str(tmp_path / "run"), backend="instrumentation", periodic_flushing=True, quiet=True)
     proton.deactivate(session, flushing=True)  # Triton's Proton's keyword: accepted

@@ -84,6 +84,7 @@ class CudaDriver(_Runtime):
         self._context_device = self._fn("cuCtxGetDevice", ctypes.POINTER(ctypes.c_int))
         self._context_sync = self._fn("cuCtxSynchronize")
         self._primary_retain = self._fn("cuDevicePrimaryCtxRetain", ctypes.POINTER(_c_ptr), ctypes.c_int)
+        self._local = threading.local()  # current_key's out-parameter, one per thread
         self._capture_mode = self._fn("cuThreadExchangeStreamCaptureMode", ctypes.POINTER(ctypes.c_int))
         self._error_name = self._fn("cuGetErrorName", ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))
 
@@ -95,9 +96,13 @@ class CudaDriver(_Runtime):
 
     def current_key(self) -> object:
         """The current context (per launch: one call), else None."""
-        context = _c_ptr()
-        self._get_context(ctypes.byref(context))
-        return context.value
+        local = self._local
+        out = getattr(local, "out", None)
+        if out is None:
+            out = local.out = _c_ptr()
+            local.ref = ctypes.byref(out)
+        self._get_context(local.ref)
+        return out.value
 
     def current_device(self) -> tuple[object, int]:
         """(the current context, its device index): where launches on this

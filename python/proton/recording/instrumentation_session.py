@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 
 import triton
@@ -42,6 +43,8 @@ from triton.runtime import _allocation
 from . import arena as arenas, calibration, clock_sync, cuda_graphs, decode, device_memory, inductor
 from . import launches as retention
 from ..compiling import instrumentation_state, stage_hook
+from .benchmark_loops import BenchmarkLoops
+from .flush_policy import FlushPolicy
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
@@ -160,12 +163,11 @@ class InstrumentationSession(ProfilerSession):
         max_buffer_bytes: int = 2 << 30,
         outputs=None,
         quiet: bool = False,
-        periodic_flushing: bool = False,
+        periodic_flushing: bool | str = False,
         compress_pftrace: bool = False,
         launch_metadata_names: bool = False,
     ):
-        if not isinstance(periodic_flushing, bool):
-            raise ProfilerError(f"periodic_flushing is True or False, got {periodic_flushing!r}")
+        self.flush_policy = FlushPolicy.parse(periodic_flushing)
         if not isinstance(compress_pftrace, bool):
             raise ProfilerError(f"compress_pftrace is True or False, got {compress_pftrace!r}")
         self.compress_pftrace = compress_pftrace
@@ -195,7 +197,8 @@ class InstrumentationSession(ProfilerSession):
             if kind not in OUTPUT_SUFFIXES:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
         self.quiet = quiet
-        self.periodic_flushing = periodic_flushing
+        self.periodic_flushing = self.flush_policy.phases
+        self._phase_began = time.monotonic()
         self.phase = 0  # advance_phase counts up; parts are named by it
         self.report = SessionReport(name)  # totals over the parts written so far
         self.clock_offsets: dict[int, list] = {}  # GPU -> clock_sync.ClockOffset, oldest first
@@ -207,6 +210,7 @@ class InstrumentationSession(ProfilerSession):
         self.retention = retention.Retention(max_launches_per_kernel)
         self.arena: arenas.Arena | None = None  # made at the first instrumented launch
         self.graphs = cuda_graphs.GraphTracker()
+        self.benchmarks = BenchmarkLoops()
         self.inductor = inductor.InductorSettings()
         self.captured: list[KeptLaunch] = []  # launches captured in CUDA graphs
         self.launch_counts: dict[tuple, int] = {}  # (kernel, variant) -> launches so far
@@ -226,6 +230,7 @@ class InstrumentationSession(ProfilerSession):
         self._previous_allocator = _allocation._profile_allocator.get()
         _allocation.set_profile_allocator(self._allocate)
         triton.knobs.runtime.launch_enter_hook.add(self._on_launch)
+        self.benchmarks.install()
         torch = sys.modules.get("torch")
         if torch is not None:
             self.graphs.install(torch)
@@ -255,6 +260,7 @@ class InstrumentationSession(ProfilerSession):
             close_instrumentation()  # another may start while this one writes
         self.deactivate()
         triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        self.benchmarks.uninstall()
         previous = self._previous_allocator
         # Libraries keep compiled kernels and launch them after the session:
         # they still get memory to write into, never Triton's refusal.
@@ -285,6 +291,7 @@ class InstrumentationSession(ProfilerSession):
         if self.periodic_flushing:
             self._flush(final=False)
         self.phase += 1
+        self._phase_began = time.monotonic()
         return self.phase
 
     def is_phase_complete(self, phase: int) -> bool:
@@ -321,6 +328,8 @@ class InstrumentationSession(ProfilerSession):
         if capturing is not None and capturing():
             piece, where = graph_memory(size), "graph"
         else:
+            if self.flush_policy.automatic and self.flush_policy.due(self._phase_began, self.kept_bytes):
+                self.advance_phase()  # before this launch takes a slice: the part holds the launches before it
             if self.arena is None:
                 self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
             piece, where = self.arena.take(size, stream), "arena"
@@ -382,7 +391,7 @@ class InstrumentationSession(ProfilerSession):
         elif where == "sink":
             self.retention.count(key, "budget")
         else:
-            benchmark = self.retention.max_launches is None and retention.in_benchmark_loop()
+            benchmark = self.retention.max_launches is None and self.benchmarks.inside()
             released = self.retention.offer(key, launch, self.active, benchmark)
             if released is not None:
                 self.arena.give_back(released.buffer, released.stream)
@@ -802,7 +811,7 @@ def start_instrumentation(
     max_buffer_bytes: int = 2 << 30,
     outputs=None,
     quiet: bool = False,
-    periodic_flushing: bool = False,
+    periodic_flushing: bool | str = False,
     compress_pftrace: bool = False,
     launch_metadata_names: bool = False,
 ) -> InstrumentationSession:

@@ -44,38 +44,6 @@ class KeptLaunch:
     stream: object = None  # the stream it was launched on
 
 
-def _benchmark_codes() -> frozenset:
-    """The code objects of Triton's benchmark loops (empty if unavailable)."""
-    try:
-        import triton.testing as testing
-    except Exception:  # noqa: BLE001 - no benchmark detection without it
-        return frozenset()
-    functions = (getattr(testing, name, None) for name in ("do_bench", "do_bench_cudagraph"))
-    return frozenset(f.__code__ for f in functions if hasattr(f, "__code__"))
-
-
-_BENCHMARK_CODES: frozenset | None = None
-#: How far up the stack a launch looks for a benchmark loop (the launcher,
-#: an autotuner, a library's wrappers lie between).
-ENCLOSING_DEPTH = 32
-
-
-def in_benchmark_loop() -> bool:
-    """Whether the current launch is made inside triton.testing.do_bench
-    (or do_bench_cudagraph)."""
-    global _BENCHMARK_CODES
-    if _BENCHMARK_CODES is None:
-        _BENCHMARK_CODES = _benchmark_codes()
-    frame = sys._getframe(2)
-    for _ in range(ENCLOSING_DEPTH):
-        if frame is None:
-            return False
-        if frame.f_code in _BENCHMARK_CODES:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def describe_variant(kernel) -> str:
     """What tells a compiled variant of a Triton kernel apart, for a reader:
     its constexpr and specialized-constant arguments, num_warps and
@@ -141,7 +109,10 @@ class Retention:
 
     def count(self, key, reason: str) -> None:
         """Counts a launch not kept."""
-        self.not_kept.setdefault(key, collections.Counter())[reason] += 1
+        counts = self.not_kept.get(key)
+        if counts is None:
+            counts = self.not_kept[key] = collections.Counter()
+        counts[reason] += 1
 
     def offer(self, key: tuple, launch: KeptLaunch, active: bool, benchmark: bool) -> KeptLaunch | None:
         """Keeps `launch` or counts it; returns the launch whose buffer is no
