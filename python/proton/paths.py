@@ -10,10 +10,8 @@ part of phase 3); both: `run.rank_1.part_3.pftrace`."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-import uuid
 
 EXTENSIONS = (".hatchet", ".hatchet_msgpack", ".chrome_trace", ".pftrace")
 
@@ -72,39 +70,3 @@ def check_output_directory(name: str) -> None:
         )
     if not os.access(directory, os.W_OK):
         raise ProfilerError(f"cannot write the session's outputs to {directory}: not writable (session name {name!r})")
-
-
-@contextlib.contextmanager
-def replaced_when_complete(path: str):
-    """Yields a new file name beside `path` to write to; renames it to
-    `path` when the block completes, removes it when the block fails: a
-    failed run never leaves a partial output, nor one that blocks a retry."""
-    partial = os.path.join(
-        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.partial"
-    )
-    try:
-        yield partial
-        os.replace(partial, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
-        raise
-
-
-def write_or_fall_back(path: str, write, warnings: list) -> str:
-    """Writes an output with `write(path)` (complete or not at all); if that
-    fails (the directory went away, the disk is full), writes it to the
-    temporary directory instead and says where in `warnings`: recorded data
-    is never thrown away."""
-    try:
-        with replaced_when_complete(path) as partial:
-            write(partial)
-        return path
-    except OSError as error:
-        import tempfile
-
-        handle, fallback = tempfile.mkstemp(prefix="proton-", suffix="-" + os.path.basename(path))
-        os.close(handle)
-        write(fallback)
-        warnings.append(f"could not write {path} ({error.strerror or error}); wrote {fallback} instead")
-        return fallback

@@ -205,18 +205,20 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows
 
 
 def write(trace_path: str, svg_path: str, **options) -> str:
-    """Reads the trace, writes the picture (whole or not at all); returns the SVG path."""
-    from .paths import replaced_when_complete
+    """Reads the trace, writes the picture (proton.files' rules: "-" is
+    standard output); returns the SVG path. TimelineError for the trace,
+    OSError for the picture's destination."""
+    from .files import open_input, output
 
     try:
-        with open(trace_path) as f:
+        with open_input(trace_path, binary=False) as f:
             trace = json.load(f)
     except OSError as e:
-        raise TimelineError(f"{trace_path}: cannot read: {e.strerror or e}") from None
-    except ValueError as e:
-        raise TimelineError(f"{trace_path}: not JSON ({e})") from None
+        raise TimelineError(f"cannot read: {e.strerror or e}") from None
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise TimelineError(f"not JSON ({e})") from None
     text = render(trace, **options)
-    with replaced_when_complete(svg_path) as partial:
-        with open(partial, "w") as f:
+    with output(svg_path, stdout=True) as target:
+        with open(target, "w", encoding="utf-8") as f:
             f.write(text)
     return svg_path

@@ -62,6 +62,7 @@ import sys
 from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Callable
+from .files import STDOUT, open_input, read_input
 from .hooks.launch import COMPUTE_METADATA_SCOPE_NAME
 
 from .specs import max_bps, max_flops
@@ -111,7 +112,7 @@ def load(path: str) -> Profile:
     if path.endswith(".hatchet_msgpack"):
         return _load_msgpack(path)
     try:
-        with open(path) as f:
+        with open_input(path, binary=False) as f:
             text = f.read()
     except FileNotFoundError:
         raise ViewerError(f"{path}: no such file") from None
@@ -131,8 +132,7 @@ def _load_msgpack(path: str) -> Profile:
     from .msgpack_codec import unpackb
 
     try:
-        with open(path, "rb") as f:
-            content = f.read()
+        content = read_input(path)
     except FileNotFoundError:
         raise ViewerError(f"{path}: no such file") from None
     except OSError as e:
@@ -825,7 +825,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     timeline = p.add_argument_group("a picture of one launch, from an intra-kernel .chrome_trace")
     timeline.add_argument(
-        "--timeline", metavar="OUT.svg", help="draw one launch as SVG: a row per warp, a bar per scope"
+        "--timeline",
+        metavar="OUT.svg",
+        help="draw one launch as SVG: a row per warp, a bar per scope ('-': to standard output)",
     )
     timeline.add_argument("--launch", metavar="'KERNEL #N'", help="the launch to draw (default: the first)")
     timeline.add_argument("--ctas", metavar="0-3,7", help="the CTAs to draw (default: all, sampled past 96 warps)")
@@ -875,8 +877,10 @@ def run(args) -> int:
         except timeline_svg.TimelineError as e:
             raise ViewerError(f"{args.profile}: {e}") from None
         except OSError as e:
-            raise ViewerError(f"{args.timeline}: cannot write: {e.strerror or e}") from None
-        print(f"wrote {path}")
+            where = "standard output" if args.timeline == STDOUT else args.timeline
+            raise ViewerError(f"{where}: cannot write: {e.strerror or e}") from None
+        if path != STDOUT:  # on standard output, the picture is all that goes there
+            print(f"wrote {path}")
         return 0
     profile = load(args.profile)
     if args.list:

@@ -9,7 +9,7 @@ import random
 import pytest
 
 import proton
-from proton import paths, viewer
+from proton import files, viewer
 from proton.compiling.ttgir_text import code_chars, code_text
 
 
@@ -40,12 +40,12 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path):
     target = tmp_path / "out.bin"
     target.write_bytes(b"old")
     with pytest.raises(RuntimeError):
-        with paths.replaced_when_complete(str(target)) as partial:
+        with files.output(str(target)) as partial:
             with open(partial, "wb") as f:
                 f.write(b"half")
             raise RuntimeError("disk full")
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["out.bin"]
-    with paths.replaced_when_complete(str(target)) as partial:
+    with files.output(str(target)) as partial:
         with open(partial, "wb") as f:
             f.write(b"new")
     assert target.read_bytes() == b"new" and os.listdir(tmp_path) == ["out.bin"]

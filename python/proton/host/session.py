@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from ..errors import ProfilerError
 from ..msgpack_codec import packb
-from ..paths import output_path, write_or_fall_back
+from ..files import write_or_fall_back
+from ..paths import output_path
 from ..session_interface import ProfilerSession, Report
 from ..metric import transform_tensor_metrics
 from . import activity_trace, activity_tree, libraries, records, tracers

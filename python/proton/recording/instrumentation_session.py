@@ -49,7 +49,8 @@ from .. import kernel_metadata
 from ..errors import ProfilerError
 from ..kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
-from ..paths import distributed_rank, output_path, write_or_fall_back
+from ..files import write_or_fall_back
+from ..paths import distributed_rank, output_path
 from ..progress import Progress
 from ..session_interface import ProfilerSession, Report
 
