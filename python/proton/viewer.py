@@ -934,16 +934,28 @@ def main(argv=None) -> int:
 
 
 def _with_deep_stack(work):
+    """Runs `work` in a thread with a deep stack: the largest of 1 GiB, 256
+    and 64 MiB that the process may reserve (a memory limit, `ulimit -v`,
+    can refuse the first), with a recursion limit in proportion; in this
+    thread, as Python's defaults allow, where none can be had."""
     import threading
 
     result = []
     previous_stack, previous_limit = threading.stack_size(), sys.getrecursionlimit()
     try:
-        threading.stack_size(DEEP_STACK_BYTES)
-        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
-        thread = threading.Thread(target=lambda: result.append(_reporting_bugs(work)), name="proton-view")
-        thread.start()
-        thread.join()
+        for stack in (DEEP_STACK_BYTES, DEEP_STACK_BYTES >> 2, DEEP_STACK_BYTES >> 4):
+            threading.stack_size(stack)
+            sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT * stack // DEEP_STACK_BYTES))
+            thread = threading.Thread(target=lambda: result.append(_reporting_bugs(work)), name="proton-view")
+            try:
+                thread.start()
+            except RuntimeError:  # "can't start new thread": no room for this stack
+                continue
+            thread.join()
+            break
+        else:
+            sys.setrecursionlimit(previous_limit)
+            result.append(_reporting_bugs(work))
     finally:
         threading.stack_size(previous_stack)
         sys.setrecursionlimit(previous_limit)

@@ -324,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         why = e.strerror or e
         print(f"proton-merge-traces: error: cannot write {written_to}: {why}; nothing written", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("proton-merge-traces: error: not enough memory to merge these inputs; nothing written", file=sys.stderr)
+        return 2
     for path, shift in shifts.items():
         print(f"{path}: shifted by {shift} ns", file=info)
     print(f"wrote {written_to}", file=info)
