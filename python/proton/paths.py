@@ -14,6 +14,10 @@ import os
 import sys
 
 EXTENSIONS = (".hatchet", ".hatchet_msgpack", ".chrome_trace", ".pftrace")
+#: A file name's limit on Linux and macOS; the longest suffix a session
+#: gives its name (a rank and a part of up to 8 digits each).
+NAME_MAX = 255
+LONGEST_SUFFIX = ".rank_99999999.part_99999999.hatchet_msgpack"
 
 
 def output_path(name: str, extension: str, *, rank: int | None = None, part: int | None = None) -> str:
@@ -38,9 +42,17 @@ def distributed_rank() -> int | None:
     except (AttributeError, RuntimeError, ValueError):
         pass  # a half-initialized process group: fall back to the environment
     rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
-    if rank is not None and world is not None and rank.isdigit() and world.isdigit() and int(world) > 1:
-        return int(rank)
-    return None
+    if rank is None or world is None:
+        return None
+    for variable, value in (("RANK", rank), ("WORLD_SIZE", world)):
+        if not (value.isascii() and value.isdigit() and len(value) <= 9):
+            from .errors import ProfilerError
+
+            raise ProfilerError(
+                f"environment variable {variable}={value[:40]!r} is not a process count or rank (up to 9 "
+                "decimal digits, as torchrun sets it): the outputs' names carry the rank; fix or unset it"
+            )
+    return int(rank) if int(world) > 1 else None
 
 
 def check_session_name(name: str) -> None:
@@ -54,6 +66,17 @@ def check_session_name(name: str) -> None:
         raise ProfilerError(
             f"session name {name!r} does not name a file: it is a path without extension, e.g. 'run' "
             "or 'out/run' (its outputs are <name>.hatchet, <name>.chrome_trace, ...)"
+        )
+    try:
+        longest = os.fsencode(os.path.basename(output_path(name, LONGEST_SUFFIX)))
+    except UnicodeEncodeError as e:
+        raise ProfilerError(
+            f"session name {name!r} cannot be a file name: character {e.start} is a lone surrogate"
+        ) from None
+    if len(longest) > NAME_MAX:
+        raise ProfilerError(
+            f"session name {name!r} is too long: its file names, such as {longest.decode(errors='replace')!r}, "
+            f"would be over the {NAME_MAX} bytes a file name may have"
         )
 
 
@@ -70,3 +93,9 @@ def check_output_directory(name: str) -> None:
         )
     if not os.access(directory, os.W_OK):
         raise ProfilerError(f"cannot write the session's outputs to {directory}: not writable (session name {name!r})")
+    for extension in EXTENSIONS:
+        if os.path.isdir(output_path(name, extension)):
+            raise ProfilerError(
+                f"cannot write the session's output {output_path(name, extension)}: it is a directory "
+                f"(session name {name!r})"
+            )
