@@ -341,6 +341,10 @@ def _select(session) -> list:
     if session is None:
         return list(_open.values())
     key = getattr(session, "id", session) if not isinstance(session, int) else int(session)
+    if not isinstance(key, int) or isinstance(key, bool):
+        raise ProfilerError(
+            f"a session is the id proton.start returned (an int), got {type(session).__name__} {session!r}"
+        )
     if key not in _open:
         raise ProfilerError(f"Session has not been initialized: {key}")
     return [_open[key]]

@@ -1028,9 +1028,13 @@ def _with_deep_stack(work):
 def _reporting_bugs(work) -> int:
     """An unexpected exception is a bug: its traceback, and a line asking to
     report it (exit status 1); expected failures never come here."""
+    from .commands import standard_output
+
     try:
         return work()
     except Exception:  # noqa: BLE001 - see above
+        if standard_output.failed() is not None:  # proton-view's own standard output: no bug
+            return standard_output.report(PROG)
         import traceback
 
         traceback.print_exc()

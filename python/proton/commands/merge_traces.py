@@ -33,7 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import files
-from ..errors import ProfilerError
+from ..errors import ProfilerError, unicode_problem
 from ..progress import Progress
 from ..writers import perfetto_deflate
 from ..writers.perfetto_packets import trace_packet
@@ -306,6 +306,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
     if labels is not None and not all(label.strip() for label in labels):
         p.error(f"--labels {args.labels!r}: every label must be non-empty")
+    for i, label in enumerate(labels or []):
+        if unicode_problem(label):
+            p.error(f"--labels: label {i + 1} {unicode_problem(label)}")
     # On standard output the trace is all that goes there: the messages go to stderr.
     info = sys.stderr if output == files.STDOUT else sys.stdout
     written_to = "standard output" if output == files.STDOUT else output
