@@ -123,7 +123,7 @@ def start(
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     arguments = dict(
         backend=backend,
-        mode=parsed,
+        mode=Default() if parsed is None and backend == "instrumentation" else parsed,  # None: the default mode
         data=data,
         context=context,
         hook=hook,
@@ -305,15 +305,16 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     if output_format:  # before anything closes: a refused format loses nothing
         for s in selected:
             s.choose_output(OUTPUT_FORMATS[output_format])
-    reports, failed = {}, []
+    reports, failed, cause = {}, [], None
     # Sessions that read GPU buffers back last: a session still open would record the copies.
     for s in sorted(selected, key=lambda s: s.reads_gpu_buffers_at_finalize):
         HookManager.unregister(s.id)
         try:
             reports[s.id] = s.finalize()
-        except ProfilerError as error:  # nothing written: the session keeps its data for another finalize
+        except Exception as error:  # nothing written: the session keeps its data for another finalize
             _unwritten.add(s.id)
-            failed.append(str(error))
+            failed.append(str(error) if isinstance(error, ProfilerError) else f"{type(error).__name__}: {error}")
+            cause = cause or error
             continue
         del _open[s.id]
         _unwritten.discard(s.id)
@@ -321,7 +322,7 @@ def finalize(session: int | None = None, output_format: str | None = ""):
         raise ProfilerError(
             "; ".join(failed) + "; nothing is lost: the session keeps its data, and proton.finalize() "
             "again writes it (make room, or fix the path, first)"
-        )
+        ) from cause
     ordered = [reports[s.id] for s in selected]
     return ordered[0] if len(ordered) == 1 else ordered
 

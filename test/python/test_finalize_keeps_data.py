@@ -137,6 +137,23 @@ def test_a_host_session_that_cannot_write_keeps_its_data(host, tmp_path, monkeyp
     assert proton.sessions() == []
 
 
+def test_a_writer_that_fails_otherwise_keeps_the_data_too(host, tmp_path, monkeypatch):
+    from proton.host import session as host_session
+
+    session = proton.start(str(tmp_path / "h"), backend="cupti", quiet=True)
+    host.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+
+    def broken(*args):
+        raise TypeError("a writer's bug")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(host_session, "_write_tree", broken)
+        with pytest.raises(proton.ProfilerError, match="TypeError: a writer's bug; nothing is lost") as error:
+            proton.finalize(session)
+        assert isinstance(error.value.__cause__, TypeError) and os.listdir(tmp_path) == []
+    assert proton.finalize(session).kernels == 1 and os.listdir(tmp_path) == ["h.hatchet"]
+
+
 def test_an_instrumentation_session_that_cannot_write_keeps_its_launches(tmp_path, buffer, monkeypatch):  # noqa: F811
     session = proton.start(str(tmp_path / "run"), backend="instrumentation", outputs="tree", quiet=True)
     launch(session, buffer, "k")
@@ -203,4 +220,8 @@ def test_sessions_started_with_one_name_are_one_session(host, tmp_path, monkeypa
     with pytest.raises(proton.ProfilerError, match=r"data=None, not 'trace'"):
         proton.start(str(tmp_path / "run"), backend="cupti", data="trace")
     assert proton.start(str(tmp_path / "run"), backend="cupti", quiet=True) == first
+    proton.finalize()
+    # An instrumentation session: mode None is the default mode, so these are one session.
+    first = proton.start(str(tmp_path / "k"), backend="instrumentation", quiet=True)
+    assert proton.start(str(tmp_path / "k"), mode="default", quiet=True) == first
     proton.finalize()
