@@ -29,7 +29,7 @@ from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
 from . import session_exit
 from .mode import Default, ModeError, PCSampling, PeriodicFlushing, parse_any
-from .paths import check_output_directory, output_path
+from .paths import check_output_directory, distributed_rank, output_path
 from .session_interface import ProfilerSession
 
 #: The session name when start gets none, as in Triton's Proton.
@@ -40,6 +40,9 @@ OUTPUT_FORMATS = {"hatchet": "tree", "hatchet_msgpack": "tree_msgpack", "chrome_
 
 _next_id = itertools.count()
 _open: dict[int, ProfilerSession] = {}  # session id -> open session
+#: Sessions whose finalize could not write their outputs: closed to
+#: recording, open to another finalize, which writes what they hold.
+_unwritten: set[int] = set()
 #: The session proton-profile opened around a script, as in Triton's Proton:
 #: the script's own start and finalize calls are then ignored (its session is
 #: the command's), and it may activate and deactivate only that session.
@@ -122,8 +125,23 @@ def start(
         backend = "instrumentation" if isinstance(parsed, Default) else "host"
     if backend not in BACKENDS:
         raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    arguments = dict(
+        backend=backend,
+        mode=Default() if parsed is None and backend == "instrumentation" else parsed,  # None: the default mode
+        data=data,
+        context=context,
+        hook=hook,
+        outputs=outputs,
+        max_launches_per_kernel=max_launches_per_kernel,
+        max_buffer_bytes=max_buffer_bytes,
+        periodic_flushing=periodic_flushing,
+        compress_pftrace=compress_pftrace,
+    )
+    same = _open_with_outputs_of(name)
+    if same is not None:
+        return _continue(same, arguments)
     if backend == "instrumentation":
-        _check_instrumentation_arguments(context, parsed)
+        _check_instrumentation_arguments(context, parsed, outputs)
         if outputs is None and data is not None:
             outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
         session = _instrumentation().start_instrumentation(
@@ -156,7 +174,35 @@ def start(
         hooks = []
     if hook == "triton":
         hooks.append(LaunchHook())
+    session.start_arguments = arguments
     return _register(session, hooks)
+
+
+def _open_with_outputs_of(name: str):
+    """The open session whose outputs have the names `name` gives, if any."""
+    base = output_path(name, "")
+    return next((s for s in _open.values() if output_path(s.name, "") == base), None)
+
+
+def _continue(session, arguments: dict) -> SessionId:
+    """start() with the name of an open session continues it, as in Triton's
+    Proton (a function under @proton.profile, called again): activated again,
+    the same id, one set of files. Its other arguments must be the same."""
+    if session.id in _unwritten:
+        raise ProfilerError(
+            f"session {session.name!r} (id {session.id}) could not write its outputs at finalize; call "
+            "proton.finalize again before starting a session of that name"
+        )
+    started = session.start_arguments
+    differ = [f"{key}={started[key]!r}, not {value!r}" for key, value in arguments.items() if started[key] != value]
+    if differ:
+        raise ProfilerError(
+            f"session {session.name!r} (id {session.id}) is open with the same output files and "
+            f"{'; '.join(differ)}: starting a session of that name continues it, so its arguments must be the "
+            "same (finalize it first, or choose another name)"
+        )
+    activate(session.id)
+    return SessionId(session.id, session)
 
 
 def _checked_name(name: str | None, quiet: bool) -> str:
@@ -170,8 +216,15 @@ def _checked_name(name: str | None, quiet: bool) -> str:
     return name
 
 
-def _check_instrumentation_arguments(context: str, mode) -> None:
-    """Refuses the host backends' options for backend="instrumentation"."""
+def _check_instrumentation_arguments(context: str, mode, outputs) -> None:
+    """Refuses the host backends' options for backend="instrumentation", and
+    what finalize would trip on: a bad RANK (the files are named by rank), an
+    `outputs` that is no collection of names."""
+    distributed_rank()
+    if outputs is not None and not isinstance(outputs, (str, list, tuple, set, frozenset)):
+        raise ProfilerError(
+            f"outputs is a list of 'chrome_trace', 'pftrace', 'tree' (or one of them), got {type(outputs).__name__}"
+        )
     if context != "shadow":
         raise ProfilerError(
             f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
@@ -219,6 +272,13 @@ def activate(session: int | None = None) -> None:
     if _check_command_line(session, "activated"):
         session = _command_line_session
     for s in _select(session):
+        if s.id in _unwritten:
+            if session is None:
+                continue
+            raise ProfilerError(
+                f"session {s.name!r} (id {s.id}) was finalized but could not write its outputs: it records "
+                "no more; call proton.finalize again to write what it holds"
+            )
         HookManager.activate(s.id)
         s.activate()
 
@@ -254,12 +314,24 @@ def finalize(session: int | None = None, output_format: str | None = ""):
     if output_format:  # before anything closes: a refused format loses nothing
         for s in selected:
             s.choose_output(OUTPUT_FORMATS[output_format])
-    reports = {}
+    reports, failed, cause = {}, [], None
     # Sessions that read GPU buffers back last: a session still open would record the copies.
     for s in sorted(selected, key=lambda s: s.reads_gpu_buffers_at_finalize):
-        del _open[s.id]
         HookManager.unregister(s.id)
-        reports[s.id] = s.finalize()
+        try:
+            reports[s.id] = s.finalize()
+        except Exception as error:  # nothing written: the session keeps its data for another finalize
+            _unwritten.add(s.id)
+            failed.append(str(error) if isinstance(error, ProfilerError) else f"{type(error).__name__}: {error}")
+            cause = cause or error
+            continue
+        del _open[s.id]
+        _unwritten.discard(s.id)
+    if failed:
+        raise ProfilerError(
+            "; ".join(failed) + "; nothing is lost: the session keeps its data, and proton.finalize() "
+            "again writes it (make room, or fix the path, first)"
+        ) from cause
     ordered = [reports[s.id] for s in selected]
     return ordered[0] if len(ordered) == 1 else ordered
 
@@ -288,6 +360,10 @@ def _select(session) -> list:
     if session is None:
         return list(_open.values())
     key = getattr(session, "id", session) if not isinstance(session, int) else int(session)
+    if not isinstance(key, int) or isinstance(key, bool):
+        raise ProfilerError(
+            f"a session is the id proton.start returned (an int), got {type(session).__name__} {session!r}"
+        )
     if key not in _open:
         raise ProfilerError(f"Session has not been initialized: {key}")
     return [_open[key]]

@@ -88,4 +88,9 @@ def _session(session, verb: str):
     if api._check_command_line(session, verb):
         session = api._command_line_session
     (target,) = api._select(session)
+    if getattr(target, "id", None) in api._unwritten:
+        raise ProfilerError(
+            f"session {target.name!r} (id {target.id}) was finalized but could not write its outputs: it cannot be "
+            f"{verb}; call proton.finalize again to write what it holds"
+        )
     return target

@@ -120,11 +120,14 @@ class KernelMetadata:
     #: Which warps run which gl.warp_specialize partition (warp_specialize.partition_layout).
     warp_specialize: Any = None
 
+    def __post_init__(self):
+        _check_parents(self.rows, self.kernel)
+
     @staticmethod
     def from_dict(d: dict) -> "KernelMetadata":
         """Parses the compiler's metadata (plus the stage hook's keys);
         raises ValueError for a row of a kind or value type this Proton
-        cannot decode."""
+        cannot decode, or a table whose parents do not form a tree."""
         kinds = record_kinds()
         rows = tuple(sorted((RecordTableRow.from_dict(r, kinds) for r in d["scopes"]), key=lambda r: r.id))
         layout = BufferLayout.from_dict(d["layout"])
@@ -168,6 +171,30 @@ class KernelMetadata:
     @property
     def parents(self) -> list[int]:
         return [row.parent for row in self.rows]
+
+
+def _check_parents(rows: tuple[RecordTableRow, ...], kernel: str) -> None:
+    """Each row's parent is -1 or another row, and no chain of parents comes
+    back to where it started: the decoder and the writers walk parents up to
+    the top, which a cycle (a corrupted Triton cache) would make endless."""
+    parent = {row.id: row.parent for row in rows}
+    if len(parent) != len(rows):
+        raise ValueError(f"record table of {kernel}: an id appears twice")
+    top: set[int] = set()  # ids known to reach -1
+    for row in rows:
+        chain: list[int] = []
+        on_chain: set[int] = set()
+        at = row.id
+        while at != -1 and at not in top:
+            if at not in parent:
+                raise ValueError(f"record table of {kernel}: row {chain[-1]} has parent {at}, which is no row")
+            if at in on_chain:
+                cycle = " -> ".join(str(i) for i in chain[chain.index(at) :] + [at])
+                raise ValueError(f"record table of {kernel}: its parents form a cycle ({cycle})")
+            chain.append(at)
+            on_chain.add(at)
+            at = parent[at]
+        top.update(chain)
 
 
 def record_kinds() -> dict:

@@ -6,6 +6,10 @@ kept apart, to be read where it lives."""
 
 from __future__ import annotations
 
+import numbers
+
+from .errors import unicode_problem
+
 #: The widths a "flopsN" metric may name (flops8, flops16, flops32, flops64).
 FLOPS_WIDTHS = (8, 16, 32, 64)
 
@@ -23,9 +27,27 @@ def _on_device(tensor) -> bool:
 def _as_type(name: str, value):
     if name in _FLOPS_NAMES:
         return float(value)
-    if name == "bytes":
+    if name == "bytes" or isinstance(value, numbers.Integral):  # numpy's too: JSON writes Python's
         return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
     return value
+
+
+#: The integers every tree format holds (MessagePack: int64 and uint64).
+INT_RANGE = (-(1 << 63), (1 << 64) - 1)
+
+
+def unwritable(value) -> str | None:
+    """Why a metric value (a number, text, or a list of them) cannot be
+    written by every output format; None if it can."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, int) and not INT_RANGE[0] <= item <= INT_RANGE[1]:
+            size = f"{len(str(abs(item)))} digits" if item.bit_length() < 10_000 else f"{item.bit_length()} bits"
+            return f"an integer of {size} is beyond 64 bits, which .hatchet_msgpack cannot hold (use a float)"
+        if isinstance(item, str) and unicode_problem(item):
+            return f"the string {unicode_problem(item)}"
+    return None
 
 
 def _normalised(name: str, value):
@@ -48,4 +70,4 @@ def transform_tensor_metrics(metrics: dict) -> tuple[dict, dict]:
     return scalars, tensors
 
 
-__all__ = ["FLOPS_WIDTHS", "transform_tensor_metrics"]
+__all__ = ["FLOPS_WIDTHS", "INT_RANGE", "transform_tensor_metrics", "unwritable"]

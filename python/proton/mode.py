@@ -73,8 +73,8 @@ class Default:
             object.__setattr__(self, "sampling_options", _ints("sampling_options", self.sampling_options))
         elif isinstance(self.sampling_options, int):
             object.__setattr__(self, "sampling_options", (self.sampling_options,))
-        object.__setattr__(self, "optimizations", tuple(_name(o) for o in self.optimizations))
-        object.__setattr__(self, "sampling_options", tuple(self.sampling_options))
+        object.__setattr__(self, "optimizations", tuple(_name(o) for o in _items("optimizations", self.optimizations)))
+        object.__setattr__(self, "sampling_options", _items("sampling_options", self.sampling_options))
         for key in ("sampling_strategy", "granularity", "buffer_type", "metric_type", "buffer_strategy"):
             object.__setattr__(self, key, _name(getattr(self, key)))
         object.__setattr__(self, "buffer_type", BUFFER_TYPE_ALIASES.get(self.buffer_type, self.buffer_type))
@@ -276,6 +276,16 @@ def parse_any(mode) -> Mode:
         else:
             kwargs[key] = value
     return cls(**kwargs)
+
+
+def _items(key: str, value) -> tuple:
+    """A list-valued field as a tuple; ModeError naming it for what is no list."""
+    try:
+        return tuple(value)
+    except TypeError:
+        raise ModeError(
+            f"{key} must be a comma-separated string or a list, got {type(value).__name__} {value!r}"
+        ) from None
 
 
 def _split(text: str) -> tuple[str, ...]:

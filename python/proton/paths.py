@@ -10,12 +10,14 @@ part of phase 3); both: `run.rank_1.part_3.pftrace`."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-import uuid
 
 EXTENSIONS = (".hatchet", ".hatchet_msgpack", ".chrome_trace", ".pftrace")
+#: A file name's limit on Linux and macOS; the longest suffix a session
+#: gives its name (a rank and a part of up to 8 digits each).
+NAME_MAX = 255
+LONGEST_SUFFIX = ".rank_99999999.part_99999999.hatchet_msgpack"
 
 
 def output_path(name: str, extension: str, *, rank: int | None = None, part: int | None = None) -> str:
@@ -40,9 +42,17 @@ def distributed_rank() -> int | None:
     except (AttributeError, RuntimeError, ValueError):
         pass  # a half-initialized process group: fall back to the environment
     rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
-    if rank is not None and world is not None and rank.isdigit() and world.isdigit() and int(world) > 1:
-        return int(rank)
-    return None
+    if rank is None or world is None:
+        return None
+    for variable, value in (("RANK", rank), ("WORLD_SIZE", world)):
+        if not (value.isascii() and value.isdigit() and len(value) <= 9):
+            from .errors import ProfilerError
+
+            raise ProfilerError(
+                f"environment variable {variable}={value[:40]!r} is not a process count or rank (up to 9 "
+                "decimal digits, as torchrun sets it): the outputs' names carry the rank; fix or unset it"
+            )
+    return int(rank) if int(world) > 1 else None
 
 
 def check_session_name(name: str) -> None:
@@ -56,6 +66,17 @@ def check_session_name(name: str) -> None:
         raise ProfilerError(
             f"session name {name!r} does not name a file: it is a path without extension, e.g. 'run' "
             "or 'out/run' (its outputs are <name>.hatchet, <name>.chrome_trace, ...)"
+        )
+    try:
+        longest = os.fsencode(os.path.basename(output_path(name, LONGEST_SUFFIX)))
+    except UnicodeEncodeError as e:
+        raise ProfilerError(
+            f"session name {name!r} cannot be a file name: character {e.start} is a lone surrogate"
+        ) from None
+    if len(longest) > NAME_MAX:
+        raise ProfilerError(
+            f"session name {name!r} is too long: its file names, such as {longest.decode(errors='replace')!r}, "
+            f"would be over the {NAME_MAX} bytes a file name may have"
         )
 
 
@@ -72,39 +93,9 @@ def check_output_directory(name: str) -> None:
         )
     if not os.access(directory, os.W_OK):
         raise ProfilerError(f"cannot write the session's outputs to {directory}: not writable (session name {name!r})")
-
-
-@contextlib.contextmanager
-def replaced_when_complete(path: str):
-    """Yields a new file name beside `path` to write to; renames it to
-    `path` when the block completes, removes it when the block fails: a
-    failed run never leaves a partial output, nor one that blocks a retry."""
-    partial = os.path.join(
-        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.partial"
-    )
-    try:
-        yield partial
-        os.replace(partial, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
-        raise
-
-
-def write_or_fall_back(path: str, write, warnings: list) -> str:
-    """Writes an output with `write(path)` (complete or not at all); if that
-    fails (the directory went away, the disk is full), writes it to the
-    temporary directory instead and says where in `warnings`: recorded data
-    is never thrown away."""
-    try:
-        with replaced_when_complete(path) as partial:
-            write(partial)
-        return path
-    except OSError as error:
-        import tempfile
-
-        handle, fallback = tempfile.mkstemp(prefix="proton-", suffix="-" + os.path.basename(path))
-        os.close(handle)
-        write(fallback)
-        warnings.append(f"could not write {path} ({error.strerror or error}); wrote {fallback} instead")
-        return fallback
+    for extension in EXTENSIONS:
+        if os.path.isdir(output_path(name, extension)):
+            raise ProfilerError(
+                f"cannot write the session's output {output_path(name, extension)}: it is a directory "
+                f"(session name {name!r})"
+            )

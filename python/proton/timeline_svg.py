@@ -17,6 +17,7 @@ picture says how many of how many.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
@@ -29,6 +30,20 @@ PALETTE = (
 MAX_ROWS = 96
 _PROCESS = re.compile(r"^(?P<launch>.+?) Core(?P<sm>\d+) CTA(?P<cta>\d+)$")
 _WARP = re.compile(r"^\S+ (?P<warp>\d+)")
+
+
+#: What XML 1.0 allows in a document: names with anything else are shown escaped.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _text(value) -> str:
+    """`value` as text that XML (and UTF-8) can hold: characters XML
+    forbids (control characters, lone surrogates) as their escapes."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
+
+
+def _xml(value) -> str:
+    return escape(_text(value))
 
 
 class TimelineError(Exception):
@@ -56,17 +71,29 @@ def launches(events: list) -> dict[str, list]:
     return out
 
 
-def _ranges(text: str | None, what: str) -> set[int] | None:
-    """ "0-3,7" -> {0, 1, 2, 3, 7}; None keeps all."""
-    if text is None:
-        return None
-    chosen = set()
-    for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            raise TimelineError(f"--{what} {text!r}: expected numbers and ranges such as 0-3,7")
-        chosen.update(range(int(lo), int(hi or lo) + 1))
-    return chosen
+class Ranges:
+    """ "0-3,7": which ids a --ctas/--warps option keeps, held as ranges
+    (a range of 10**13 ids costs what "0-3" does)."""
+
+    def __init__(self, text: str, what: str):
+        self.spans = []
+        for part in text.split(","):
+            lo, _, hi = part.strip().partition("-")
+            if not _decimal(lo) or (hi and not _decimal(hi)):
+                raise TimelineError(f"--{what} {text!r}: expected numbers and ranges such as 0-3,7")
+            self.spans.append((int(lo), int(hi or lo)))
+
+    def __contains__(self, n: int) -> bool:
+        return any(lo <= n <= hi for lo, hi in self.spans)
+
+
+def _decimal(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 30
+
+
+def _ranges(text: str | None, what: str) -> Ranges | None:
+    """None keeps all."""
+    return None if text is None else Ranges(text, what)
 
 
 def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[Row], float, list]:
@@ -81,8 +108,13 @@ def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[
             continue
         try:
             start, dur = float(e["ts"]) * 1000.0, float(e["dur"]) * 1000.0
-        except (KeyError, TypeError, ValueError):
-            raise TimelineError(f"event {e.get('name')!r} of {e['pid']}: no numeric ts and dur") from None
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise TimelineError(f"event {_text(e.get('name'))!r} of {_text(e['pid'])}: no numeric ts and dur") from None
+        if not (math.isfinite(start) and math.isfinite(dur) and math.isfinite(start + dur)):
+            raise TimelineError(
+                f"event {_text(e.get('name'))!r} of {_text(e['pid'])}: ts {e['ts']!r} and dur {e['dur']!r} "
+                "are not finite times"
+            )
         row = by_row.setdefault((cta, warp), Row(cta, int(match["sm"]), e["tid"], warp))
         if e.get("cat") == "flow" and "bind_id" in e:  # one end of a cross-warp event
             end = ends.setdefault(e["bind_id"], {"name": str(e.get("name", "?"))})
@@ -106,6 +138,15 @@ def build_rows(events: list, ctas: set | None, warps: set | None) -> tuple[list[
     return rows, (cycles / ns if ns else 0.0), arrows
 
 
+def _start(event: dict) -> float:
+    """An event's ts for choosing the first launch (not a number: last)."""
+    try:
+        ts = float(event.get("ts"))
+    except (TypeError, ValueError, OverflowError):
+        return math.inf
+    return ts if math.isfinite(ts) else math.inf
+
+
 def render(trace: dict, launch: str | None = None, ctas: str | None = None, warps: str | None = None,
            max_rows: int = MAX_ROWS, width: int = 1200) -> str:  # fmt: skip
     events = trace.get("traceEvents") if isinstance(trace, dict) else None
@@ -115,7 +156,7 @@ def render(trace: dict, launch: str | None = None, ctas: str | None = None, warp
     if not found:
         raise TimelineError("no intra-kernel scope events (a trace written by an instrumentation session)")
     if launch is None:
-        launch = min(found, key=lambda k: min(float(e["ts"]) for e, _ in found[k]))
+        launch = min(found, key=lambda k: min(_start(e) for e, _ in found[k]))
     if launch not in found:
         raise TimelineError(f"no launch {launch!r}; the trace has: {', '.join(sorted(found))}")
     rows, ghz, arrows = build_rows(found[launch], _ranges(ctas, "ctas"), _ranges(warps, "warps"))
@@ -159,16 +200,16 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#222"/></marker></defs>',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(launch)}</text>',
+        f'<text x="10" y="18" font-size="14" font-weight="bold">{_xml(launch)}</text>',
         f'<text x="10" y="36" fill="#555">{len(rows)} warps, {span:.0f} ns'
         + (f" ({span * ghz:.0f} cycles at {ghz:.2f} GHz)" if ghz else "")
-        + (f"; {escape(note)}" if note else "")
+        + (f"; {_xml(note)}" if note else "")
         + "</text>",
     ]
     for gy, label in groups:
-        out.append(f'<text class="cta" x="6" y="{gy + 10}" font-weight="bold">{escape(label)}</text>')
+        out.append(f'<text class="cta" x="6" y="{gy + 10}" font-weight="bold">{_xml(label)}</text>')
     for ry, row in placed:
-        out.append(f'<text class="warp" x="16" y="{ry + 10}">{escape(row.label)}</text>')
+        out.append(f'<text class="warp" x="16" y="{ry + 10}">{_xml(row.label)}</text>')
         line_y = ry + row_h - 1
         out.append(f'<line x1="{left}" y1="{line_y}" x2="{left + plot_w}" y2="{line_y}" stroke="#eee"/>')
         for start, end, name, depth, kind in row.bars:
@@ -177,7 +218,7 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows
             out.append(
                 f'<rect class="{kind}" x="{x(start):.2f}" y="{ry + inset}" width="{w:.2f}" '
                 f'height="{row_h - 2 - 2 * inset if row_h - 2 - 2 * inset > 2 else 2}" fill="{colour[name]}">'
-                f"<title>{escape(name)}: {end - start:.0f} ns</title></rect>"
+                f"<title>{_xml(name)}: {end - start:.0f} ns</title></rect>"
             )
     row_y = {(row.cta, row.warp): ry + row_h / 2 - 1 for ry, row in placed}
     for name, (c0, w0, s), (c1, w1, e) in arrows:  # drawn over the bars; only between rows shown
@@ -185,7 +226,7 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows
             out.append(
                 f'<line class="flow" x1="{x(s):.2f}" y1="{row_y[(c0, w0)]:.1f}" x2="{x(e):.2f}" '
                 f'y2="{row_y[(c1, w1)]:.1f}" stroke="#222" stroke-width="1" marker-end="url(#arrow)">'
-                f"<title>{escape(name)}: warp {w0} -> warp {w1}, {e - s:.0f} ns</title></line>"
+                f"<title>{_xml(name)}: warp {w0} -> warp {w1}, {e - s:.0f} ns</title></line>"
             )
     axis_y = y + 4
     out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="#333"/>')
@@ -199,24 +240,26 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows
     for i, name in enumerate(names):
         lx, ly = 10 + (i % 6) * 195, legend_y + 20 * (i // 6)
         out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{colour[name]}"/>')
-        out.append(f'<text class="legend" x="{lx + 16}" y="{ly}">{escape(name)}</text>')
+        out.append(f'<text class="legend" x="{lx + 16}" y="{ly}">{_xml(name)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
 def write(trace_path: str, svg_path: str, **options) -> str:
-    """Reads the trace, writes the picture (whole or not at all); returns the SVG path."""
-    from .paths import replaced_when_complete
+    """Reads the trace, writes the picture (proton.files' rules: "-" is
+    standard output); returns the SVG path. TimelineError for the trace,
+    OSError for the picture's destination."""
+    from .files import open_input, output
 
     try:
-        with open(trace_path) as f:
+        with open_input(trace_path, binary=False) as f:
             trace = json.load(f)
     except OSError as e:
-        raise TimelineError(f"{trace_path}: cannot read: {e.strerror or e}") from None
-    except ValueError as e:
-        raise TimelineError(f"{trace_path}: not JSON ({e})") from None
+        raise TimelineError(f"cannot read: {e.strerror or e}") from None
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise TimelineError(f"not JSON ({e})") from None
     text = render(trace, **options)
-    with replaced_when_complete(svg_path) as partial:
-        with open(partial, "w") as f:
+    with output(svg_path, stdout=True) as target:
+        with open(target, "w", encoding="utf-8") as f:
             f.write(text)
     return svg_path

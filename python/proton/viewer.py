@@ -62,6 +62,7 @@ import sys
 from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Callable
+from .files import STDOUT, open_input, read_input
 from .hooks.launch import COMPUTE_METADATA_SCOPE_NAME
 
 from .specs import max_bps, max_flops
@@ -111,7 +112,7 @@ def load(path: str) -> Profile:
     if path.endswith(".hatchet_msgpack"):
         return _load_msgpack(path)
     try:
-        with open(path) as f:
+        with open_input(path, binary=False) as f:
             text = f.read()
     except FileNotFoundError:
         raise ViewerError(f"{path}: no such file") from None
@@ -131,8 +132,7 @@ def _load_msgpack(path: str) -> Profile:
     from .msgpack_codec import unpackb
 
     try:
-        with open(path, "rb") as f:
-            content = f.read()
+        content = read_input(path)
     except FileNotFoundError:
         raise ViewerError(f"{path}: no such file") from None
     except OSError as e:
@@ -228,22 +228,54 @@ def _check_node(node, where: str, bad, names: set) -> None:
     if not isinstance(metrics, dict):
         raise bad(f"{where}: 'metrics' is not an object")
     for key, value in metrics.items():
-        if key == "device_id" and str(value).isdigit():
-            continue  # an index, written as a number or a string
+        if key == "device_id":  # an index, written as a number or a string
+            if isinstance(value, bool) or not str(value).isdigit():
+                raise bad(f"{where}: metric 'device_id' is not a device index")
+            continue
         if key == "device_type" and isinstance(value, str):
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad(f"{where}: metric {key!r} is not a number")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise bad(f"{where}: metric {key!r} is {value}, not a finite number")
-        if isinstance(value, int) and not -(2**1023) <= value <= 2**1023:
-            raise bad(f"{where}: metric {key!r} has {len(str(abs(value)))} digits, too large for a metric")
+        problem = _metric_problem(value)
+        if problem:
+            raise bad(f"{where}: metric {key!r} {problem}")
     names.update(metrics)
     children = node.setdefault("children", [])
     if not isinstance(children, list):
         raise bad(f"{where}: 'children' is not a list")
     for child in children:
         _check_node(child, f"a child of {where}", bad, names)
+
+
+def _metric_problem(value) -> str | None:
+    """Why a stored metric value cannot be shown (None if it can): what
+    Proton writes is a number (NaN and infinities included), text, or a
+    list of them (vector metrics, properties)."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, bool) or not isinstance(item, (int, float, str)):
+            return "is not a number, text or a list of them"
+        if isinstance(item, int) and not -(2**1023) <= item <= 2**1023:
+            return f"has {len(str(abs(item)))} digits, too large for a metric"
+    return None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _summable(value) -> bool:
+    """Numbers and lists of numbers add up over a subtree; text does not."""
+    return _is_number(value) or (isinstance(value, list) and all(_is_number(v) for v in value))
+
+
+def _add(total, value):
+    """total + value: numbers, or lists element by element; where they do
+    not match (lists of other lengths), the total as it is."""
+    if total is None:
+        return list(value) if isinstance(value, list) else value
+    if _is_number(total) and _is_number(value):
+        return total + value
+    if isinstance(total, list) and isinstance(value, list) and len(total) == len(value):
+        return [a + b for a, b in zip(total, value)]
+    return total
 
 
 def _drop_frames(node: dict):
@@ -262,12 +294,15 @@ def _drop_frames(node: dict):
 
 
 def _make_inclusive(node: dict) -> dict:
-    """Adds each child's (inclusive) metrics into node's own; returns node's metrics."""
-    totals = {k: v for k, v in node["metrics"].items() if k not in LABELS}
+    """Adds each child's (inclusive) metrics into node's own (numbers and
+    vectors; text stays on its node); returns what adds up of node's."""
+    own = node["metrics"]
+    totals = {k: v for k, v in own.items() if k not in LABELS and _summable(v)}
     for child in node["children"]:
         for key, value in _make_inclusive(child).items():
-            totals[key] = totals.get(key, 0) + value
-    node["metrics"] = {**node["metrics"], **totals}
+            if key in totals or key not in own:
+                totals[key] = _add(totals.get(key), value)
+    node["metrics"] = {**own, **totals}
     return totals
 
 
@@ -329,6 +364,14 @@ def parse_metrics(text: str) -> list[Metric]:
 
 
 def _value(node: dict, key: str):
+    """A metric's number on node, for arithmetic: 0 when absent, None when
+    it is text or a list (a derived metric of it shows "-")."""
+    value = node["metrics"].get(key, 0)
+    return value if _is_number(value) else None
+
+
+def _stored(node: dict, key: str):
+    """A metric as stored (number, text or list), shown as it is."""
     return node["metrics"].get(key, 0)
 
 
@@ -350,7 +393,7 @@ def raw_metric(base: str, profile: Profile):
 def resolve(base: str, profile: Profile) -> Callable:
     """The function (profile, node) -> value for a metric name, or a ViewerError."""
     if (raw := raw_metric(base, profile)) is not None:
-        return lambda p, n: _value(n, raw)
+        return lambda p, n: _stored(n, raw)
     if m := _TIME.fullmatch(base):
         stored = CPU_TIME_METRIC if m.group(2) else TIME_METRIC
         return _time_metric(base, profile, stored, bool(m.group(1)), TIME_UNITS[m.group(3)])
@@ -385,12 +428,12 @@ def _need(profile: Profile, metric: str, fields: list, what: str) -> None:
 def _time_metric(base: str, profile: Profile, stored: str, average: bool, scale: float) -> Callable:
     _need(profile, base, [stored], f"'{stored}'")
     if not average:
-        return lambda p, n: _value(n, stored) * scale
+        return lambda p, n: None if _value(n, stored) is None else _value(n, stored) * scale
     _need(profile, base, ["count"], "'count'")
 
     def avg(p, n):
-        count = _value(n, "count")
-        return _value(n, stored) * scale / count if count else None
+        count, value = _value(n, "count"), _value(n, stored)
+        return value * scale / count if count and value is not None else None
 
     return avg
 
@@ -399,8 +442,10 @@ def _rate_metric(base: str, profile: Profile, fields: list, scale: float) -> Cal
     _need(profile, base, [TIME_METRIC], f"'{TIME_METRIC}'")
 
     def rate(p, n):
-        seconds = _value(n, TIME_METRIC) * 1e-9
-        return sum(_value(n, f) for f in fields) / seconds * scale if seconds > 0 else None
+        seconds, amounts = _value(n, TIME_METRIC), [_value(n, f) for f in fields]
+        if seconds is None or None in amounts or not seconds > 0:
+            return None
+        return sum(amounts) / (seconds * 1e-9) * scale
 
     return rate
 
@@ -425,13 +470,13 @@ def _util_metric(profile: Profile) -> Callable:
 
     def util(p, n):
         node_peaks = _node_peaks(p, n)
-        seconds = _value(n, TIME_METRIC) * 1e-9
-        if node_peaks is None or seconds <= 0:
+        seconds, amounts = _value(n, TIME_METRIC), [_value(n, f) for f in [*flops, "bytes"]]
+        if node_peaks is None or seconds is None or None in amounts or not seconds > 0:
             return None
         flop_peaks, bandwidth = node_peaks
         min_flops = sum(_value(n, f) / flop_peaks[int(f[5:])] for f in flops)
         min_bytes = _value(n, "bytes") / bandwidth
-        return max(min_flops, min_bytes) / seconds
+        return max(min_flops, min_bytes) / (seconds * 1e-9)
 
     return util
 
@@ -515,7 +560,7 @@ def diff_rows(this: list, other: list, n: int) -> list[Row]:
 
     def row(a, b):
         if a is not None and b is not None:
-            values = [None if x is None or y is None else x - y for x, y in zip(a.values, b.values)]
+            values = [x - y if _is_number(x) and _is_number(y) else None for x, y in zip(a.values, b.values)]
             name = a.name
         else:
             values = [None] * n
@@ -603,7 +648,8 @@ def apply_percent(root: Row, flags: list[bool]) -> None:
         for i, flag in enumerate(flags):
             if flag:
                 v = row.values[i]
-                row.values[i] = None if v is None or not base[i] else v / base[i] * 100
+                share = _is_number(v) and _is_number(base[i]) and base[i] != 0
+                row.values[i] = v / base[i] * 100 if share else None
         for c in row.children:
             walk(c)
 
@@ -634,13 +680,15 @@ def threshold(rows: list[Row], limit: float) -> list[Row]:
     kept = []
     for row in rows:
         row.children = threshold(row.children, limit)
-        if row.children or (row.values[0] is not None and row.values[0] >= limit):
+        if row.children or (_is_number(row.values[0]) and row.values[0] >= limit):
             kept.append(row)
     return kept
 
 
 def _key(row: Row):
-    return -math.inf if row.values[0] is None else row.values[0]
+    """Sorting by the first value: text, lists and NaN last."""
+    value = row.values[0]
+    return value if _is_number(value) and not math.isnan(value) else -math.inf
 
 
 def sort_rows(row: Row) -> None:
@@ -663,7 +711,7 @@ def sorted_lines(roots: list[Row], metric: str) -> list[str]:
     out = [f"Sorted kernels by metric {metric}"]
     for row in sorted(rows, key=_key, reverse=True):
         name = row.name[:100] + "..." if len(row.name) > 100 else row.name
-        value = "-" if row.values[0] is None else f"{float(row.values[0]):.4}"
+        value = f"{float(row.values[0]):.4}" if _is_number(row.values[0]) else format_value(row.values[0], None, False)
         out.append(f"{name:105} {value}")
     return out
 
@@ -688,9 +736,17 @@ def column_style(values: list, percent: bool):
 
 
 def format_value(value, style, signed: bool) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """A value as its column shows it: numbers in the column's style, NaN
+    and infinities as "nan", "inf", text escaped, lists in brackets."""
+    if value is None:
         return "-"
+    if isinstance(value, str):
+        return _printable(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_item(v) for v in value) + "]"  # no spaces: one token per column
     sign = "+" if signed else ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value:{sign}}"
     if value == 0:
         value = type(value)(0)  # no "-0.00"
     kind, digits = style
@@ -699,6 +755,13 @@ def format_value(value, style, signed: bool) -> str:
     if kind == "%":
         return f"{value:{sign}.{digits}f}%"
     return f"{value:{sign}.{digits}{kind}}"
+
+
+def _item(value) -> str:
+    """An element of a list metric."""
+    if isinstance(value, str):
+        return _printable(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def render(roots: list[Row], metrics: list[Metric], depth, color: bool, signed: bool) -> list[str]:
@@ -731,7 +794,7 @@ def _collect(row, root, prefix, child_prefix, level, depth, lines) -> None:
 
 def _fraction(row: Row, root: Row):
     v, r = row.values[0], root.values[0]
-    return v / r if v is not None and r else None
+    return v / r if _is_number(v) and _is_number(r) and r and math.isfinite(r) else None
 
 
 def _heat_color(fraction):
@@ -825,7 +888,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     timeline = p.add_argument_group("a picture of one launch, from an intra-kernel .chrome_trace")
     timeline.add_argument(
-        "--timeline", metavar="OUT.svg", help="draw one launch as SVG: a row per warp, a bar per scope"
+        "--timeline",
+        metavar="OUT.svg",
+        help="draw one launch as SVG: a row per warp, a bar per scope ('-': to standard output)",
     )
     timeline.add_argument("--launch", metavar="'KERNEL #N'", help="the launch to draw (default: the first)")
     timeline.add_argument("--ctas", metavar="0-3,7", help="the CTAs to draw (default: all, sampled past 96 warps)")
@@ -875,8 +940,10 @@ def run(args) -> int:
         except timeline_svg.TimelineError as e:
             raise ViewerError(f"{args.profile}: {e}") from None
         except OSError as e:
-            raise ViewerError(f"{args.timeline}: cannot write: {e.strerror or e}") from None
-        print(f"wrote {path}")
+            where = "standard output" if args.timeline == STDOUT else args.timeline
+            raise ViewerError(f"{where}: cannot write: {e.strerror or e}") from None
+        if path != STDOUT:  # on standard output, the picture is all that goes there
+            print(f"wrote {path}")
         return 0
     profile = load(args.profile)
     if args.list:
@@ -930,16 +997,28 @@ def main(argv=None) -> int:
 
 
 def _with_deep_stack(work):
+    """Runs `work` in a thread with a deep stack: the largest of 1 GiB, 256
+    and 64 MiB that the process may reserve (a memory limit, `ulimit -v`,
+    can refuse the first), with a recursion limit in proportion; in this
+    thread, as Python's defaults allow, where none can be had."""
     import threading
 
     result = []
     previous_stack, previous_limit = threading.stack_size(), sys.getrecursionlimit()
     try:
-        threading.stack_size(DEEP_STACK_BYTES)
-        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
-        thread = threading.Thread(target=lambda: result.append(_reporting_bugs(work)), name="proton-view")
-        thread.start()
-        thread.join()
+        for stack in (DEEP_STACK_BYTES, DEEP_STACK_BYTES >> 2, DEEP_STACK_BYTES >> 4):
+            threading.stack_size(stack)
+            sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT * stack // DEEP_STACK_BYTES))
+            thread = threading.Thread(target=lambda: result.append(_reporting_bugs(work)), name="proton-view")
+            try:
+                thread.start()
+            except RuntimeError:  # "can't start new thread": no room for this stack
+                continue
+            thread.join()
+            break
+        else:
+            sys.setrecursionlimit(previous_limit)
+            result.append(_reporting_bugs(work))
     finally:
         threading.stack_size(previous_stack)
         sys.setrecursionlimit(previous_limit)
@@ -949,9 +1028,13 @@ def _with_deep_stack(work):
 def _reporting_bugs(work) -> int:
     """An unexpected exception is a bug: its traceback, and a line asking to
     report it (exit status 1); expected failures never come here."""
+    from .commands import standard_output
+
     try:
         return work()
     except Exception:  # noqa: BLE001 - see above
+        if standard_output.failed() is not None:  # proton-view's own standard output: no bug
+            return standard_output.report(PROG)
         import traceback
 
         traceback.print_exc()

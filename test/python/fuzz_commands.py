@@ -5,23 +5,32 @@ line {"runs", "statuses", "problems"}.
 
 Kinds: "merge" (corrupted .pftrace inputs to proton-merge-traces), "insert"
 (random scope specifications and names to insert_proton_records), "view"
-(hostile .hatchet trees to proton-view). Every run must end with exit status
-0 or 2 and no traceback, leave its inputs unchanged, and leave no partial
-output (a failed run writes nothing)."""
+(hostile .hatchet trees to proton-view), "outputs" (proton-view --timeline
+and proton-merge-traces -o to destinations of every kind: files, links,
+directories, FIFOs with and without a reader, sockets, "-"; a destination
+keeps its kind) and "inputs" (FIFOs, directories, devices, sockets and bad
+links given as inputs: refused). Every run must end with exit status 0 or 2
+and no traceback, leave its inputs unchanged, and leave no partial output
+(a failed run writes nothing)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import os
 import random
+import socket
+import stat
 import sys
+import threading
 from pathlib import Path
 
 
 def call(main, argv) -> tuple[int, str]:
-    """(exit status, stdout + stderr) of a command's main, in this process."""
-    out = io.StringIO()
+    """(exit status, stdout + stderr) of a command's main, in this process
+    (standard output with bytes under it, for outputs written to "-")."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
             status = main(argv)
@@ -29,7 +38,8 @@ def call(main, argv) -> tuple[int, str]:
             status = e.code if isinstance(e.code, int) else 2
         except Exception as e:  # noqa: BLE001 - the failure this fuzzing looks for
             return -1, f"Traceback: {type(e).__name__}: {e}"
-    return status or 0, out.getvalue()
+    out.flush()
+    return status or 0, out.buffer.getvalue().decode("utf-8", "replace")
 
 
 def mutate(rng: random.Random, data: bytes) -> bytes:
@@ -142,7 +152,194 @@ def view_case(rng, work: Path, n: int, valid: list[bytes]):
     return main, argv, [path], None
 
 
-CASES = {"merge": merge_case, "insert": insert_case, "view": view_case}
+DESTINATIONS = [
+    "new file",
+    "existing file",
+    "link to a file",
+    "link to nothing yet",
+    "link to a link",
+    "link into no directory",
+    "directory",
+    "FIFO read",
+    "FIFO unread",
+    "socket listening",
+    "socket unheard",
+    "standard output",
+    "below a file",
+]
+
+
+def _shape(path: Path):
+    """What a destination is (its type, a link's target): a run never changes it."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return stat.S_IFMT(mode), os.readlink(path) if stat.S_ISLNK(mode) else None
+
+
+def _destination(rng, work: Path, n: int):
+    """(path to write, what it is, the file a success must fill, cleanup)."""
+    kind = rng.choice(DESTINATIONS)
+    path = work / f"dest{n}"
+    filled, cleanup = None, lambda: None
+    if kind == "new file":
+        filled = path
+    elif kind == "existing file":
+        path.write_bytes(b"old")
+        filled = path
+    elif kind.startswith("link"):
+        target = {"link into no directory": f"nodir{n}/t"}.get(kind, f"target{n}")
+        if kind == "link to a file":
+            (work / target).write_bytes(b"old")
+        if kind == "link to a link":
+            (work / f"middle{n}").symlink_to(target)
+            path.symlink_to(f"middle{n}")
+        else:
+            path.symlink_to(target)
+        filled = None if kind == "link into no directory" else work / target
+    elif kind == "directory":
+        path.mkdir()
+    elif kind.startswith("FIFO"):
+        os.mkfifo(path)
+        if kind == "FIFO read":
+            cleanup = _reader(path)
+    elif kind.startswith("socket"):
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(path))
+        if kind == "socket listening":
+            cleanup = _listener(server)
+        else:
+            cleanup = server.close
+    elif kind == "standard output":
+        path = Path("-")
+    else:  # below a file
+        (work / f"file{n}").write_bytes(b"x")
+        path = work / f"file{n}" / "out"
+    return path, kind, filled, cleanup
+
+
+def _reader(path: Path):
+    """A thread reading the FIFO to its end; the cleanup lets it end even
+    when the command never opened the FIFO."""
+    thread = threading.Thread(target=lambda: open(path, "rb").read(), daemon=True)
+    thread.start()
+
+    def cleanup():
+        if thread.is_alive():
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(10)
+
+    return cleanup
+
+
+def _listener(server):
+    server.listen(1)
+    server.settimeout(10)
+
+    def serve():
+        with contextlib.suppress(OSError):
+            connection, _ = server.accept()
+            while connection.recv(1 << 16):
+                pass
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def cleanup():
+        thread.join(0.5)
+        server.close()
+
+    return cleanup
+
+
+def outputs_case(rng, work: Path, n: int, valid: list[bytes]):
+    """proton-view --timeline and proton-merge-traces -o against a destination of every kind."""
+    from proton import files
+    from proton.commands.merge_traces import main as merge
+    from proton.viewer import main as view
+
+    files.FIFO_READER_WAIT_S = 0.3
+    trace, a, b = (work / f"in{n}.{ext}" for ext in ("chrome_trace", "a.pftrace", "b.pftrace"))
+    trace.write_bytes(valid[2])
+    a.write_bytes(valid[0])
+    b.write_bytes(valid[1])
+    dest, kind, filled, cleanup = _destination(rng, work, n)
+    if rng.random() < 0.5:
+        command, argv = view, ["--timeline", str(dest), str(trace)]
+    else:
+        command, argv = merge, ["-o", str(dest), *(["--force"] if rng.random() < 0.7 else []), str(a), str(b)]
+    shape = _shape(dest) if kind != "standard output" else None
+
+    def check(status: int, text: str):
+        cleanup()
+        if kind != "standard output" and kind not in ("new file", "link to nothing yet") and _shape(dest) != shape:
+            return f"the {kind} destination became {_shape(dest)}"
+        if status == 0 and filled is not None and not (filled.is_file() and filled.read_bytes() != b"old"):
+            return f"succeeded, but {filled.name} was not written"
+        return None
+
+    return command, argv, [trace, a, b], None, check
+
+
+SPECIAL_INPUTS = ["FIFO", "directory", "link to a FIFO", "character device", "broken link", "link loop", "socket"]
+
+
+def inputs_case(rng, work: Path, n: int, valid: list[bytes]):
+    """A command given a special file as its input: refused at once (status 2)."""
+    from proton.commands.insert_proton_records import main as insert
+    from proton.commands.merge_traces import main as merge
+    from proton.viewer import main as view
+
+    kind = rng.choice(SPECIAL_INPUTS)
+    path = work / f"in{n}.ttgir"
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path = work / f"dir{n}"
+        path.mkdir()
+    elif kind == "link to a FIFO":
+        os.mkfifo(work / f"fifo{n}")
+        path.symlink_to(f"fifo{n}")
+    elif kind == "character device":
+        path = Path(os.devnull)
+    elif kind == "broken link":
+        path.symlink_to(f"nothing{n}")
+    elif kind == "link loop":
+        path.symlink_to(path.name)
+    else:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(path))
+        server.close()
+    other = work / f"other{n}.pftrace"
+    other.write_bytes(valid[0])
+    command, argv = rng.choice(
+        [
+            (view, [str(path)]),
+            (view, ["--timeline", str(work / f"t{n}.svg"), str(path)]),
+            (merge, ["-o", str(work / f"m{n}.pftrace"), str(path), str(other)]),
+            (merge, ["-o", str(work / f"m{n}.pftrace"), str(other), str(path)]),
+            (insert, [str(path)]),
+        ]
+    )
+
+    def check(status: int, text: str):
+        if kind == "directory" and command is insert:
+            return None  # a directory is walked: it holds no .ttgir, which is its own error
+        return None if status == 2 else f"a {kind} input gave status {status}"
+
+    return command, argv, [other], None, check
+
+
+CASES = {
+    "merge": merge_case,
+    "insert": insert_case,
+    "view": view_case,
+    "outputs": outputs_case,
+    "inputs": inputs_case,
+}
 
 
 def valid_inputs(kind: str, work: Path) -> list[bytes]:
@@ -165,6 +362,19 @@ def valid_inputs(kind: str, work: Path) -> list[bytes]:
         from test_override_library import EARLY_RETURN
 
         return [EARLY_RETURN.encode()]
+    if kind in ("outputs", "inputs"):  # two .pftrace files and an intra-kernel Chrome trace
+        from proton.recording import decode
+        from proton.writers import chrome_trace, perfetto_trace
+        from test_decode import make
+
+        out = []
+        ev = decode.decode(*make(ctas=2, segments=2), 2, kernel="k")
+        for rank in range(2):
+            path = work / f"valid{rank}.pftrace"
+            perfetto_trace.write(str(path), [ev], f"GPU {rank}")
+            out.append(path.read_bytes())
+        chrome_trace.write(str(work / "valid.chrome_trace"), [ev], ev.origin_ns)
+        return out + [(work / "valid.chrome_trace").read_bytes()]
     tree = [
         {
             "frame": {"name": "ROOT", "type": "function"},
@@ -185,9 +395,12 @@ def main() -> int:
     statuses: dict[str, int] = {}
     problems = []
     for n in range(count):
-        command, argv, inputs, output = CASES[kind](rng, work, n, valid)
+        command, argv, inputs, output, *check = CASES[kind](rng, work, n, valid)
         before = [p.read_bytes() for p in inputs]
         status, text = call(command, argv)
+        problem = check[0](status, text) if check else None
+        if problem:
+            problems.append(f"run {n} {argv!r}: {problem}")
         statuses[str(status)] = statuses.get(str(status), 0) + 1
         what = f"run {n} {argv!r}"
         if status not in (0, 2) or "Traceback" in text:

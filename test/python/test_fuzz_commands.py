@@ -1,7 +1,8 @@
 """Bounded, seeded fuzzing of the commands in CI (fuzz_commands.py, each
 kind in a child process): corrupted .pftrace inputs to proton-merge-traces,
 random scope specifications and names to insert_proton_records, hostile
-.hatchet trees to proton-view. Every run ends with status 0 or 2 and no
+.hatchet trees to proton-view, destinations of every kind to the commands
+that write one file, and special files as every command's input. Every run ends with status 0 or 2 and no
 traceback, leaves its inputs unchanged and no partial output."""
 
 import json
@@ -14,7 +15,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("kind, runs", [("merge", 300), ("insert", 300), ("view", 300)])
+@pytest.mark.parametrize(
+    "kind, runs", [("merge", 300), ("insert", 300), ("view", 300), ("outputs", 200), ("inputs", 200)]
+)
 def test_commands_survive_hostile_inputs(tmp_path, kind, runs):
     done = subprocess.run(
         [sys.executable, str(HERE / "fuzz_commands.py"), kind, "2026", str(runs), str(tmp_path)],

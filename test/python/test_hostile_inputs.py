@@ -9,7 +9,7 @@ import random
 import pytest
 
 import proton
-from proton import paths, viewer
+from proton import files, viewer
 from proton.compiling.ttgir_text import code_chars, code_text
 
 
@@ -40,30 +40,39 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path):
     target = tmp_path / "out.bin"
     target.write_bytes(b"old")
     with pytest.raises(RuntimeError):
-        with paths.replaced_when_complete(str(target)) as partial:
+        with files.output(str(target)) as partial:
             with open(partial, "wb") as f:
                 f.write(b"half")
             raise RuntimeError("disk full")
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["out.bin"]
-    with paths.replaced_when_complete(str(target)) as partial:
+    with files.output(str(target)) as partial:
         with open(partial, "wb") as f:
             f.write(b"new")
     assert target.read_bytes() == b"new" and os.listdir(tmp_path) == ["out.bin"]
 
 
-@pytest.mark.parametrize(
-    "value, problem",
-    [("1e400", "is inf, not a finite number"), ("NaN", "is nan"), ("1" + "0" * 400, "has 401 digits")],
-)
-def test_the_viewer_refuses_metrics_that_are_not_numbers_it_can_show(tmp_path, value, problem, capsys):
+@pytest.mark.parametrize("value, shown", [("1e400", "inf"), ("-1e400", "-inf"), ("NaN", "nan")])
+def test_the_viewer_shows_metrics_that_are_not_finite_as_such(tmp_path, value, shown, capsys):
     path = tmp_path / "t.hatchet"
     path.write_text(
         '[{"frame": {"name": "ROOT", "type": "function"}, "metrics": {"time (ns)": 0}, "children": ['
         '{"frame": {"name": "k", "type": "function"}, "metrics": {"time (ns)": ' + value + '}, "children": []}]}, {}]'
     )
-    assert viewer.main([str(path)]) == 2
-    err = capsys.readouterr().err
-    assert "node 'k': metric 'time (ns)'" in err and problem in err and "Traceback" not in err
+    assert viewer.main([str(path), "-m", "time/ns,time (ns)/%"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].split() == [shown, "nan", "ROOT"] and out[-1].split() == [shown, "nan", "└─", "k"]
+
+
+def test_the_viewer_refuses_metrics_it_cannot_show(tmp_path, capsys):
+    for value, problem in (("1" + "0" * 400, "has 401 digits"), ("{}", "is not a number, text or a list of them")):
+        path = tmp_path / "t.hatchet"
+        path.write_text(
+            '[{"frame": {"name": "ROOT", "type": "function"}, "metrics": {"time (ns)": 0}, "children": ['
+            '{"frame": {"name": "k", "type": "function"}, "metrics": {"time (ns)": ' + value + "}}]}, {}]"
+        )
+        assert viewer.main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "node 'k': metric 'time (ns)'" in err and problem in err and "Traceback" not in err
 
 
 def test_the_viewer_refuses_integer_text_python_cannot_read(tmp_path, capsys):

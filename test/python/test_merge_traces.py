@@ -179,7 +179,7 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
     before = [open(p, "rb").read() for p in paths]
     for argv, problem in (
         (paths, "the following arguments are required: -o/--output"),
-        (["-o", "-", *paths], "standard output and directories are not supported"),
+        (["-o", str(tmp_path), *paths], "is a directory"),
         (["-o", str(tmp_path / "no" / "such" / "m.pftrace"), *paths], "does not exist"),
         (["--labels", ",", "-o", str(tmp_path / "l.pftrace"), *paths], "every label must be non-empty"),
         (["-o", paths[0], *paths], "is also an input"),

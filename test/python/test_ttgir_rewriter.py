@@ -632,11 +632,13 @@ def test_unreadable_file_and_missing_dir(tmp_path, add_ttgir, capsys, monkeypatc
     f.write_text(add_ttgir)
     f.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
-        real = Path.read_bytes
+        from proton.compiling import ttgir_rewriter
+
+        real = ttgir_rewriter.read_input
         monkeypatch.setattr(
-            Path,
-            "read_bytes",
-            lambda p: (_ for _ in ()).throw(PermissionError(13, "Permission denied", str(p))) if p == f else real(p),
+            ttgir_rewriter,
+            "read_input",
+            lambda p: (_ for _ in ()).throw(PermissionError(13, "Permission denied", p)) if p == str(f) else real(p),
         )
     assert rewriter_command.main([str(f)]) == 2
     assert f"{f}: cannot read: Permission denied" in _one_line_error(capsys.readouterr().err)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from fake_cupti_support import fake_host_sessions  # noqa: F401 (fixture)
+
 from proton import viewer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -405,8 +407,8 @@ def test_error_not_json(capsys, tmp_path):
         ([], "no root nodes"),
         ([{"metrics": {}, "children": []}], "root 0 has no frame name"),
         (
-            [{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": "10"}, "children": []}],
-            "node 'ROOT': metric 'time (ns)' is not a number",
+            [{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": {"ns": 10}}, "children": []}],
+            "node 'ROOT': metric 'time (ns)' is not a number, text or a list of them",
         ),
         ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {}}]}], "a child of node 'ROOT' has no"),
         ([{"frame": {"name": "ROOT"}, "metrics": {}, "children": {}}], "'children' is not a list"),
@@ -417,7 +419,7 @@ def test_error_not_json(capsys, tmp_path):
         ),
         (
             [{"frame": {"name": "k"}, "metrics": {"device_id": "gpu0"}, "children": []}],
-            "node 'k': metric 'device_id' is not a number",
+            "node 'k': metric 'device_id' is not a device index",
         ),
     ],
 )
@@ -727,3 +729,28 @@ def test_recorded_intra_kernel_trees_read_in_both_viewers(capsys):
         assert scope_mine["frame"]["name"] == scope_up["frame"]["name"]
         warps = lambda m: m["cycles"] / m["normalized_cycles"]  # noqa: E731
         assert warps(scope_mine["metrics"]) == pytest.approx(warps(scope_up["metrics"])) == 4096
+
+
+@pytest.mark.parametrize("fmt", ["hatchet", "hatchet_msgpack"])
+def test_the_viewer_reads_every_tree_a_host_session_writes(fake, fake_host_sessions, tmp_path, capsys, fmt):  # noqa: F811
+    # Vector, text and non-finite metrics, as proton.scope accepts them: the
+    # tree is read whichever metric -m names, and each value shown as it is.
+    import proton
+
+    from test_host_runtime import CBID_cuLaunchKernel
+
+    proton.start(str(tmp_path / "all"), backend="cupti", quiet=True)
+    metrics = {"vec": [1, 2.5], "nan": float("nan"), "inf": float("-inf"), "note(pty)": "fast", "n": 3}
+    with proton.scope("step", metrics=metrics):
+        fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    with proton.scope("step", metrics={"vec": [3.0, 4.0], "n": 4}):
+        pass
+    path = proton.finalize(None, fmt).files["tree"]
+    rc, out, err = view(capsys, path, "-m", "time/ns,count")
+    assert rc == 0 and err == "" and values(out, 2)["k"] == ["10.000", "1"]
+    rc, out, err = view(capsys, path, "-m", "vec,note,nan,inf,n,n/%", "--print-sorted")
+    assert rc == 0 and err == ""
+    shown = values(out.split("\n\n")[0], 6)
+    assert shown["step"] == ["[4,6.5]", "fast", "nan", "-inf", "7", "100.00%"]
+    assert shown["ROOT"] == ["[4,6.5]", "0", "nan", "-inf", "7", "100.00%"]  # text stays on its node
+    assert shown["k"] == ["0", "0", "0", "0", "0", "0.00%"]

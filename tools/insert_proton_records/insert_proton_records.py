@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from proton.paths import replaced_when_complete
+from proton.files import output
 from proton.compiling.ttgir_rewriter import (
     DEFAULT_DUMP_DIR,
     InputError,
@@ -392,12 +392,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if bak_text is None:
                     with open(bak, "xb") as out:  # the first backup; never replaced
                         out.write(text.encode("utf-8"))
-                with replaced_when_complete(str(f)) as partial:  # the original stays whole until then
-                    Path(partial).write_bytes(res.text.encode("utf-8"))
+                with output(str(f)) as target:  # the original stays whole until then (a link: its target)
+                    Path(target).write_bytes(res.text.encode("utf-8"))
             except OSError as e:
                 done = f" ({written} file(s) before it were rewritten; their originals are in *.bak)" if written else ""
-                target = f if not e.filename or str(e.filename).endswith(".partial") else e.filename
-                print(f"{prog}: error: cannot write {target}: {e.strerror or e}{done}", file=sys.stderr)
+                print(f"{prog}: error: cannot write {e.filename or f}: {e.strerror or e}{done}", file=sys.stderr)
                 return 2
             written += 1
         verb = "would insert" if args.dry_run else "inserted"

@@ -4,6 +4,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import standard_output
+
 
 def _binary(name: str) -> Path:
     path = Path(__file__).resolve().parents[1] / "bin" / name  # proton/bin, beside proton/commands
@@ -20,18 +22,38 @@ def proton_opt() -> None:
 
 def _run(prog: str, main) -> None:
     """Runs a command's main: expected failures are its own one-line
-    errors (exit status 2); anything else is a bug, shown with its
-    traceback and a line asking to report it (exit status 1)."""
+    errors (exit status 2), as is a standard output that cannot be written
+    (standard_output; a reader that left at the end, as `| head` does, is
+    no error); anything else is a bug, shown with its traceback and a line
+    asking to report it (exit status 1)."""
+    standard_output.install()
     try:
         status = main()
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception:  # noqa: BLE001 - see above
-        import traceback
+        if standard_output.failed() is None:
+            import traceback
 
-        traceback.print_exc()
-        print(f"{prog}: this is a bug in Proton; please report it with the command line and inputs", file=sys.stderr)
-        sys.exit(1)
+            traceback.print_exc()
+            print(
+                f"{prog}: this is a bug in Proton; please report it with the command line and inputs",
+                file=sys.stderr,
+            )
+            sys.exit(1)
+        status = None
+    if standard_output.failed() is None:
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass  # the guard holds the error
+    failure = standard_output.failed()
+    if failure is not None:
+        if status is None or (status == 0 and not isinstance(failure, BrokenPipeError)):
+            status = standard_output.report(prog)
+        else:
+            standard_output.silence()
+    standard_output.restore()
     sys.exit(status)
 
 

@@ -28,13 +28,12 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from .. import paths
-from ..errors import ProfilerError
+from .. import files
+from ..errors import ProfilerError, unicode_problem
 from ..progress import Progress
 from ..writers import perfetto_deflate
 from ..writers.perfetto_packets import trace_packet
@@ -119,9 +118,9 @@ def _frame_slices(data: bytes, at: int):
 def _read(path: str) -> _Input:
     TracePacket = _protos()
     try:
-        raw = Path(path).read_bytes()
+        raw = files.read_input(path)
     except OSError as e:
-        raise MergeError(f"{path}: cannot read: {e}") from None
+        raise MergeError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
         raw = perfetto_deflate.inflate(raw, path)  # compressed inputs are merged as their packets
     except ValueError as e:
@@ -189,16 +188,24 @@ def merge(
     sequences: dict[tuple[int, int], int] = {}
     # Inputs in time order: clock snapshots of the trace's clock must not go back.
     order = sorted(range(len(traces)), key=lambda r: shifts[r])
-    # Complete or not at all: a failure leaves no partial output behind.
+    # Complete or not at all (proton.files): a failure leaves no partial output behind.
     progress = Progress("proton-merge-traces: merging", len(order), "inputs")
-    with paths.replaced_when_complete(output) as partial:
-        with open(partial, "wb") as file, perfetto_deflate.sink(file, compress) as out:
+    with files.output(output, stdout=True) as target:
+        with open(target, "wb") as file, perfetto_deflate.sink(file, compress) as out:
             for done, rank in enumerate(order):
-                progress.update(done, f"{file.tell() / 1e6:,.1f} MB written")
+                progress.update(done, f"{_written(file) / 1e6:,.1f} MB written")
                 label = labels[rank] if labels else f"rank {rank}"
                 _copy(out, traces[rank], rank, shifts[rank], label, how, sequences)
     progress.close()
     return {t.path: s for t, s in zip(traces, shifts)}
+
+
+def _written(file) -> int:
+    """Bytes written so far (0 where the output cannot tell, a pipe)."""
+    try:
+        return file.tell()
+    except OSError:
+        return 0
 
 
 def _copy(out, t: _Input, rank: int, shift: int, label: str, how: str, sequences: dict) -> None:
@@ -272,7 +279,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="proton-merge-traces", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument(
-        "-o", "--output", required=True, help="the merged .pftrace to write (must not exist, unless --force)"
+        "-o",
+        "--output",
+        required=True,
+        help="the merged .pftrace to write (a file must not exist, unless --force; '-': standard output)",
     )
     p.add_argument(
         "files", nargs="+", metavar="IN.pftrace", help="Proton .pftrace files, one per process/GPU, in rank order"
@@ -282,25 +292,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--compress", action="store_true", help="deflate the output's packets (about a third of the bytes)")
     args = p.parse_args(argv)
     output, inputs = args.output, list(args.files)
-    if output == "-" or os.path.isdir(output):
-        p.error(f"-o {output}: name the file to write (standard output and directories are not supported)")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
-        p.error(f"-o {output}: the directory {os.path.dirname(os.path.abspath(output))} does not exist")
+    problem = _check_output(output, inputs, args.force)
+    if problem:
+        p.error(problem)
     seen = {}
     for f in inputs:
         key = os.path.realpath(f)
         if key in seen:
             p.error(f"{f} is given twice (as {seen[key]} too): each rank's trace once")
         seen[key] = f
-    if any(os.path.exists(f) and os.path.exists(output) and os.path.samefile(f, output) for f in inputs):
-        p.error(f"the output {output} is also an input: choose another -o")
-    if os.path.exists(output) and not args.force:
-        p.error(f"{output} exists: pass --force to replace it, or choose another -o")
     labels = args.labels.split(",") if args.labels is not None else None
     if labels is not None and len(labels) != len(inputs):
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
     if labels is not None and not all(label.strip() for label in labels):
         p.error(f"--labels {args.labels!r}: every label must be non-empty")
+    for i, label in enumerate(labels or []):
+        if unicode_problem(label):
+            p.error(f"--labels: label {i + 1} {unicode_problem(label)}")
+    # On standard output the trace is all that goes there: the messages go to stderr.
+    info = sys.stderr if output == files.STDOUT else sys.stdout
+    written_to = "standard output" if output == files.STDOUT else output
     try:
         shifts = merge(
             inputs,
@@ -313,12 +324,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"proton-merge-traces: error: cannot write {output}: {e.strerror or e}; nothing written", file=sys.stderr)
+        why = e.strerror or e
+        print(f"proton-merge-traces: error: cannot write {written_to}: {why}; nothing written", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("proton-merge-traces: error: not enough memory to merge these inputs; nothing written", file=sys.stderr)
         return 2
     for path, shift in shifts.items():
-        print(f"{path}: shifted by {shift} ns")
-    print(f"wrote {output}")
+        print(f"{path}: shifted by {shift} ns", file=info)
+    print(f"wrote {written_to}", file=info)
     return 0
+
+
+def _check_output(output: str, inputs: list, force: bool) -> str | None:
+    """Why -o cannot be written (None if it can): an existing regular
+    file (or a link to one) is replaced only with --force, never an input;
+    devices, FIFOs, sockets and "-" are written to, so they need no --force."""
+    if output == files.STDOUT:
+        return None
+    try:
+        how, target = files.destination(output)
+    except OSError as e:
+        return f"-o {output}: {e.strerror or e}"
+    if how != "replace":
+        return None
+    if not os.path.isdir(os.path.dirname(target)):
+        return f"-o {output}: the directory {os.path.dirname(target)} does not exist"
+    if any(os.path.realpath(f) == target for f in inputs):
+        return f"the output {output} is also an input: choose another -o"
+    if os.path.exists(target) and not force:
+        return f"{output} exists: pass --force to replace it, or choose another -o"
+    return None
 
 
 if __name__ == "__main__":

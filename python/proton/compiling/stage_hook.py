@@ -160,7 +160,15 @@ def register_loaded_kernel(module, function, name, metadata_group, hash) -> None
         return
     text = metadata.get(METADATA_KEY)
     if text:
-        meta = KernelMetadata.from_dict(json.loads(text))
+        try:
+            meta = KernelMetadata.from_dict(json.loads(text))
+        except (ValueError, KeyError, TypeError) as error:  # a damaged cache entry must not fail the launch
+            warnings.warn(
+                f"proton: kernel {name} from Triton's cache ({path}) has Proton metadata that cannot be "
+                f"read ({type(error).__name__}: {error}); its launches record nothing Proton can decode",
+                stacklevel=2,
+            )
+            return
         register(meta)
         register_loaded(function, meta.kernel_id)
     elif str(metadata.get("instrumentation_mode", "")).startswith(MODE_PREFIX):

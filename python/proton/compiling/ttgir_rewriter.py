@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import read_input
 from .ttgir_text import code_text, record_line, record_op
 
 DEFAULT_DUMP_DIR = "./ttgir_dump"
@@ -89,7 +90,7 @@ def read_ttgir(path: Path) -> str:
     if path.is_dir():
         raise InputError(f"{path}: is a directory, not a TTGIR file")
     try:
-        data = path.read_bytes()
+        data = read_input(str(path))  # a FIFO or device is refused, not waited on
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
     nul = data.find(b"\0")

@@ -18,7 +18,7 @@ import functools
 import time
 
 from ..disable import profiling_disabled
-from ..errors import ProfilerError
+from ..errors import ProfilerError, unicode_problem
 from . import activity_trace, session as session_mod
 
 CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"
@@ -44,13 +44,26 @@ def _add_metrics(node: int, name: str, metrics: dict) -> None:
         session.add_metrics(node, name, metrics)
 
 
+def _check_name(name, what: str) -> None:
+    """A scope or state name: non-empty text the runtime and the outputs can hold."""
+    if not isinstance(name, str) or not name:
+        raise ProfilerError(f"a {what} name must be a non-empty string, got {name!r}")
+    if unicode_problem(name):
+        raise ProfilerError(f"{what} name {unicode_problem(name)}")
+
+
+def _check_metrics_type(name, metrics) -> None:
+    if metrics is not None and not isinstance(metrics, dict):
+        raise ProfilerError(f"metrics of scope {name!r} must be a dict, got {type(metrics).__name__}")
+
+
 def enter_scope(name: str, *, metrics: dict | None = None, triton_op: bool = False) -> int | None:
     """Opens scope `name` on this thread; returns its id (None when disabled).
     `triton_op` is accepted for compatibility and has no effect."""
     if disabled():
         return None
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a scope name must be a non-empty string, got {name!r}")
+    _check_name(name, "scope")
+    _check_metrics_type(name, metrics)
     host = _host()
     node = host.enter_scope(name)
     if metrics:
@@ -69,6 +82,9 @@ def exit_scope(name: str | None = None, *, metrics: dict | None = None) -> int |
     given) and returns its id; `metrics` are added to that scope."""
     if disabled():
         return None
+    if name is not None:
+        _check_name(name, "scope")
+    _check_metrics_type(name, metrics)
     host = _host()
     label = name
     if metrics and label is None:
@@ -149,8 +165,7 @@ def enter_state(name: str) -> None:
     """Launches from now on (this thread) go below a node `name` under their
     calling context, until exit_state(). An inner state replaces the outer
     one (it does not nest)."""
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a state name must be a non-empty string, got {name!r}")
+    _check_name(name, "state")
     if disabled():
         return
     import threading
@@ -176,8 +191,7 @@ class state:
     exit."""
 
     def __init__(self, name: str):
-        if not isinstance(name, str) or not name:
-            raise ProfilerError(f"a state name must be a non-empty string, got {name!r}")
+        _check_name(name, "state")
         self.name = name
 
     def __enter__(self):

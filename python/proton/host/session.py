@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
+import dataclasses
 import threading
 from dataclasses import dataclass
 
-from ..errors import ProfilerError
+from ..errors import ProfilerError, unicode_problem
 from ..msgpack_codec import packb
-from ..paths import output_path, write_or_fall_back
+from ..files import write_or_fall_back
+from ..paths import output_path
 from ..session_interface import ProfilerSession, Report
-from ..metric import transform_tensor_metrics
+from ..metric import transform_tensor_metrics, unwritable
 from . import activity_trace, activity_tree, libraries, records, tracers
 from ..writers.hatchet_tree import write_tree
 from .device_metrics import DeviceSlots, is_device_tensor
@@ -123,6 +125,7 @@ class HostSession(ProfilerSession):
         self.clock_offset = 0  # set at start with data="trace" (activity_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
         self._uncaptured_at_start = 0
+        self._closed: HostReport | None = None  # finalize's counts, once the runtime has let go of the session
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -183,15 +186,24 @@ class HostSession(ProfilerSession):
             )
 
     def finalize(self) -> HostReport:
+        """Closes the session in the runtime (once), then writes what it
+        holds. If nothing could be written, raises ProfilerError and keeps
+        the data: finalize may be called again."""
         host = _host()
-        self.deactivate()
-        self._uninstall_launch_hook()
-        _synchronize()
-        report = HostReport(self.name)
-        report.warnings += self._warnings
-        counters, pc_error = self._take_last_records(host, report.warnings)
-        self._count_into(report, counters, pc_error)
-        self._write_unwritten_phases(host, report)
+        if self._closed is None:
+            self.deactivate()
+            self._uninstall_launch_hook()
+            _synchronize()
+            report = HostReport(self.name)
+            report.warnings += self._warnings
+            counters, pc_error = self._take_last_records(host, report.warnings)
+            self._count_into(report, counters, pc_error)
+            self._closed = report
+        report = dataclasses.replace(self._closed, warnings=list(self._closed.warnings))
+        try:
+            self._write_unwritten_phases(host, report)
+        except ProfilerError as error:
+            raise ProfilerError(f"session {self.name!r}: {error}") from error
         self.phases.clear()
         self.device_slots.release()
         if not self.quiet:
@@ -424,15 +436,22 @@ class HostSession(ProfilerSession):
     # the scope's node; "name(pty)" is a property (int, float or str), the
     # last value kept. The suffix is not part of the name in the tree. A
     # metric keeps its type (and kind) for the whole session.
-    def check_metrics(self, scope_name: str, metrics: dict) -> None:
+    def check_metrics(self, scope_name: str, metrics: dict, node: int | None = None) -> None:
         """A metric name keeps its kind (summed, "(exc)", "(pty)") in the
         session. Numbers are summed per node and keep their type (int or
         float), lists of numbers element-wise, device tensors on the device
         (read when the session collects); a property keeps its last value,
         of any type, per scope; strings are allowed for properties and
-        "(exc)" metrics, where the last value is kept (as in Triton's Proton)."""
+        "(exc)" metrics, where the last value is kept (as in Triton's Proton).
+        Every value, and its sum on `node`, must be one the output formats
+        can write (metric.unwritable)."""
+        if not isinstance(metrics, dict):
+            raise ProfilerError(f"metrics of scope {scope_name!r} must be a dict, got {type(metrics).__name__}")
+        sums = self.user_metrics.get(node, {}) if node is not None else {}
         for key, value in metrics.items():
             name, kind = split_metric(key)
+            if unicode_problem(key):
+                raise ProfilerError(f"a metric of scope {scope_name!r} has a name that {unicode_problem(key)}")
             if is_device_tensor(value):
                 if kind != "inc":
                     raise ProfilerError(
@@ -455,9 +474,17 @@ class HostSession(ProfilerSession):
                     f"metric {name!r} of scope {scope_name!r} changed type from "
                     f"{_describe(*previous)} to {_describe(vtype, kind)} in session {self.name!r}"
                 )
+            try:
+                total = _sum(sums.get(name), value) if vtype is not None and name in sums else value
+            except ProfilerError as error:
+                raise ProfilerError(f"metric {key!r} of scope {scope_name!r}: {error}") from None
+            problem = unwritable(total)
+            if problem:
+                what = "its sum on this scope" if total is not value else "its value"
+                raise ProfilerError(f"metric {key!r} of scope {scope_name!r}: {what} cannot be written: {problem}")
 
     def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
-        self.check_metrics(scope_name, metrics)  # all checked before any is added
+        self.check_metrics(scope_name, metrics, node)  # all checked before any is added
         sums = self.user_metrics.setdefault(node, {})
         for key, value in metrics.items():
             name, kind = split_metric(key)
@@ -483,8 +510,23 @@ class HostSession(ProfilerSession):
                 scalars[name] = value
         scalars, _ = transform_tensor_metrics(scalars)
         sums = self.phases.setdefault(self.phase, _Phase()).kernel_metrics.setdefault((node, kernel), {})
-        for name, value in scalars.items():
-            sums[name] = _sum(sums.get(name), value)
+        totals = {}
+        for name, value in scalars.items():  # all checked before any is added
+            if unicode_problem(name):
+                raise ProfilerError(
+                    f"launch_metadata of kernel {kernel} gave a metric name that {unicode_problem(name)}"
+                )
+            items = value if isinstance(value, list) else [value]
+            if not items or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in items):
+                raise ProfilerError(
+                    f"launch_metadata of kernel {kernel} gave metric {name!r} as {type(value).__name__}; "
+                    "metrics are real numbers, lists of them, or tensors"
+                )
+            totals[name] = _sum(sums.get(name), value)
+            problem = unwritable(totals[name])
+            if problem:
+                raise ProfilerError(f"launch_metadata of kernel {kernel}: metric {name!r} cannot be written: {problem}")
+        sums.update(totals)
 
     def _add_on_device(self, key, name: str, tensor, stream=None) -> None:
         # The add is a kernel of the profiler's own: below the metadata scope,

@@ -15,6 +15,7 @@ from triton.runtime import _allocation
 from . import decode, device_memory
 from ..compiling import instrumentation_state, stage_hook
 from .. import kernel_metadata, language as pl
+from ..files import output
 from ..mode import Default
 
 EMPTY_SCOPES = 32
@@ -45,9 +46,8 @@ def record_cost_cycles(mode: Default) -> float:
     if key not in cache:
         cache[key] = measure(mode)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "w") as f:
+        with output(path) as target, open(target, "w") as f:
             json.dump(cache, f, indent=1)
-        os.replace(path + ".tmp", path)
     return float(cache[key])
 
 

@@ -52,7 +52,8 @@ from .. import kernel_metadata
 from ..errors import ProfilerError
 from ..kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
-from ..paths import distributed_rank, output_path, write_or_fall_back
+from ..files import write_or_fall_back
+from ..paths import distributed_rank, output_path
 from ..progress import Progress
 from ..session_interface import ProfilerSession, Report
 
@@ -220,6 +221,7 @@ class InstrumentationSession(ProfilerSession):
         self.active = False
         self._local = threading.local()  # .pending: the buffer handed out for the launch about to be made
         self._unlaunched = 0  # buffers handed out whose launch hook never came
+        self._closed = False  # finalize stopped recording (its writing may be tried again)
         self._previous_allocator = None
         self._torch = None  # imported at the first instrumented launch
 
@@ -256,19 +258,24 @@ class InstrumentationSession(ProfilerSession):
         self.outputs = (kind,)
 
     def finalize(self) -> SessionReport:
-        if _session is self:
-            close_instrumentation()  # another may start while this one writes
-        self.deactivate()
-        triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
-        self.benchmarks.uninstall()
-        previous = self._previous_allocator
-        # Libraries keep compiled kernels and launch them after the session:
-        # they still get memory to write into, never Triton's refusal.
-        _allocation.set_profile_allocator(
-            late_launch_sink if previous is None or isinstance(previous, _allocation.NullAllocator) else previous
-        )
-        self.graphs.uninstall()
-        self.report.unrecorded = self._unrecorded_kernels()  # before the tree is written: it lists them
+        """Stops recording (once) and writes the kept launches. If nothing
+        could be written, raises ProfilerError and keeps them: finalize may
+        be called again."""
+        if not self._closed:
+            if _session is self:
+                close_instrumentation()  # another may start while this one writes
+            self.deactivate()
+            triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
+            self.benchmarks.uninstall()
+            previous = self._previous_allocator
+            # Libraries keep compiled kernels and launch them after the session:
+            # they still get memory to write into, never Triton's refusal.
+            _allocation.set_profile_allocator(
+                late_launch_sink if previous is None or isinstance(previous, _allocation.NullAllocator) else previous
+            )
+            self.graphs.uninstall()
+            self.report.unrecorded = self._unrecorded_kernels()  # before the tree is written: it lists them
+            self._closed = True
         self._flush(final=True)
         self._final_notes()
         report = self.report

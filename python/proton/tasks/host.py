@@ -13,6 +13,7 @@ import numpy as np
 from ..writers import perfetto_trace
 from ..recording.decode import LaunchEvents
 from ..errors import ProfilerError
+from ..files import write_or_fall_back
 from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
 
 
@@ -274,7 +275,9 @@ def export_to_perfetto_trace(profiler_buffer, task_names, file_name: str, gpu_na
     """Writes the buffer's tasks to `file_name` (Perfetto protobuf): tracks
     GPU > SM > CTA > group, one slice per task; problems found (dropped
     records, unknown task types, unpaired records) are printed and
-    returned in the report."""
+    returned in the report. Written as every Proton output is
+    (proton.files): whole or not at all, into the temporary directory
+    when file_name cannot be written (report.file says where)."""
     words = (
         profiler_buffer.detach().cpu().numpy() if hasattr(profiler_buffer, "detach") else np.asarray(profiler_buffer)
     )
@@ -283,9 +286,13 @@ def export_to_perfetto_trace(profiler_buffer, task_names, file_name: str, gpu_na
 
         gpu_name = torch.cuda.get_device_name(profiler_buffer.device) if profiler_buffer.is_cuda else "CPU"
     events, report = read(words, task_names)
-    perfetto_trace.write(file_name, [events] if events is not None else [], gpu_name or "GPU 0")
-    report.file = os.path.abspath(file_name)
-    for problem in report.problems:
+    written: list[str] = []  # where the trace went instead, if not to file_name
+    report.file = write_or_fall_back(
+        file_name,
+        lambda path: perfetto_trace.write(path, [events] if events is not None else [], gpu_name or "GPU 0"),
+        written,
+    )
+    for problem in written + report.problems:
         print(f"proton.tasks: {file_name}: {problem}", file=sys.stderr)
     return report
 

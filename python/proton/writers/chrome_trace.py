@@ -100,11 +100,12 @@ def write_events(path: str, trace: dict) -> str:
 
 
 def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
-    """Writes the trace; returns the number of scope events written."""
+    """Writes the trace; returns the number of scope events written. The
+    file is written front to back only (it may be a pipe or a device)."""
     written = 0
-    with open(path, "wb") as out:
-        out.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
-        start = out.tell()
+    with open(path, "wb") as file:
+        file.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
+        out = _LastRowOpen(file)
         next_flow = 1  # flow bind_ids, unique in the file
         for ev in launches:
             tracks = Tracks(ev)
@@ -113,11 +114,31 @@ def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
             out.write(rows)
             out.write(chrome_counters.rows(ev, tracks, t0_ns))
             written += ev.num_events
-        if out.tell() > start:
-            out.seek(-2, os.SEEK_END)  # every row ends with ",\n": the last one closes the list
-        out.write(b"\n]}\n")
-        out.truncate()
+        out.close_list()
     return written
+
+
+class _LastRowOpen:
+    """Passes rows on to `file` but for their last two bytes, held back:
+    every row ends with ",\n", and the last one's must become the list's
+    end ("\n]}"), which the file cannot be seeked back to change."""
+
+    def __init__(self, file):
+        self.file, self.tail = file, b""
+
+    def write(self, data) -> None:
+        data = memoryview(data).cast("B")
+        if data.nbytes >= 2:
+            self.file.write(self.tail)
+            self.file.write(data[:-2])
+            self.tail = bytes(data[-2:])
+        elif data.nbytes:
+            joined = self.tail + bytes(data)
+            self.file.write(joined[:-2])
+            self.tail = joined[-2:]
+
+    def close_list(self) -> None:
+        self.file.write((b"" if self.tail == b",\n" else self.tail) + b"\n]}\n")
 
 
 def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:

@@ -136,13 +136,23 @@ def _first_is_compressed(data) -> bool:
     return bytes(data[at : at + 2]) == COMPRESSED_PACKETS_TAG
 
 
+#: What inflating a file may give, per byte of it: zlib at the level
+#: Proton writes (1) stays under 230x even on constant bytes; a file that
+#: inflates to more is not one Proton wrote, and is refused before it
+#: takes the machine's memory.
+MAX_INFLATE_RATIO = 256
+
+
 def inflate(data: bytes, path: str = "trace") -> bytes:
     """The Trace bytes with every compressed_packets packet replaced by the
     packets it holds. Written by DeflateOut, every packet is one; a trace
-    whose first packet is not comes back unchanged."""
+    whose first packet is not comes back unchanged. ValueError for a
+    corrupted file, or one that would inflate past MAX_INFLATE_RATIO
+    times its size."""
     if not _first_is_compressed(data):
         return data
     parts, at = [], 0
+    budget = MAX_INFLATE_RATIO * len(data) + (1 << 20)
     view = memoryview(data)
     while at < len(data):
         try:
@@ -154,10 +164,20 @@ def inflate(data: bytes, path: str = "trace") -> bytes:
                 raise ValueError(f"the packet at byte {at} runs past the end of the file")
             if bytes(view[body : body + 2]) == COMPRESSED_PACKETS_TAG:
                 size, start = _read_varint(data, body + 2)
-                parts.append(zlib.decompress(view[start : start + size]))
+                inflater = zlib.decompressobj()
+                part = inflater.decompress(view[start : start + size], budget + 1)
+                if len(part) > budget or inflater.unconsumed_tail:
+                    raise ValueError(
+                        f"the packets at byte {at} inflate past {MAX_INFLATE_RATIO} times the file's "
+                        f"{len(data):,} bytes, more than Proton's compression gives"
+                    )
+                if not inflater.eof:
+                    raise ValueError(f"the compressed packets at byte {at} are truncated")
             else:
-                parts.append(bytes(view[at:end]))
+                part = bytes(view[at:end])
         except (ValueError, zlib.error) as error:
             raise ValueError(f"{path}: corrupted compressed Perfetto trace: {error}") from None
+        parts.append(part)
+        budget -= len(part)
         at = end
     return b"".join(parts)
