@@ -126,6 +126,7 @@ def test_readme_is_a_front_door():
     start = [i for i, line in enumerate(first_screen) if "proton.start(" in line]
     finalize = [i for i, line in enumerate(first_screen) if "proton.finalize(" in line]
     assert start and finalize and start[0] < finalize[0], "no first profile in the README's first 40 lines"
+    assert "```" in first_screen[finalize[0] + 1 :], "the first profile's code block ends past line 40"
     assert any(line.strip().endswith("./run_tests.sh") for line in lines), "the README's test command is gone"
 
 
