@@ -31,7 +31,7 @@ launches each (scope names s0..s9) give the profilers call paths to keep.
 Profile size per unique call path compares the tree files.
 
     python bench/bench_host.py --rounds 6 --repeats 5 --inprocess-cycles 11 \
-        --out bench/results/h200_session7/host_overhead
+        --out /tmp/host/host_overhead
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """Host profiler overhead on launch-bound programs: wall time of real
 workloads, plain and under each host profiler, side by side in one run with
-the CUPTI activity floor (issue 28, item 4).
+the CUPTI activity floor.
 
 Workloads (--workloads), each timed as a loop of iterations followed by one
 torch.cuda.synchronize():
@@ -69,7 +69,7 @@ processes (GPU clocks, Inductor's and CUPTI's first-use costs), which moved
 every variant's loop from 0.7x to 2.2x between processes. Reported: the
 median ratio over all pairs with its quartiles.
 
-Target (issue 28): proton's paired ratio within 0.03 of cupti_floor's in the
+Target: proton's paired ratio within 0.03 of cupti_floor's in the
 same run, and below Triton's profiler's and torch.profiler's (proton_hook
 against triton_hook and torch), per workload.
 
@@ -103,7 +103,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 WORKLOADS = ("compiled_mlp", "eager_block", "graph_replay")
 VARIANTS = ("plain", "cupti_floor", "callback_floor", "proton", "proton_hook", "triton", "triton_hook", "torch")
-FLOOR_MARGIN = 0.03  # issue 28: proton within this of the floor's ratio
+FLOOR_MARGIN = 0.03  # the target: proton within this of the floor's ratio
 RIVALS = {"proton": ("triton", "torch"), "proton_hook": ("triton_hook", "torch")}
 
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 15's GPU evidence, Triton 3.6 (the GPU image's): the kernel corpus
+# GPU evidence, Triton 3.6 (the GPU image's): the kernel corpus
 # profiled and unprofiled (bit-identical outputs, event counts), the whole GPU
 # suite, and the overhead benchmark with the softmax and attention rows.
 # Run in the repository root on the GPU machine with the cp312 wheel (plus

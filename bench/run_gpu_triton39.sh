@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 15's GPU evidence on Triton 3.9.0, which the GPU image does not have.
+# GPU evidence on Triton 3.9.0, which the GPU image does not have.
 # Triton 3.9's wheel (272 MiB) is too large for one call, so a slimmed copy
 # (no AMD libraries, no static libraries, no Blackwell CUPTI or ptxas) travels
 # as xz parts in .t39*/ (one folder carried per call) over consecutive calls

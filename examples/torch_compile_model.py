@@ -14,7 +14,7 @@ an issue and a wait scope. The user kernel `scaled_add` has a `pl.scope`;
 Inductor compiles it like its own kernels and it records that scope.
 
 While the session is active, Inductor compiles in this process and
-launches through Triton's launcher (README: "torch.compile"); kernels with
+launches through Triton's launcher (docs/usage.md, "torch.compile'd models"); kernels with
 nothing to record (pointwise ones in MMA mode) and kernels compiled before
 the session started are listed in the report as launched without records.
 `--save FILE` writes the outputs and the report's counts (used by the GPU

@@ -1,5 +1,5 @@
 """What the overhead benchmark measures: its sections, variants, device
-cases and the issue's targets."""
+cases and their targets."""
 
 #: The measurements, in the order they run (`--only` picks some).
 SECTIONS = ("device", "dobench", "compile")
@@ -7,16 +7,16 @@ SECTIONS = ("device", "dobench", "compile")
 ALL_VARIANTS = ("plain", "proton", "reference")
 
 
-#: The issue's targets (proton vs plain).
+#: The targets (proton vs plain).
 TARGETS = {
     "device:vector_add_1m": ("<=", 1.10),
     "device:vector_add_64m": ("<=", 1.05),
     "device:matmul_outer": ("<=", 1.02),
     "device:matmul_kloop": ("<=", 1.06),
     "device:softmax": ("<=", 1.10),  # informative
-    "device:attention_fwd": ("<=", 1.05),  # issue 28
-    "device:attention_causal": ("<=", 1.05),  # issue 28
-    "device:attention_bwd": ("<=", 1.05),  # issue 28
+    "device:attention_fwd": ("<=", 1.05),
+    "device:attention_causal": ("<=", 1.05),
+    "device:attention_bwd": ("<=", 1.05),
     "dobench:session": ("<=", 3.0),
     "dobench:trace_size": (">=", 5.0),
     "compile": ("<=", 1.3),

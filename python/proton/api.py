@@ -106,7 +106,7 @@ def start(
     Open sessions are finalized when the program ends (exit, an uncaught
     exception, Ctrl-C, SIGTERM: session_exit.py).
     compress_pftrace=True (instrumentation) deflates the .pftrace's packets:
-    about a third of the bytes, slower to write (see the README).
+    about a third of the bytes, slower to write (docs/options.md).
     Instrumentation keeps every launch within max_buffer_bytes of profile
     buffers (do_bench repetitions: the last of each kernel);
     max_launches_per_kernel=N keeps the last N of each kernel instead. The

@@ -1,6 +1,6 @@
 """How Proton reads its inputs and writes its outputs: every writer, every
 command and the sessions go through `output`, `write_or_fall_back` and
-`open_input` here (the README's "Output files" states the rules).
+`open_input` here (docs/output-formats.md, "Output files", states the rules).
 
 Outputs. A destination that exists and is not a regular file (a device
 node such as /dev/null, a FIFO, a path through /proc naming a process's

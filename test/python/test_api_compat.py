@@ -1,4 +1,4 @@
-"""Triton's Proton's API, as its users call it (issue 16, items 1, 2, 4, 5):
+"""Triton's Proton's API, as its users call it:
 the default backend, int session ids, activate/deactivate/finalize with and
 without ids, the decorator, the disable switches, the hook registry, mode
 keywords and strings, and the markers' semantic switch. Host sessions run
@@ -165,7 +165,7 @@ def test_hook_manager_registry():
     assert HookManager.active_hooks == [LaunchHook()] and HookManager.session_hooks[0][LaunchHook()] is True
     HookManager.register(LaunchHook(), 1)
     HookManager.unregister(0)
-    assert HookManager.active_hooks == [LaunchHook()]  # session 1 still wants it
+    assert HookManager.active_hooks == [LaunchHook()]  # the session of id 1 still wants it
     HookManager.unregister(1)
     assert HookManager.active_hooks == []
     instrumentation = InstrumentationHook("")
@@ -401,7 +401,7 @@ def test_the_test_suite_removes_its_triton_cache(tmp_path):
     ],
 )
 def test_modes_are_validated_when_made(mode, problem):
-    # Issue 17 item 8: at start, not at compile time.
+    # At start, not at compile time.
     with pytest.raises(ModeError, match=problem):
         proton.start("x", backend="instrumentation", mode=mode)
     assert Default(sampling_strategy="selective", sampling_options=5).sampling_options == (5,)
@@ -418,7 +418,7 @@ def test_start_checks_its_limits(tmp_path):
 
 
 def test_no_torch_and_no_gpu_are_told_apart(monkeypatch):
-    # Issue 17 item 11: a missing PyTorch is named as such, not as "no GPU".
+    # A missing PyTorch is named as such, not as "no GPU".
     import builtins
     from proton.gpu import why_no_gpu
 

@@ -234,8 +234,8 @@ def test_two_kernels_with_scopes_in_one_module_are_refused():
     [(r"a\00b", r"a\x00b", "0x00"), (r"caf\C3\A9", r"caf\xc3\xa9", "0xc3"), (r"bad\FFname", r"bad\xffname", "0xff")],
 )
 def test_control_and_non_ascii_scope_names_are_named_by_byte(name, shown, byte):
-    # Issue 17 item 9: a NUL no longer cuts the message, UTF-8 no longer
-    # garbles it or raises UnicodeDecodeError.
+    # A NUL does not cut the message; UTF-8 is neither garbled nor a
+    # UnicodeDecodeError.
     text = KERNEL.replace("start work", f"start {name}").replace("end work", f"end {name}")
     with pytest.raises(InstrumentationError) as error:
         instrument_llvm_ir(text, PipelineOptions(arch="sm_90"))

@@ -1,4 +1,4 @@
-"""The build never ships a silently reduced package (issue 17 item 13):
+"""The build never ships a silently reduced package:
 without the CUPTI headers (pip's default build isolation has no Triton),
 configuring fails with what to do, unless the host profiler is switched off
 on purpose."""

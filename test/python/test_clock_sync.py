@@ -260,7 +260,7 @@ def test_a_failed_measurement_is_a_warning_and_the_trace_is_still_written(tmp_pa
 
 @pytest.mark.skipif(
     "host_clock" not in inspect.signature(runtime.perfetto_trace.write).parameters,
-    reason="the Perfetto writer does not take host_clock yet (another change of issue 19)",
+    reason="this Perfetto writer does not take host_clock",
 )
 def test_the_perfetto_writer_takes_the_host_clock(tmp_path, monkeypatch):
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace

@@ -298,7 +298,7 @@ def test_amd_buffer_uses_the_100mhz_timer_and_decodes_the_compute_unit():
 
 
 def test_registers_buffer_with_an_impossible_count_is_corrupt_not_lossy():
-    # Issue 17 item 9: a corrupted count is not 4,294,967,287 records "lost
+    # A corrupted count is not 4,294,967,287 records "lost
     # to full buffers" (registers have no ring to lose them in).
     lay = synthetic.layout(num_warps=2, segment_bytes=64, buffer_type="registers")
     ids, ends = np.array([0, 0]), np.array([0, 1])

@@ -1,4 +1,4 @@
-"""Finalize memory (issue 19): writers convert cycles to ns a slice at a
+"""Finalize memory: writers convert cycles to ns a slice at a
 time instead of caching per-event ns columns, and the slicing does not
 change a byte of the outputs."""
 

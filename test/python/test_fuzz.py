@@ -1,5 +1,5 @@
 """Mutated real kernels through the compiler never kill the user's process:
-each comes back instrumented or as an InstrumentationError (issue 17)."""
+each comes back instrumented or as an InstrumentationError."""
 
 import ast
 import os

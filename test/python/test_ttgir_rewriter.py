@@ -328,7 +328,7 @@ def _dry_run_diff(argv, capsys):
 
 
 def test_cli_dry_run_diff_is_difflibs(tmp_path, add_ttgir, mm_ttgir, capsys):
-    """The diff is built from the rewrite in one pass (issue 29), byte for
+    """The diff is built from the rewrite in one pass, byte for
     byte the one difflib.unified_diff wrote, also with --force replacing
     records and on a last line without a newline."""
     import difflib
@@ -543,7 +543,7 @@ def test_dump_ttgir_matches_override_lookup(tmp_path):
     assert Path(r.stdout.strip()) == kept[0]
 
 
-# -- data safety (issue 17 items 3, 4, 10) ---------------------------------------
+# -- data safety --------------------------------------------------------------
 
 
 def test_force_reinserts_from_the_first_backup(tmp_path, add_ttgir, capsys):

@@ -1,7 +1,7 @@
 """Runs Triton's own Proton tests (third_party/proton/test) and intra-kernel
 tutorial against this package or against Triton's own profiler, as an
-outside check of the API contract (README: "Compatibility with Triton's
-Proton"). Upstream's files are never part of this repository: this script
+outside check of the API contract (docs/compatibility.md, "Upstream's own
+tests"). Upstream's files are never part of this repository: this script
 fetches nothing and stores no upstream text; it works on a checkout given to
 it and copies the tests to a temporary directory.
 

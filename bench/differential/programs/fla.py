@@ -41,7 +41,7 @@ def _run(dtype, use_library):
         from fla.ops import chunk_gla, chunk_simple_gla, fused_recurrent_simple_gla
 
         # Per-head decay (g_gamma) for the chunked form: fla refuses per-token gates there on
-        # Triton < 3.7.1 on Hopper (it computes them wrong; fla's issue 640).
+        # Triton < 3.7.1 on Hopper (it computes them wrong: fla-org/flash-linear-attention#640).
         forms = {
             "chunk_simple_gla": lambda: chunk_simple_gla(q, k, v, g_gamma=head_decay, output_final_state=True),
             "recurrent_simple_gla": lambda: fused_recurrent_simple_gla(q, k, v, g=gates, output_final_state=True),

@@ -2,7 +2,7 @@
 
 Triton parses an override TTGIR file with its own MLIR context, which has no
 `proton` dialect of ours (ours lives in a separate MLIR copy that only sees
-LLVM IR text: the README's architecture section), and it could not translate
+LLVM IR text: docs/architecture.md), and it could not translate
 the op to LLVM IR anyway. So while an instrumentation hook is installed and overriding is
 on, the override directory is mirrored into a temporary directory in which
 every

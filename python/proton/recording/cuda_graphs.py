@@ -4,7 +4,7 @@ A captured launch gets its profile buffer once, at capture, from the graph's
 memory pool; every replay of the graph runs the kernel on that same buffer,
 so the buffer holds the records of the latest replay. The session therefore
 records, for each captured launch, its last replay before finalize, and
-counts the replays (README: "CUDA graphs"):
+counts the replays (docs/options.md, "CUDA graphs"):
 - replayed during the session: the last replay is decoded, and the report
   says how many replays there were and that the earlier ones were
   overwritten;

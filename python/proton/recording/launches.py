@@ -1,7 +1,7 @@
 """Which launches an instrumentation session keeps, how a compiled variant of
 a kernel is named, and what the session says of the launches it did not keep.
 
-Policy (the README's "What a session keeps"):
+Policy (docs/options.md, "What a session keeps"):
 - By default every launch is kept, in launch order, until the kept buffers
   reach `max_buffer_bytes`; later launches are not kept and are counted per
   kernel ("over max_buffer_bytes"). The bound is a hard one, kept by the
