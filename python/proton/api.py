@@ -24,7 +24,7 @@ import sys
 import itertools
 
 from .disable import profiling_disabled
-from .errors import ProfilerError
+from .contract.errors import ProfilerError
 from .hooks import HookManager, InstrumentationHook, LaunchHook
 from .host import session as host_session
 from . import session_exit

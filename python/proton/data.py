@@ -25,7 +25,7 @@ and get_msgpack apply to host sessions.
 from __future__ import annotations
 
 from . import api
-from .errors import ProfilerError
+from .contract.errors import ProfilerError
 from .msgpack_codec import packb
 
 

@@ -35,7 +35,7 @@ was not at hand); `record_value` is this project's.
 
 A marker becomes a side-effecting inline-assembly carrier whose text is
 `// @proton <kind> <name>` (kind `start`, `end`, `event_start`,
-`event_end`, `mark`, `value`; proton.compiler_exports); Proton's compiler lifts it from the LLVM
+`event_end`, `mark`, `value`; proton.contract.compiler_exports); Proton's compiler lifts it from the LLVM
 IR into `proton.record` and lowers it to a clock read and a store. When no
 instrumentation session is active nothing at all is emitted, so plain builds
 are untouched.
@@ -46,12 +46,11 @@ from __future__ import annotations
 import triton.language as tl
 
 from .compiling import instrumentation_state
+from .contract.scope_names import check_scope_name
 from .recording.inductor import teach_inductor_the_markers
 
 # Kernels with markers compiled by torch.compile (Inductor) need this module in their copy.
 teach_inductor_the_markers()
-
-_ALLOWED_PUNCTUATION = set("_-.:/[]()<>, +=#@")
 
 
 def _scope_name(name) -> str:
@@ -59,20 +58,6 @@ def _scope_name(name) -> str:
     if not isinstance(name, str):
         raise TypeError(f"a proton scope name must be a constant string, got {name!r}")
     return check_scope_name(name)
-
-
-def check_scope_name(name: str) -> str:
-    """`name` if it is a valid scope name (for markers, and for the records
-    insert_proton_records writes); ValueError saying why otherwise."""
-    if not name or name != name.strip():
-        raise ValueError(f"proton scope name {name!r} must be non-empty without surrounding spaces")
-    bad = [c for c in name if not (c.isalnum() and c.isascii()) and c not in _ALLOWED_PUNCTUATION]
-    if bad:
-        raise ValueError(
-            f"proton scope name {name!r} contains {bad[0]!r}; allowed are letters, digits, "
-            f"spaces and {''.join(sorted(_ALLOWED_PUNCTUATION))}"
-        )
-    return name
 
 
 #: The kernel languages whose markers emit records. Triton's Proton enables
@@ -116,7 +101,7 @@ def _emit(kind: str, name, semantic, value=None) -> None:
     # marker's argument is the value, lifted into the record's operand.
     carrier_arg = semantic.to_tensor(0) if value is None else value
     constraint = "=r,f" if value is not None and value.dtype == tl.float32 else "=r,r"
-    from .compiler_exports import marker_text  # loads the compiler: a session is active
+    from .contract.compiler_exports import marker_text  # loads the compiler: a session is active
 
     tl.core.inline_asm_elementwise(
         marker_text(kind, name), constraint, [carrier_arg], dtype=tl.int32, is_pure=False, pack=1, _semantic=semantic

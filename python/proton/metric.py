@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 
-from .errors import unicode_problem
+from .contract.errors import unicode_problem
 
 #: The widths a "flopsN" metric may name (flops8, flops16, flops32, flops64).
 FLOPS_WIDTHS = (8, 16, 32, 64)

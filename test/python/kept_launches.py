@@ -1,7 +1,7 @@
 """GPU tests' helper: the active instrumentation session's kept launches,
 decoded as finalize will decode them, before finalize frees the buffers."""
 
-from proton import kernel_metadata
+from proton.contract import kernel_metadata
 from proton.recording import decode, instrumentation_session as runtime
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from proton.recording import buffer as raw_buffer
-from proton.kernel_metadata import BufferLayout, KernelMetadata
+from proton.contract.kernel_metadata import BufferLayout, KernelMetadata
 
 
 def layout(

@@ -11,7 +11,7 @@ import pytest
 
 import synthetic_buffers as synthetic
 from proton.recording import decode
-from proton.kernel_metadata import KernelMetadata
+from proton.contract.kernel_metadata import KernelMetadata
 from proton.recording.decode_non_scope import pair_events
 from proton.writers import chrome_trace, perfetto_trace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from proton import kernel_metadata
+from proton.contract import kernel_metadata
 from proton.writers import perfetto_deflate
 from proton.writers.perfetto_packets import trace_packet, varint_bytes
 

@@ -6,7 +6,7 @@ import pytest
 from dataclasses import replace
 
 from proton.recording.buffer import BufferFormatError, read
-from proton.kernel_metadata import BufferLayout
+from proton.contract.kernel_metadata import BufferLayout
 
 # Two warps, 32-byte segments of 8-byte records: blocks of 48 + 32 bytes,
 # padded to 96.

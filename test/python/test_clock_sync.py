@@ -15,7 +15,7 @@ import triton
 from triton.runtime import _allocation
 
 import proton
-from proton import kernel_metadata
+from proton.contract import kernel_metadata
 from proton.recording import buffer as raw_buffer, clock_sync, instrumentation_session as runtime
 from proton.recording.clock_sync import ClockOffset, ClockSample
 

@@ -15,7 +15,7 @@ from triton.backends.compiler import GPUTarget
 from triton.tools.disasm import get_sass
 
 import proton.language
-from proton.errors import PipeliningWarning
+from proton.contract.errors import PipeliningWarning
 from proton.compiling.compiler import InstrumentationError, PipelineOptions, triton_arch
 from proton.compiling.stage_hook import StageHook
 

@@ -15,7 +15,7 @@ from triton.backends.compiler import GPUTarget
 from proton.recording import decode
 from proton.compiling.compiler import InstrumentationError
 from proton.compiling.stage_hook import StageHook
-from proton.kernel_metadata import KernelMetadata
+from proton.contract.kernel_metadata import KernelMetadata
 from proton.mode import MMA, Default, parse
 
 import synthetic_buffers as synthetic

@@ -11,7 +11,7 @@ from proton.recording import buffer as raw_buffer
 from proton.recording import decode
 import synthetic_buffers as synthetic
 from proton.recording.buffer import BufferFormatError
-from proton.kernel_metadata import BufferLayout
+from proton.contract.kernel_metadata import BufferLayout
 
 SCOPES = [("kernel", -1), ("load", 0), ("store", 0)]
 # kernel > load, store: start/end sequence of one warp.

@@ -15,8 +15,8 @@ import triton
 from triton.runtime import _allocation
 
 import proton
-from proton import kernel_metadata
-from proton.errors import ProfilerError
+from proton.contract import kernel_metadata
+from proton.contract.errors import ProfilerError
 from proton.recording import arena as arenas, device_memory, instrumentation_session as runtime
 
 from fake_gpu_memory_support import view, write

@@ -191,7 +191,7 @@ def test_record_kind_matches_the_end_bit():
 def test_record_kind_traits_are_every_kinds_and_well_typed():
     # One traits entry per RecordKind case, in the enum's order, with fields
     # of the types compiler_exports reads; and as the generator promises.
-    from proton.compiler_exports import RECORD_KIND_TRAITS, RecordKind
+    from proton.contract.compiler_exports import RECORD_KIND_TRAITS, RecordKind
 
     kinds, id_kinds = _C.ENUMS["RecordKind"], _C.ENUMS["IdKind"]
     assert list(kinds.values()) == list(range(len(kinds)))
@@ -230,7 +230,7 @@ def test_record_kind_traits_are_every_kinds_and_well_typed():
 
 
 def test_id_kind_traits_follow_their_record_kinds():
-    from proton.compiler_exports import ID_KIND_TRAITS, IdKind
+    from proton.contract.compiler_exports import ID_KIND_TRAITS, IdKind
 
     assert list(_C.ID_KIND_TRAITS) == list(_C.ENUMS["IdKind"])
     for name, t in _C.ID_KIND_TRAITS.items():

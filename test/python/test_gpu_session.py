@@ -16,7 +16,7 @@ import triton.language as tl  # noqa: E402
 
 import proton  # noqa: E402
 import proton.language as pl  # noqa: E402
-from proton import kernel_metadata  # noqa: E402
+from proton.contract import kernel_metadata  # noqa: E402
 
 from kernels import matmul, matmul_load_scope, vector_add  # noqa: E402
 

@@ -13,8 +13,8 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime import _allocation
 
 import proton
-from proton import kernel_metadata
-from proton.kernel_metadata import BufferLayout
+from proton.contract import kernel_metadata
+from proton.contract.kernel_metadata import BufferLayout
 from proton.recording import benchmark_loops, cuda_graphs, launches, instrumentation_session as runtime
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add

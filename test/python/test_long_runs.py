@@ -13,7 +13,8 @@ import triton
 from triton.runtime import _allocation
 
 import proton
-from proton import kernel_metadata, paths
+from proton.contract import kernel_metadata
+from proton import paths
 from proton.recording import instrumentation_session as runtime
 
 from test_decode import make

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from proton.recording import decode
-from proton.recording.decode import LaunchEvents
+from proton.contract.events import LaunchEvents
 from proton.writers import perfetto_deflate, perfetto_trace, perfetto_warps
 
 from test_decode import make

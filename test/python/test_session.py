@@ -13,8 +13,8 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime import _allocation
 
 import proton
-from proton import kernel_metadata
-from proton.kernel_metadata import KernelMetadata
+from proton.contract import kernel_metadata
+from proton.contract.kernel_metadata import KernelMetadata
 from proton.compiling import stage_hook as hook_mod
 from proton.recording import instrumentation_session as runtime
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import proton
-from proton.errors import ProfilerError
+from proton.contract.errors import ProfilerError
 from proton.recording.flush_policy import FlushPolicy
 
 from test_decode import make

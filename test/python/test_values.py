@@ -10,7 +10,7 @@ import pytest
 
 import synthetic_buffers as synthetic
 from proton.recording import decode
-from proton.kernel_metadata import KernelMetadata
+from proton.contract.kernel_metadata import KernelMetadata
 from proton.writers import chrome_trace, hatchet_tree, perfetto_deflate, perfetto_trace
 
 STEP = 100

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from proton.recording import decode
-from proton.compiler_exports import marker_text
+from proton.contract.compiler_exports import marker_text
 from proton.compiling.stage_hook import StageHook, triton_version
 from proton.compiling.compiler import PipelineOptions
 from proton.compiling.warp_specialize import LayoutError, layout_from_text, partition_layout, scope_warps, warp_labels

@@ -226,7 +226,7 @@ def test_the_viewer_on_the_fixtures(venv):
         import json
         import numpy as np
         from proton.recording import decode
-        from proton.kernel_metadata import KernelMetadata
+        from proton.contract.kernel_metadata import KernelMetadata
         from proton.writers import chrome_trace
 
         info = json.load(open({str(FIXTURES / "vector_add_clock32.json")!r}))

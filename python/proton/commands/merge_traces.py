@@ -33,7 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import files
-from ..errors import ProfilerError, unicode_problem
+from ..contract.errors import ProfilerError, unicode_problem
 from ..progress import Progress
 from ..writers import perfetto_deflate
 from ..writers.perfetto_packets import trace_packet

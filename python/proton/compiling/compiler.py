@@ -25,7 +25,7 @@ def option_choices() -> dict[str, tuple[str, ...]]:
     """Valid values of the enumerated pipeline options, from the compiler's
     own enums, for early, clear errors ("auto" buffer type included: the
     compiler resolves it per kernel)."""
-    from .. import compiler_exports
+    from ..contract import compiler_exports
 
     buffer_types = sorted(compiler_exports.BufferType, key=lambda kind: kind.name != "auto")  # the default first
     return {
@@ -177,7 +177,7 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     instrumentation does not change comes back as Triton wrote it, or the
     kernel is refused (see proton.compiling.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
-    from ..compiler_exports import MARKER_PREFIX
+    from ..contract.compiler_exports import MARKER_PREFIX
 
     options = options or PipelineOptions()
     if MARKER_PREFIX not in llvm_ir and not (options.mma_scopes and MMA_INSTRUCTION.search(llvm_ir)):

@@ -19,8 +19,8 @@ import triton
 import triton.knobs
 
 from . import instrumentation_state
-from ..errors import PipeliningWarning, ProfilerError
-from ..kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
+from ..contract.errors import PipeliningWarning, ProfilerError
+from ..contract.kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
 from .override import OverrideTranslation, compiling_kernel, variant_file_name
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
 from .pipelining import markers_in_loops, pipelining_moved_markers, pipelining_warnings, unpipeline_marker_loops

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..contract.scope_names import check_scope_name
 from ..files import read_input
 from .ttgir_text import code_text, record_line, record_op
 
@@ -617,8 +618,6 @@ def parse_scope_spec(spec: str) -> tuple[str, str, str]:
 def check_name(name: str, what: str) -> None:
     """Scope names follow the markers' rules, so that every record written
     reads back (no quote, no ';', no control characters)."""
-    from ..language import check_scope_name
-
     try:
         check_scope_name(name)
     except ValueError as e:

@@ -14,7 +14,7 @@ reading them copies the sums out and sets them back to zero."""
 
 from __future__ import annotations
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 from ..metric import _FLOPS_NAMES
 
 CHUNK_SLOTS = 4096  # per dtype (float64, int64): 32 KiB each

@@ -8,7 +8,7 @@ import glob
 import importlib.util
 import os
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 
 
 def _package_dir(name: str) -> str | None:

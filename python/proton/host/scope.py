@@ -18,7 +18,7 @@ import functools
 import time
 
 from ..disable import profiling_disabled
-from ..errors import ProfilerError, unicode_problem
+from ..contract.errors import ProfilerError, unicode_problem
 from . import activity_trace, session as session_mod
 
 CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"

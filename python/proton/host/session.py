@@ -16,7 +16,7 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 
-from ..errors import ProfilerError, unicode_problem
+from ..contract.errors import ProfilerError, unicode_problem
 from ..msgpack_codec import packb
 from ..files import write_or_fall_back
 from ..paths import output_path

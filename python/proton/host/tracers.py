@@ -8,7 +8,7 @@ from __future__ import annotations
 import abc
 import os
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 from . import libraries
 
 

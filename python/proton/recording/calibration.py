@@ -14,7 +14,8 @@ from triton.runtime import _allocation
 
 from . import decode, device_memory
 from ..compiling import instrumentation_state, stage_hook
-from .. import kernel_metadata, language as pl
+from ..contract import kernel_metadata
+from .. import language as pl
 from ..files import output
 from ..mode import Default
 

@@ -26,7 +26,7 @@ import triton.language as tl
 
 from . import device_memory
 from ..compiling import instrumentation_state
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 
 #: Samples per measurement: each costs one launch and one synchronize
 #: (about 10-20 us); 16 give a narrow window with high probability.

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 
 #: What fresh profiler memory holds: a 32-bit word no record header starts
 #: with (a header's word 0 has 0x5250 in its top half).

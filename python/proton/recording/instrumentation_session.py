@@ -48,9 +48,10 @@ from .flush_policy import FlushPolicy
 from .launches import KeptLaunch
 from ..writers import chrome_trace as trace_chrome, perfetto_trace, hatchet_tree
 from .buffer import BufferFormatError
-from .. import kernel_metadata
-from ..errors import ProfilerError
-from ..kernel_metadata import BufferLayout
+from ..contract import kernel_metadata
+from ..contract.errors import ProfilerError
+from ..contract.events import LaunchEvents
+from ..contract.kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
 from ..files import write_or_fall_back
 from ..paths import distributed_rank, output_path
@@ -487,7 +488,7 @@ class InstrumentationSession(ProfilerSession):
         if keys:
             device_memory.memory().synchronize(keys)
 
-    def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> list[decode.LaunchEvents]:
+    def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> list[LaunchEvents]:
         """Decodes the launches, counting into `report`."""
         names = self._kernel_names()
         report.launches_kept = len(kept_launches)
@@ -500,7 +501,7 @@ class InstrumentationSession(ProfilerSession):
             info["skipped"] += sum(reasons.values())
             for reason, count in reasons.items():
                 info["not_kept"][reason] = info["not_kept"].get(reason, 0) + count
-        launches: list[decode.LaunchEvents] = []
+        launches: list[LaunchEvents] = []
         progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
         decoded_events = 0
         for done, kept in enumerate(kept_launches):

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..writers import perfetto_trace
-from ..recording.decode import LaunchEvents
-from ..errors import ProfilerError
+from ..contract.events import LaunchEvents
+from ..contract.errors import ProfilerError
 from ..files import write_or_fall_back
 from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
 

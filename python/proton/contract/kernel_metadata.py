@@ -236,11 +236,11 @@ def metadata_for_buffer(data, kernel: str) -> KernelMetadata:
     found by the kernel id in its first segment header."""
     import numpy as np
 
-    from .recording.buffer import HEADER_WORDS, W_KERNEL_ID
+    from .compiler_exports import LAYOUT
 
-    if data.nbytes < 4 * HEADER_WORDS:
+    if data.nbytes < 4 * LAYOUT.HEADER_WORDS:
         raise ProfilerError(f"profile buffer of {kernel} is empty")
-    kernel_id = int(np.asarray(data[: 4 * HEADER_WORDS]).view(np.uint32)[W_KERNEL_ID])
+    kernel_id = int(np.asarray(data[: 4 * LAYOUT.HEADER_WORDS]).view(np.uint32)[LAYOUT.W_KERNEL_ID])
     meta = KERNELS.get(kernel_id)
     if meta is None:
         raise ProfilerError(

@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from .compiling.compiler import extension
-
-_C = extension()
+from .. import _C
 
 #: Layout constants as module attributes (MAGIC, HEADER_WORDS, W_COUNT, ...):
 #: docs/buffer-format.md; test_format_exports.py checks the two agree.
