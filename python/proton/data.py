@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from . import api
 from .contract.errors import ProfilerError
-from .msgpack_codec import packb
+from .writers.msgpack_codec import packb
 
 
 def advance_phase(session: int | None = 0) -> int | None:

@@ -62,7 +62,7 @@ import sys
 from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Callable
-from .files import STDOUT, open_input, read_input
+from .writers.files import STDOUT, open_input, read_input
 from .hooks.launch import COMPUTE_METADATA_SCOPE_NAME
 
 from .specs import max_bps, max_flops
@@ -129,7 +129,7 @@ def load(path: str) -> Profile:
 
 def _load_msgpack(path: str) -> Profile:
     """A .hatchet_msgpack file (finalize(output_format="hatchet_msgpack"))."""
-    from .msgpack_codec import unpackb
+    from .writers.msgpack_codec import unpackb
 
     try:
         content = read_input(path)
@@ -933,7 +933,7 @@ def _rows_for(profile: Profile, metrics: list, fmt: str, limit) -> list[Row]:
 
 def run(args) -> int:
     if args.timeline:
-        from . import timeline_svg
+        from .writers import timeline_svg
 
         try:
             path = timeline_svg.write(args.profile, args.timeline, launch=args.launch, ctas=args.ctas, warps=args.warps)
@@ -1192,7 +1192,7 @@ def _read_database(content):
         return json.loads(content)
     if content.lstrip()[:1] in (b"[", b"{"):
         return json.loads(content)
-    from .msgpack_codec import unpackb
+    from .writers.msgpack_codec import unpackb
 
     return unpackb(content)
 

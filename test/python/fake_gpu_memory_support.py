@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proton.recording import device_memory
+from proton.device import memory as device_memory
 
 SOURCE = Path(__file__).resolve().parent / "fake_gpu_memory" / "fake_gpu_memory.c"
 

@@ -257,7 +257,7 @@ def _listener(server):
 
 def outputs_case(rng, work: Path, n: int, valid: list[bytes]):
     """proton-view --timeline and proton-merge-traces -o against a destination of every kind."""
-    from proton import files
+    from proton.writers import files
     from proton.commands.merge_traces import main as merge
     from proton.viewer import main as view
 

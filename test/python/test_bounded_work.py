@@ -123,7 +123,7 @@ def test_a_cyclic_table_from_triton_s_cache_warns_and_finalize_ends(tmp_path, fa
         import numpy as np
         import proton
         from proton.compiling.stage_hook import register_loaded_kernel
-        from proton.recording import device_memory
+        from proton.device import memory as device_memory
         from test_long_runs import launch
         device_memory.use(device_memory.DeviceMemory(device_memory.CudaDriver(sys.argv[4])))
         with warnings.catch_warnings(record=True) as caught:

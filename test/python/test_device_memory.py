@@ -17,7 +17,8 @@ from triton.runtime import _allocation
 import proton
 from proton.contract import kernel_metadata
 from proton.contract.errors import ProfilerError
-from proton.recording import arena as arenas, device_memory, instrumentation_session as runtime
+from proton.recording import arena as arenas, instrumentation_session as runtime
+from proton.device import memory as device_memory
 
 from fake_gpu_memory_support import view, write
 from test_decode import make

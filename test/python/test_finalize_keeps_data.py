@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import proton
-from proton import files, msgpack_codec
+from proton.writers import files, msgpack_codec
 from proton.recording import instrumentation_session as runtime
 
 from fake_cupti_support import fake_host_sessions  # noqa: F401 (fixture)

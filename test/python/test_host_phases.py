@@ -11,7 +11,7 @@ import math
 import pytest
 
 import proton
-from proton import msgpack_codec
+from proton.writers import msgpack_codec
 
 from fake_cupti_support import fake_host_sessions  # noqa: F401 (fixture)
 

@@ -9,7 +9,8 @@ import random
 import pytest
 
 import proton
-from proton import files, viewer
+from proton.writers import files
+from proton import viewer
 from proton.compiling.ttgir_text import code_chars, code_text
 
 

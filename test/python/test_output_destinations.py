@@ -1,4 +1,4 @@
-"""Where outputs go (proton.files): every writer and command writes a
+"""Where outputs go (proton.writers.files): every writer and command writes a
 destination that is not a regular file (device node, FIFO, socket, a
 process's open file such as /dev/stdout) directly, never renaming over it;
 follows a symbolic link and keeps it; "-" is standard output for the
@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import proton
-from proton import files, viewer
+from proton.writers import files
+from proton import viewer
 from proton.commands.merge_traces import main as merge
 from proton.tasks import host as tasks
 

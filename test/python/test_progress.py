@@ -2,7 +2,7 @@
 
 import io
 
-from proton.progress import Progress
+from proton.writers.progress import Progress
 
 
 class Terminal(io.StringIO):

@@ -25,11 +25,11 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = """
 import os, signal, sys, time
 sys.path.insert(0, {here!r})
-from proton.recording import device_memory
+from proton.device import memory as device_memory
 device_memory.use(device_memory.DeviceMemory(device_memory.CudaDriver({lib!r})))
 import proton, triton
 from triton.runtime import _allocation
-from proton import kernel_metadata
+from proton.contract import kernel_metadata
 from test_decode import make
 from test_session import FakeTorch, Launch
 from fake_gpu_memory_support import write

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from proton import timeline_svg, viewer
+from proton.writers import timeline_svg
+from proton import viewer
 from proton.recording import decode
 from proton.writers import chrome_trace
 

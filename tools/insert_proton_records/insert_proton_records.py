@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from proton.files import output
+from proton.writers.files import output
 from proton.compiling.ttgir_rewriter import (
     DEFAULT_DUMP_DIR,
     InputError,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..contract.scope_names import check_scope_name
-from ..files import read_input
+from ..writers.files import read_input
 from .ttgir_text import code_text, record_line, record_op
 
 DEFAULT_DUMP_DIR = "./ttgir_dump"

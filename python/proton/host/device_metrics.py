@@ -73,7 +73,7 @@ class DeviceSlots:
     def _allocate(self, integral: bool, count: int, device) -> tuple:
         import torch
 
-        from ..recording import device_memory
+        from ..device import memory as device_memory
 
         if count > CHUNK_SLOTS:
             raise ProfilerError(f"a device metric of {count} values: at most {CHUNK_SLOTS} per metric")
@@ -93,7 +93,7 @@ class DeviceSlots:
         the caller has synchronized the device."""
         if not self._where:
             return {}
-        from ..recording import device_memory
+        from ..device import memory as device_memory
 
         memory = device_memory.memory()
         host = {}
@@ -109,7 +109,7 @@ class DeviceSlots:
 
     def release(self) -> None:
         """Gives the slots' memory back (at finalize, the device synchronized)."""
-        from ..recording import device_memory
+        from ..device import memory as device_memory
 
         for chunks in self._chunks.values():
             for allocation, _tensor, _used in chunks:

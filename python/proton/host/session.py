@@ -17,8 +17,8 @@ import threading
 from dataclasses import dataclass
 
 from ..contract.errors import ProfilerError, unicode_problem
-from ..msgpack_codec import packb
-from ..files import write_or_fall_back
+from ..writers.msgpack_codec import packb
+from ..writers.files import write_or_fall_back
 from ..paths import output_path
 from ..session_interface import ProfilerSession, Report
 from ..metric import transform_tensor_metrics, unwritable

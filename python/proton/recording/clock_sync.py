@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
-from . import device_memory
+from ..device import memory as device_memory
 from ..compiling import instrumentation_state
 from ..contract.errors import ProfilerError
 

@@ -1,6 +1,6 @@
 """A profiling session: installs the stage hook, gives every instrumented
 launch its profile_scratch buffer, a slice of the session's arena of device
-memory of the profiler's own (arena.py, device_memory.py: never the
+memory of the profiler's own (arena.py, device/memory.py: never the
 program's allocator), keeps the raw buffers on the device (no allocation,
 synchronization, copy or decoding per launch), and at finalize copies them
 back, decodes them and writes the outputs.
@@ -40,7 +40,8 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import arena as arenas, calibration, clock_sync, cuda_graphs, decode, device_memory, inductor
+from . import arena as arenas, calibration, clock_sync, cuda_graphs, decode, inductor
+from ..device import memory as device_memory
 from . import launches as retention
 from ..compiling import instrumentation_state, stage_hook
 from .benchmark_loops import BenchmarkLoops
@@ -53,9 +54,9 @@ from ..contract.errors import ProfilerError
 from ..contract.events import LaunchEvents
 from ..contract.kernel_metadata import BufferLayout
 from ..mode import Default, OpMeasure, parse
-from ..files import write_or_fall_back
+from ..writers.files import write_or_fall_back
 from ..paths import distributed_rank, output_path
-from ..progress import Progress
+from ..writers.progress import Progress
 from ..session_interface import ProfilerSession, Report
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
@@ -767,7 +768,7 @@ def _device(torch) -> tuple[dict, str]:
     """The tree's device-info object and device type (empty without a GPU)."""
     if torch is None:
         return {}, "CUDA"
-    from ..host import device_info
+    from ..device import info as device_info
 
     device_type = "HIP" if getattr(getattr(torch, "version", None), "hip", None) else "CUDA"
     try:

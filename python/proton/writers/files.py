@@ -187,7 +187,7 @@ def write_or_fall_back(path: str, write, warnings: list) -> str:
     to the temporary directory instead, says where in `warnings` and
     returns that path. Where both fail, raises ProfilerError and nothing is
     left behind: the caller still holds the data and may try again."""
-    from .contract.errors import ProfilerError
+    from ..contract.errors import ProfilerError
 
     try:
         with output(path) as target:

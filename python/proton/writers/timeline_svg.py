@@ -246,7 +246,7 @@ def _svg(launch: str, rows: list[Row], ghz: float, note: str, width: int, arrows
 
 
 def write(trace_path: str, svg_path: str, **options) -> str:
-    """Reads the trace, writes the picture (proton.files' rules: "-" is
+    """Reads the trace, writes the picture (proton.writers.files' rules: "-" is
     standard output); returns the SVG path. TimelineError for the trace,
     OSError for the picture's destination."""
     from .files import open_input, output
