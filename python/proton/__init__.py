@@ -16,8 +16,9 @@ import os as _os
 
 from . import gpu, hooks, mode, specs
 from . import profile as _profile_module  # noqa: F401 - loaded first: `proton.profile` stays the function below
-from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
+from .profiling.api import activate, deactivate, finalize, profile, sessions, start
 from .contract.errors import PipeliningWarning, ProfilerError
+from .session.options import DEFAULT_PROFILE_NAME
 from . import context, data
 from . import state as _state_module  # noqa: F401 - loaded first: `proton.state` stays the function below
 from . import metric

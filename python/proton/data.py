@@ -24,7 +24,7 @@ and get_msgpack apply to host sessions.
 
 from __future__ import annotations
 
-from . import api
+from .profiling import api
 from .contract.errors import ProfilerError
 from .writers.msgpack_codec import packb
 

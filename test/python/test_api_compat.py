@@ -16,7 +16,7 @@ from triton.backends.compiler import GPUTarget
 
 import proton
 import proton.language as pl
-from proton import api
+from proton.profiling import api
 from proton.recording import instrumentation_session as instrument_session
 from proton.hooks import HookManager, InstrumentationHook, LaunchHook
 from proton.mode import MMA, Default, ModeError, PCSampling, parse_any

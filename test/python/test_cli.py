@@ -11,6 +11,7 @@ import pytest
 
 import proton
 from proton.commands import profile as cli
+from proton.profiling import api
 
 
 @pytest.fixture
@@ -24,8 +25,8 @@ def calls(monkeypatch):
     def finalize():
         recorded.append(("finalize",))
 
-    monkeypatch.setattr(proton, "start", start)
-    monkeypatch.setattr(proton, "finalize", finalize)
+    monkeypatch.setattr(api, "start", start)
+    monkeypatch.setattr(api, "finalize", finalize)
     monkeypatch.setattr(proton, "_cli_test_calls", recorded, raising=False)
     return recorded
 
@@ -226,7 +227,7 @@ def test_start_errors_are_one_line(calls, tmp_path, monkeypatch, capsys, error):
     def start(name, **kwargs):
         raise error
 
-    monkeypatch.setattr(proton, "start", start)
+    monkeypatch.setattr(api, "start", start)
     assert cli.main([script(tmp_path)]) == 2
     assert capsys.readouterr().err == f"proton-profile: {error}\n"
     assert calls == []  # neither the script nor finalize ran
@@ -236,7 +237,7 @@ def test_finalize_error(calls, tmp_path, monkeypatch, capsys):
     def finalize():
         raise proton.ProfilerError("could not write run.hatchet")
 
-    monkeypatch.setattr(proton, "finalize", finalize)
+    monkeypatch.setattr(api, "finalize", finalize)
     assert cli.main([script(tmp_path)]) == 2
     assert capsys.readouterr().err == "proton-profile: could not write run.hatchet\n"
     assert cli.main([script(tmp_path, "sys.exit(4)")]) == 4  # the target's failure wins

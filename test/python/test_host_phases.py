@@ -291,7 +291,8 @@ def test_trace_sessions_write_a_timeline_per_phase(fake, tmp_path):
 
 
 def test_instrumentation_sessions_have_no_get(monkeypatch, tmp_path):
-    from proton import api, data
+    from proton.profiling import api
+    from proton import data
     from proton.recording.instrumentation_session import InstrumentationSession
 
     session = object.__new__(InstrumentationSession)  # not started: only its name is read

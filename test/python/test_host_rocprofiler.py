@@ -20,6 +20,7 @@ import pytest
 
 import proton
 from proton.host import libraries, session as host_session
+from proton.session.options import SessionOptions
 from fake_cupti_support import reset_thread_state
 from test_host_runtime import KIND_KERNEL, KIND_MEMCPY, NODE_SCOPE, NODE_STATE, by_path, h, node_path, take
 
@@ -528,7 +529,7 @@ def test_roctracer_backend_prefers_rocprofiler_sdk(
     # SDK where it is found; PROTON_ROCTRACER_LIB pins ROCTracer.
     monkeypatch.delenv("PROTON_ROCTRACER_LIB", raising=False)
     monkeypatch.setenv("PROTON_ROCPROFILER_LIB", str(rocprofiler_fake_path))
-    assert host_session.HostSession("x", "roctracer").tracer.name == "rocprofiler-sdk"
+    assert host_session.HostSession(SessionOptions("x", "roctracer")).tracer.name == "rocprofiler-sdk"
     a = proton.start(str(tmp_path / "a"), backend="roctracer", quiet=True)
     proton.start(str(tmp_path / "b"), backend="rocprofiler", quiet=True)  # the same tracer
     with pytest.raises(
@@ -547,13 +548,13 @@ def test_roctracer_backend_prefers_rocprofiler_sdk(
         "glob",
         lambda pattern: ["/opt/rocm/lib/librocprofiler-sdk.so"] if "rocprofiler-sdk" in pattern else [],
     )
-    assert host_session.HostSession("x", "roctracer").tracer.name == "rocprofiler-sdk"
+    assert host_session.HostSession(SessionOptions("x", "roctracer")).tracer.name == "rocprofiler-sdk"
     monkeypatch.setattr(libraries.glob, "glob", lambda pattern: [])
-    assert host_session.HostSession("x", "roctracer").tracer.name == "ROCTracer"
+    assert host_session.HostSession(SessionOptions("x", "roctracer")).tracer.name == "ROCTracer"
     monkeypatch.setenv("PROTON_ROCPROFILER_LIB", str(rocprofiler_fake_path))
     monkeypatch.setenv("PROTON_ROCTRACER_LIB", str(tmp_path / "libroctracer64.so"))
-    assert host_session.HostSession("x", "roctracer").tracer.name == "ROCTracer"
-    assert host_session.HostSession("x", "rocprofiler").tracer.name == "rocprofiler-sdk"
+    assert host_session.HostSession(SessionOptions("x", "roctracer")).tracer.name == "ROCTracer"
+    assert host_session.HostSession(SessionOptions("x", "rocprofiler")).tracer.name == "rocprofiler-sdk"
 
 
 class _Unloaded:
@@ -574,7 +575,7 @@ def test_missing_library_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.delenv("PROTON_ROCTRACER_LIB", raising=False)
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
     monkeypatch.setattr(libraries.glob, "glob", lambda pattern: [])
-    session = host_session.HostSession("x", "rocprofiler")
+    session = host_session.HostSession(SessionOptions("x", "rocprofiler"))
     with pytest.raises(
         proton.ProfilerError,
         match=r"rocprofiler-sdk \(librocprofiler-sdk.so\) not found; searched: "
@@ -586,7 +587,7 @@ def test_missing_library_is_a_clear_error(monkeypatch, tmp_path):
         session.tracer.start(_Unloaded(), session)
     # backend="roctracer" with neither library names both.
     monkeypatch.delenv("PROTON_ROCPROFILER_LIB")
-    session = host_session.HostSession("x", "roctracer")
+    session = host_session.HostSession(SessionOptions("x", "roctracer"))
     with pytest.raises(
         proton.ProfilerError,
         match=r"ROCTracer \(libroctracer64.so\) not found; .*rocprofiler-sdk, "

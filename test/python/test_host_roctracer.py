@@ -19,6 +19,7 @@ import pytest
 
 import proton
 from proton.host import libraries, session as host_session
+from proton.session.options import SessionOptions
 from fake_cupti_support import reset_thread_state
 from test_host_runtime import KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, NODE_SCOPE, NODE_STATE, by_path, h, node_path, take
 
@@ -592,7 +593,7 @@ def test_not_built_is_a_clear_error(monkeypatch, tmp_path):
     library = tmp_path / "libroctracer64.so"
     library.write_bytes(b"")
     monkeypatch.setenv("PROTON_ROCTRACER_LIB", str(library))
-    session = host_session.HostSession("x", "roctracer")
+    session = host_session.HostSession(SessionOptions("x", "roctracer"))
     with pytest.raises(
         proton.ProfilerError,
         match="cannot start ROCTracer tracing: the ROCTracer backend is not built into this install",

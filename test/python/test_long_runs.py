@@ -14,7 +14,7 @@ from triton.runtime import _allocation
 
 import proton
 from proton.contract import kernel_metadata
-from proton import paths
+from proton.session import paths
 from proton.recording import instrumentation_session as runtime
 
 from test_decode import make

@@ -17,6 +17,7 @@ from proton.contract import kernel_metadata
 from proton.contract.kernel_metadata import KernelMetadata
 from proton.compiling import stage_hook as hook_mod
 from proton.recording import instrumentation_session as runtime
+from proton.session.options import SessionOptions
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 from test_decode import make
@@ -249,7 +250,8 @@ def test_launch_without_a_gpu_runtime_is_a_clear_error(monkeypatch, version, bui
     fake.cuda = types.SimpleNamespace(is_available=lambda: False)
     fake.version = types.SimpleNamespace(**version)
     monkeypatch.setitem(sys.modules, "torch", fake)
-    session = runtime.InstrumentationSession("nogpu", proton.mode.Default(), quiet=True)
+    options = SessionOptions("nogpu", "instrumentation", proton.mode.Default(), quiet=True)
+    session = runtime.InstrumentationSession(options)
     with pytest.raises(proton.ProfilerError, match=f"PyTorch sees no GPU: this PyTorch is built for {built_for}"):
         session._allocate(1024, 16, None)
 

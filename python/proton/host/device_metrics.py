@@ -15,14 +15,9 @@ reading them copies the sums out and sets them back to zero."""
 from __future__ import annotations
 
 from ..contract.errors import ProfilerError
-from ..metric import _FLOPS_NAMES
+from .metrics import _FLOPS_NAMES
 
 CHUNK_SLOTS = 4096  # per dtype (float64, int64): 32 KiB each
-
-
-def is_device_tensor(value) -> bool:
-    device = getattr(value, "device", None)
-    return hasattr(value, "data_ptr") and getattr(device, "type", "cpu") != "cpu"
 
 
 def _integral(name: str, tensor) -> bool:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import functools
 import time
 
-from ..disable import profiling_disabled
+from ..session.disable import profiling_disabled
 from ..contract.errors import ProfilerError, unicode_problem
-from . import activity_trace, session as session_mod
+from . import activity_trace, runtime
 
 CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"
 
@@ -29,7 +29,7 @@ def disabled() -> bool:
 
 
 def _host():
-    return session_mod._host()
+    return runtime._host()
 
 
 def _add_metrics(node: int, name: str, metrics: dict) -> None:
@@ -37,7 +37,7 @@ def _add_metrics(node: int, name: str, metrics: dict) -> None:
     or under a state (proton.state) to that state's node below it, as
     Triton's Proton does."""
     node = _host().state_node(node)
-    sessions = session_mod.active_sessions()
+    sessions = runtime.active_sessions()
     for session in sessions:  # all checked before any is added
         session.check_metrics(name, metrics)
     for session in sessions:
@@ -212,3 +212,30 @@ class state:
                 exit_state()
 
         return wrapped
+
+
+# -- the launch hook's state (proton.state's names) ----------------------------
+# The launch hook (hook="triton") evaluates a kernel's launch_metadata in the
+# scope COMPUTE_METADATA_SCOPE_NAME; kernels that function launches go below
+# it (and, as Triton 3.8+ shows them, below the launching kernel's name).
+
+COMPUTE_METADATA_SCOPE_NAME = "__proton_launch_metadata"
+#: A state named PREFIX + kernel is shown as COMPUTE_METADATA_SCOPE_NAME,
+#: then the kernel's name, below the calling context.
+COMPUTE_METADATA_SCOPE_PREFIX = COMPUTE_METADATA_SCOPE_NAME + ":"
+
+
+def get_metadata_state_name(kernel_name: str | None = None) -> str:
+    """The state launches made while evaluating `kernel_name`'s launch
+    metadata go to (COMPUTE_METADATA_SCOPE_NAME without a kernel)."""
+    if not kernel_name:
+        return COMPUTE_METADATA_SCOPE_NAME
+    return COMPUTE_METADATA_SCOPE_PREFIX + kernel_name
+
+
+class metadata_state(state):
+    """`with proton.metadata_state(kernel):` launches inside go below the
+    launch-metadata frames (viewers leave them out)."""
+
+    def __init__(self, kernel_name: str | None = None):
+        super().__init__(get_metadata_state_name(kernel_name))

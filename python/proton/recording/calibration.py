@@ -18,7 +18,7 @@ from ..compiling import instrumentation_state, stage_hook
 from ..contract import kernel_metadata
 from .. import language as pl
 from ..writers.files import output
-from ..mode import Default
+from ..session.modes import Default
 
 EMPTY_SCOPES = 32
 

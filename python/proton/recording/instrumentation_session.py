@@ -53,11 +53,12 @@ from ..contract import kernel_metadata
 from ..contract.errors import ProfilerError
 from ..contract.events import LaunchEvents
 from ..contract.kernel_metadata import BufferLayout
-from ..mode import Default, OpMeasure, parse
+from ..session.modes import OpMeasure, parse
+from ..session.options import SessionOptions
 from ..writers.files import write_or_fall_back
-from ..paths import distributed_rank, output_path
+from ..session.paths import distributed_rank, output_path
 from ..writers.progress import Progress
-from ..session_interface import ProfilerSession, Report
+from ..session.interface import ProfilerSession, Report
 
 OUTPUT_SUFFIXES = {"chrome_trace": ".chrome_trace", "pftrace": ".pftrace", "tree": ".hatchet"}
 #: From this many events, finalize says which file it is writing (on a terminal).
@@ -158,25 +159,20 @@ class SessionReport(Report):
 class InstrumentationSession(ProfilerSession):
     reads_gpu_buffers_at_finalize = True
 
-    def __init__(
-        self,
-        name: str,
-        mode: Default,
-        max_launches_per_kernel: int | None = None,
-        max_buffer_bytes: int = 2 << 30,
-        outputs=None,
-        quiet: bool = False,
-        periodic_flushing: bool | str = False,
-        compress_pftrace: bool = False,
-        launch_metadata_names: bool = False,
-    ):
-        self.flush_policy = FlushPolicy.parse(periodic_flushing)
+    def __init__(self, options: SessionOptions):
+        """A session of `options` (start has checked them for
+        instrumentation: SessionOptions.check_instrumentation)."""
+        mode = parse(options.mode)
+        self.options = options
+        self.flush_policy = FlushPolicy.parse(options.periodic_flushing)
+        compress_pftrace = options.compress_pftrace
         if not isinstance(compress_pftrace, bool):
             raise ProfilerError(f"compress_pftrace is True or False, got {compress_pftrace!r}")
         self.compress_pftrace = compress_pftrace
         # hook="triton": a kernel's launch_metadata "name" names its launches, as in Triton's Proton.
-        self.launch_metadata_names = launch_metadata_names
+        self.launch_metadata_names = options.hook == "triton"
         self._host = _host_runtime()
+        max_launches_per_kernel, max_buffer_bytes = options.max_launches_per_kernel, options.max_buffer_bytes
         if max_launches_per_kernel is not None and (
             not isinstance(max_launches_per_kernel, int)
             or isinstance(max_launches_per_kernel, bool)
@@ -188,10 +184,13 @@ class InstrumentationSession(ProfilerSession):
             )
         if not isinstance(max_buffer_bytes, int) or max_buffer_bytes < 0:
             raise ProfilerError(f"max_buffer_bytes must be a number of bytes >= 0, got {max_buffer_bytes!r}")
-        self.name = name
+        self.name = name = options.name
         self.mode = mode
         self.max_launches = max_launches_per_kernel
         self.max_buffer_bytes = max_buffer_bytes
+        outputs = options.outputs
+        if outputs is None and options.data is not None:
+            outputs = ("tree",) if options.data == "tree" else ("chrome_trace", "pftrace")
         default_outputs = ("tree",) if isinstance(mode, OpMeasure) else ("chrome_trace", "pftrace", "tree")
         if isinstance(outputs, str):  # outputs="tree": one output, not the letters of one
             outputs = (outputs,)
@@ -199,7 +198,7 @@ class InstrumentationSession(ProfilerSession):
         for kind in self.outputs:
             if kind not in OUTPUT_SUFFIXES:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
-        self.quiet = quiet
+        self.quiet = options.quiet
         self.periodic_flushing = self.flush_policy.phases
         self._phase_began = time.monotonic()
         self.phase = 0  # advance_phase counts up; parts are named by it
@@ -812,18 +811,7 @@ def _torch():
 _session: InstrumentationSession | None = None  # the open instrumentation session (one at a time)
 
 
-def start_instrumentation(
-    name: str,
-    *,
-    mode=None,
-    max_launches_per_kernel: int | None = None,
-    max_buffer_bytes: int = 2 << 30,
-    outputs=None,
-    quiet: bool = False,
-    periodic_flushing: bool | str = False,
-    compress_pftrace: bool = False,
-    launch_metadata_names: bool = False,
-) -> InstrumentationSession:
+def start_instrumentation(options: SessionOptions) -> InstrumentationSession:
     """Starts intra-kernel profiling: kernels compiled from now on record their scopes."""
     global _session
     if _session is not None:
@@ -831,17 +819,7 @@ def start_instrumentation(
             f"instrumentation session {_session.name!r} is still open; finalize it first "
             "(one instrumentation session at a time)"
         )
-    session = InstrumentationSession(
-        name,
-        parse(mode),
-        max_launches_per_kernel,
-        max_buffer_bytes,
-        outputs,
-        quiet,
-        periodic_flushing,
-        compress_pftrace,
-        launch_metadata_names,
-    )
+    session = InstrumentationSession(options)
     session.start()
     _session = session
     return session

@@ -46,7 +46,7 @@ def distributed_rank() -> int | None:
         return None
     for variable, value in (("RANK", rank), ("WORLD_SIZE", world)):
         if not (value.isascii() and value.isdigit() and len(value) <= 9):
-            from .contract.errors import ProfilerError
+            from ..contract.errors import ProfilerError
 
             raise ProfilerError(
                 f"environment variable {variable}={value[:40]!r} is not a process count or rank (up to 9 "
@@ -59,7 +59,7 @@ def check_session_name(name: str) -> None:
     """A session name must give file names: not empty, not a directory
     ("/", ".", "out/"), no NUL. A name with ".." is allowed (its files go
     where the path leads, which start prints)."""
-    from .contract.errors import ProfilerError
+    from ..contract.errors import ProfilerError
 
     base = os.path.basename(name)
     if not base or base in (".", "..") or "\0" in name:
@@ -83,7 +83,7 @@ def check_session_name(name: str) -> None:
 def check_output_directory(name: str) -> None:
     """At start: the directory the outputs go to exists and is writable, so
     that a session's data is not lost at finalize."""
-    from .contract.errors import ProfilerError
+    from ..contract.errors import ProfilerError
 
     check_session_name(name)
     directory = os.path.dirname(output_path(name, "")) or "."

@@ -23,18 +23,16 @@ import functools
 import sys
 import itertools
 
-from .disable import profiling_disabled
-from .contract.errors import ProfilerError
-from .hooks import HookManager, InstrumentationHook, LaunchHook
-from .host import session as host_session
-from . import session_exit
-from .mode import Default, ModeError, PCSampling, PeriodicFlushing, parse_any
-from .paths import check_output_directory, distributed_rank, output_path
-from .session_interface import ProfilerSession
+from ..contract.errors import ProfilerError
+from ..host import session as host_session
+from ..host.launch_hook import LaunchHook
+from ..session.disable import profiling_disabled
+from ..session.hooks import HookManager, InstrumentationHook
+from ..session.interface import ProfilerSession
+from ..session.options import SessionOptions
+from ..session.paths import output_path
+from . import at_exit as session_exit
 
-#: The session name when start gets none, as in Triton's Proton.
-DEFAULT_PROFILE_NAME = "proton"
-BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 #: finalize's output_format: Triton's names for the outputs.
 OUTPUT_FORMATS = {"hatchet": "tree", "hatchet_msgpack": "tree_msgpack", "chrome_trace": "chrome_trace"}
 
@@ -104,7 +102,7 @@ def start(
     and frees its data; instrumentation sessions also take a duration
     ("30s") or a size of kept buffers ("256MB") to end phases by themselves.
     Open sessions are finalized when the program ends (exit, an uncaught
-    exception, Ctrl-C, SIGTERM: session_exit.py).
+    exception, Ctrl-C, SIGTERM: at_exit.py).
     compress_pftrace=True (instrumentation) deflates the .pftrace's packets:
     about a third of the bytes, slower to write (docs/options.md).
     Instrumentation keeps every launch within max_buffer_bytes of profile
@@ -113,68 +111,36 @@ def start(
     report counts every launch not kept, per kernel and reason."""
     if profiling_disabled() or _command_line_session is not None:
         return None
-    name = _checked_name(name, quiet)
-    if data not in (None, "tree", "trace"):
-        raise ProfilerError(f"unknown data {data!r}; valid: 'tree', 'trace'")
     if isinstance(hook, LaunchHook):
         hook = "triton"  # LaunchHook() (configured or not) is hook="triton"
-    if hook not in (None, "triton"):
-        raise ProfilerError(f"unknown hook {hook!r}; valid: None, 'triton', LaunchHook()")
-    parsed = parse_any(mode) if mode is not None else None  # "" is an unknown mode, as any other
-    if backend is None:
-        backend = "instrumentation" if isinstance(parsed, Default) else "host"
-    if backend not in BACKENDS:
-        raise ProfilerError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    arguments = dict(
-        backend=backend,
-        mode=Default() if parsed is None and backend == "instrumentation" else parsed,  # None: the default mode
-        data=data,
+    options = SessionOptions.from_start(
+        name,
         context=context,
+        data=data,
+        backend=backend,
+        mode=mode,
         hook=hook,
-        outputs=outputs,
         max_launches_per_kernel=max_launches_per_kernel,
         max_buffer_bytes=max_buffer_bytes,
+        outputs=outputs,
+        quiet=quiet,
         periodic_flushing=periodic_flushing,
         compress_pftrace=compress_pftrace,
     )
-    same = _open_with_outputs_of(name)
+    same = _open_with_outputs_of(options.name)
     if same is not None:
-        return _continue(same, arguments)
-    if backend == "instrumentation":
-        _check_instrumentation_arguments(context, parsed, outputs)
-        if outputs is None and data is not None:
-            outputs = ("tree",) if data == "tree" else ("chrome_trace", "pftrace")
-        session = _instrumentation().start_instrumentation(
-            name,
-            mode=parsed,
-            max_launches_per_kernel=max_launches_per_kernel,
-            max_buffer_bytes=max_buffer_bytes,
-            outputs=outputs,
-            quiet=quiet,
-            periodic_flushing=periodic_flushing,
-            compress_pftrace=compress_pftrace,
-            launch_metadata_names=hook == "triton",
-        )
+        return _continue(same, options)
+    if options.backend == "instrumentation":
+        options.check_instrumentation()
+        session = _instrumentation().start_instrumentation(options)
         hooks = [InstrumentationHook(stage_hook=session.hook)]
     else:
-        _check_host_arguments(parsed, outputs, max_launches_per_kernel, compress_pftrace, periodic_flushing)
-        # periodic_flushing=True is mode "periodic_flushing" (hatchet parts).
-        flushing = parsed.format if isinstance(parsed, PeriodicFlushing) else "hatchet" if periodic_flushing else None
-        session = host_session.HostSession(
-            name,
-            _host_backend() if backend == "host" else backend,
-            context,
-            data or "tree",
-            hook,
-            pc_sampling=parsed if isinstance(parsed, PCSampling) else None,
-            quiet=quiet,
-            periodic_flushing=flushing,
-        )
+        options.check_host()
+        session = host_session.HostSession(options)
         session.start()
         hooks = []
-    if hook == "triton":
+    if options.hook == "triton":
         hooks.append(LaunchHook())
-    session.start_arguments = arguments
     return _register(session, hooks)
 
 
@@ -184,7 +150,7 @@ def _open_with_outputs_of(name: str):
     return next((s for s in _open.values() if output_path(s.name, "") == base), None)
 
 
-def _continue(session, arguments: dict) -> SessionId:
+def _continue(session, options: SessionOptions) -> SessionId:
     """start() with the name of an open session continues it, as in Triton's
     Proton (a function under @proton.profile, called again): activated again,
     the same id, one set of files. Its other arguments must be the same."""
@@ -193,8 +159,7 @@ def _continue(session, arguments: dict) -> SessionId:
             f"session {session.name!r} (id {session.id}) could not write its outputs at finalize; call "
             "proton.finalize again before starting a session of that name"
         )
-    started = session.start_arguments
-    differ = [f"{key}={started[key]!r}, not {value!r}" for key, value in arguments.items() if started[key] != value]
+    differ = session.options.differences(options)
     if differ:
         raise ProfilerError(
             f"session {session.name!r} (id {session.id}) is open with the same output files and "
@@ -203,57 +168,6 @@ def _continue(session, arguments: dict) -> SessionId:
         )
     activate(session.id)
     return SessionId(session.id, session)
-
-
-def _checked_name(name: str | None, quiet: bool) -> str:
-    """The session's name (output path without extension), checked."""
-    name = DEFAULT_PROFILE_NAME if name is None else name
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a session name is a non-empty path without extension, got {name!r}")
-    check_output_directory(name)
-    if ".." in name.replace("\\", "/").split("/") and not quiet:
-        print(f"proton: session {name!r} writes its outputs as {output_path(name, '.*')}", file=sys.stderr)
-    return name
-
-
-def _check_instrumentation_arguments(context: str, mode, outputs) -> None:
-    """Refuses the host backends' options for backend="instrumentation", and
-    what finalize would trip on: a bad RANK (the files are named by rank), an
-    `outputs` that is no collection of names."""
-    distributed_rank()
-    if outputs is not None and not isinstance(outputs, (str, list, tuple, set, frozenset)):
-        raise ProfilerError(
-            f"outputs is a list of 'chrome_trace', 'pftrace', 'tree' (or one of them), got {type(outputs).__name__}"
-        )
-    if context != "shadow":
-        raise ProfilerError(
-            f"context={context!r} applies to host backends (cupti, rocprofiler, roctracer, host); "
-            "instrumented kernels are attributed to their scopes"
-        )
-    if isinstance(mode, PCSampling):
-        raise ModeError("pcsampling is a host profiler mode: use it with backend='cupti'")
-    if isinstance(mode, PeriodicFlushing):
-        raise ModeError(
-            "mode 'periodic_flushing' is for host backends; instrumentation sessions take periodic_flushing=True"
-        )
-
-
-def _check_host_arguments(mode, outputs, max_launches_per_kernel, compress_pftrace, periodic_flushing) -> None:
-    """Refuses the instrumentation backend's options for host backends."""
-    if outputs is not None or max_launches_per_kernel is not None:
-        raise ProfilerError("outputs and max_launches_per_kernel apply to backend='instrumentation'")
-    if compress_pftrace:
-        raise ProfilerError("compress_pftrace applies to backend='instrumentation' (.pftrace outputs)")
-    if mode is not None and not isinstance(mode, (PCSampling, PeriodicFlushing)):
-        raise ProfilerError(
-            f"mode {str(mode)!r} is an instrumentation mode; host backends take mode=None, "
-            "'pcsampling' or 'periodic_flushing'"
-        )
-    if not isinstance(periodic_flushing, bool):
-        raise ProfilerError(
-            f"periodic_flushing is True or False for host sessions, got {periodic_flushing!r} (a duration or "
-            "size of buffers applies to backend='instrumentation')"
-        )
 
 
 def _register(session: ProfilerSession, hooks: list) -> SessionId:
@@ -369,18 +283,6 @@ def _select(session) -> list:
     return [_open[key]]
 
 
-def _host_backend() -> str:
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is None:
-        try:
-            import torch
-        except ImportError:
-            return "cupti"
-    return "roctracer" if getattr(torch.version, "hip", None) else "cupti"
-
-
 class _Profiling:
     """`with proton.profile(name, ...):` starts a session and finalizes it at
     the end of the block (`.report`); used as a decorator, each call starts a
@@ -429,6 +331,6 @@ def profile(func=None, *, name: str | None = None, **kwargs):
 def _instrumentation():
     """The intra-kernel session module, imported on first use: it loads the
     compiler extension, which host-only profiling does not need."""
-    from .recording import instrumentation_session
+    from ..recording import instrumentation_session
 
     return instrumentation_session
