@@ -1,5 +1,5 @@
 """The TTGIR rewriter behind `insert_proton_records` (its front end is
-tools/insert_proton_records): inserts `proton.record start/end "name"` lines
+proton.commands.insert_proton_records): inserts `proton.record start/end "name"` lines
 into TTGIR text dumped by Triton, for use with `TRITON_KERNEL_OVERRIDE`.
 
 This is a line-oriented text tool: it does not parse MLIR. It tracks the
