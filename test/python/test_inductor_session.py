@@ -59,7 +59,7 @@ def test_inductor_compiles_in_process_while_a_session_is_active(tmp_path, monkey
 
 
 def test_inductor_copies_of_marker_kernels_import_proton_language():
-    from proton.recording import inductor
+    from proton.compiling import inductor
 
     assert inductor.marker_imports(vector_add) == "\nimport proton.language as pl\n"
     module = types.ModuleType("wrapper")
@@ -71,7 +71,7 @@ def test_inductor_copies_of_marker_kernels_import_proton_language():
 
 
 def test_the_collector_is_wrapped_when_inductor_imports_it(tmp_path, monkeypatch):
-    from proton.recording import inductor
+    from proton.compiling import inductor
 
     (tmp_path / "fake_inductor_wrapper.py").write_text(
         f"def {inductor.SOURCE_COLLECTOR}(kernel):\n    return 'SOURCE'\n"

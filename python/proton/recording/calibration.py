@@ -16,7 +16,7 @@ from . import decode
 from ..device import memory as device_memory
 from ..compiling import instrumentation_state, stage_hook
 from ..contract import kernel_metadata
-from .. import language as pl
+from ..compiling import markers as pl
 from ..writers.files import output
 from ..session.modes import Default
 

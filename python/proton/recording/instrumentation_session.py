@@ -40,7 +40,8 @@ import triton
 import triton.knobs
 from triton.runtime import _allocation
 
-from . import arena as arenas, calibration, clock_sync, cuda_graphs, decode, inductor
+from . import arena as arenas, calibration, clock_sync, cuda_graphs, decode
+from ..compiling import inductor
 from ..device import memory as device_memory
 from . import launches as retention
 from ..compiling import instrumentation_state, stage_hook

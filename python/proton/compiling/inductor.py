@@ -58,6 +58,8 @@ class InductorSettings:
 #: its own, with the imports it knows how to write (Triton's).
 WRAPPER_MODULE = "torch._inductor.codegen.wrapper"
 SOURCE_COLLECTOR = "user_defined_triton_kernel_transitive_closure_source_code"
+#: Where proton.language's markers are defined (the copy imports them from proton.language).
+MARKERS_MODULE = __name__.rpartition(".")[0] + ".markers"
 
 
 def teach_inductor_the_markers() -> None:
@@ -96,7 +98,7 @@ def marker_imports(kernel) -> str:
                 continue
             if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "proton":
                 line = f"import {value.__name__} as {name}"
-            elif getattr(value, "__module__", "") == "proton.language" and hasattr(value, "__name__"):
+            elif getattr(value, "__module__", "") == MARKERS_MODULE and hasattr(value, "__name__"):
                 line = f"from proton.language import {value.__name__} as {name}"
             else:
                 continue
