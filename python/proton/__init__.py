@@ -22,7 +22,8 @@ from .session.options import DEFAULT_PROFILE_NAME
 from . import context, data
 from . import state as _state_module  # noqa: F401 - loaded first: `proton.state` stays the function below
 from . import metric
-from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
+from .host.scope import cpu_timed_scope, enter_scope, exit_scope, scope
+from .host.state import enter_state, exit_state, state
 from .state import metadata_state
 from .compiling.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .compiling.instrumentation_state import DUMP_ENV as _DUMP_ENV

@@ -5,7 +5,7 @@ when `session` is not an open, active host session (upstream: profiling off)."""
 from __future__ import annotations
 
 from .host import runtime
-from .host.scope import disabled
+from .host.runtime import disabled
 
 
 def depth(session: int | None = 0) -> int | None:

@@ -11,6 +11,7 @@ import pytest
 import proton
 from proton.writers import hatchet_tree
 from proton.host import scope as hs
+from proton.host import state as hst
 from proton.context import depth
 
 from fake_cupti_support import fake_host_sessions, h  # noqa: F401 (fixture)
@@ -124,14 +125,14 @@ def test_cpu_timed_scope(fake, tmp_path):
 def test_states(fake, tmp_path):
     def body():
         with hs.scope("s"):
-            hs.enter_state("fwd")
+            hst.enter_state("fwd")
             fake.fake_launch(CBID_cuLaunchKernel, b"k1", 0, 1, 1)
-            with hs.state("inner"):  # replaces, does not nest
+            with hst.state("inner"):  # replaces, does not nest
                 fake.fake_launch(CBID_cuLaunchKernel, b"k2", 0, 1, 1)
             fake.fake_launch(CBID_cuLaunchKernel, b"k3", 0, 1, 1)
-            hs.exit_state()
+            hst.exit_state()
 
-            @hs.state("deco")
+            @hst.state("deco")
             def f():
                 fake.fake_launch(CBID_cuLaunchKernel, b"k4", 0, 1, 1)
 
@@ -148,10 +149,10 @@ def test_scope_metrics_under_a_state_go_to_the_state_node(fake, tmp_path):
     # As Triton's Proton: test0 > test1 > state, the metrics on the state.
     def body():
         hs.enter_scope("test0")
-        hs.enter_state("state")
+        hst.enter_state("state")
         hs.enter_scope("test1", metrics={"a": 1.0})
         hs.exit_scope()
-        hs.exit_state()
+        hst.exit_state()
         hs.exit_scope()
 
     test1 = _find(_run(fake, tmp_path, body)[0], "test0", "test1")

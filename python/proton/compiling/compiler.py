@@ -251,9 +251,17 @@ def _bridge_error(kernel: str, problems: list[str]) -> str:
     )
 
 
+def triton_version() -> tuple[int, int]:
+    """The installed Triton's (major, minor); (0, 0) for a version without them."""
+    import triton  # the hook needs Triton; this module does not
+
+    parts = re.findall(r"\d+", triton.__version__)[:2]
+    return (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
+
+
 def _triton_description() -> str:
     try:
-        from .stage_hook import triton, triton_version  # the hook needs Triton; this module does not
+        import triton
     except ImportError:
         return "Triton not installed"
     return f"Triton {triton.__version__}, LLVM {TRITON_LLVM.get(triton_version(), 'unknown')}"

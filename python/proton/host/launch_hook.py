@@ -68,7 +68,7 @@ def launch_extras(data: dict, raw_kernel: str | None, kernel: str | None) -> Non
     other than flops8..64 and bytes (numbers, lists, tensors), and those
     five when they are not plain numbers (device tensors); other values
     (strings, objects) are not metrics and are left out."""
-    from .scope import metadata_state
+    from .state import metadata_state
     from .runtime import _host, active_sessions
 
     for key in _KEPT_BY_RUNTIME:

@@ -183,7 +183,7 @@ class SessionMetrics:
         # span several streams), else the current one.
         import torch
 
-        from .scope import metadata_state
+        from .state import metadata_state
 
         with metadata_state(), _on_stream(torch, stream):
             self.device_slots.add(key, name, tensor)

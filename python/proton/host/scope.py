@@ -1,7 +1,7 @@
 """Host-side scopes and states, with the semantics of Triton's own Proton:
 `with proton.scope("name", metrics={...}):` (or `@proton.scope("name")`),
-`proton.enter_scope` / `proton.exit_scope`, `proton.cpu_timed_scope`, and
-`with proton.state("tag"):` / `proton.enter_state` / `proton.exit_state`.
+`proton.enter_scope` / `proton.exit_scope` and `proton.cpu_timed_scope`
+(states: state.py).
 
 Scopes nest on a per-thread stack kept in C++, where the launch callback
 reads it. User metrics are added to the scope's node in every host session
@@ -17,15 +17,11 @@ from __future__ import annotations
 import functools
 import time
 
-from ..session.disable import profiling_disabled
-from ..contract.errors import ProfilerError, unicode_problem
+from ..contract.errors import ProfilerError
 from . import activity_trace, runtime
+from .runtime import check_name as _check_name, disabled
 
 CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"
-
-
-def disabled() -> bool:
-    return profiling_disabled()
 
 
 def _host():
@@ -42,14 +38,6 @@ def _add_metrics(node: int, name: str, metrics: dict) -> None:
         session.check_metrics(name, metrics)
     for session in sessions:
         session.add_metrics(node, name, metrics)
-
-
-def _check_name(name, what: str) -> None:
-    """A scope or state name: non-empty text the runtime and the outputs can hold."""
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a {what} name must be a non-empty string, got {name!r}")
-    if unicode_problem(name):
-        raise ProfilerError(f"{what} name {unicode_problem(name)}")
 
 
 def _check_metrics_type(name, metrics) -> None:
@@ -155,87 +143,3 @@ class cpu_timed_scope(scope):
 
 def _base(key: str) -> str:
     return key.split("(")[0].strip()
-
-
-# -- states -----------------------------------------------------------------
-_state_stack: dict[int, list] = {}  # thread id -> previous states, for enter_state/exit_state
-
-
-def enter_state(name: str) -> None:
-    """Launches from now on (this thread) go below a node `name` under their
-    calling context, until exit_state(). An inner state replaces the outer
-    one (it does not nest)."""
-    _check_name(name, "state")
-    if disabled():
-        return
-    import threading
-
-    previous = _host().set_state(name)
-    _state_stack.setdefault(threading.get_ident(), []).append(previous)
-
-
-def exit_state() -> None:
-    """Ends the state entered last on this thread (restoring the one before)."""
-    if disabled():
-        return
-    import threading
-
-    stack = _state_stack.get(threading.get_ident())
-    _host().set_state(stack.pop() if stack else None)
-
-
-class state:
-    """`with proton.state("tag"):` or `@proton.state("tag")`: launches inside
-    go below a node `tag` under their calling context. An inner state
-    replaces the outer one (it does not nest); the outer one is restored on
-    exit."""
-
-    def __init__(self, name: str):
-        _check_name(name, "state")
-        self.name = name
-
-    def __enter__(self):
-        enter_state(self.name)
-        return self
-
-    def __exit__(self, *exc):
-        exit_state()
-        return False
-
-    def __call__(self, function):
-        @functools.wraps(function)
-        def wrapped(*args, **kwargs):
-            enter_state(self.name)
-            try:
-                return function(*args, **kwargs)
-            finally:
-                exit_state()
-
-        return wrapped
-
-
-# -- the launch hook's state (proton.state's names) ----------------------------
-# The launch hook (hook="triton") evaluates a kernel's launch_metadata in the
-# scope COMPUTE_METADATA_SCOPE_NAME; kernels that function launches go below
-# it (and, as Triton 3.8+ shows them, below the launching kernel's name).
-
-COMPUTE_METADATA_SCOPE_NAME = "__proton_launch_metadata"
-#: A state named PREFIX + kernel is shown as COMPUTE_METADATA_SCOPE_NAME,
-#: then the kernel's name, below the calling context.
-COMPUTE_METADATA_SCOPE_PREFIX = COMPUTE_METADATA_SCOPE_NAME + ":"
-
-
-def get_metadata_state_name(kernel_name: str | None = None) -> str:
-    """The state launches made while evaluating `kernel_name`'s launch
-    metadata go to (COMPUTE_METADATA_SCOPE_NAME without a kernel)."""
-    if not kernel_name:
-        return COMPUTE_METADATA_SCOPE_NAME
-    return COMPUTE_METADATA_SCOPE_PREFIX + kernel_name
-
-
-class metadata_state(state):
-    """`with proton.metadata_state(kernel):` launches inside go below the
-    launch-metadata frames (viewers leave them out)."""
-
-    def __init__(self, kernel_name: str | None = None):
-        super().__init__(get_metadata_state_name(kernel_name))

@@ -96,7 +96,7 @@ class SessionOptions:
         )
 
     def differences(self, other: SessionOptions) -> list[str]:
-        """"key=this, not other" for each compared option that differs."""
+        """Each compared option that differs, as "key=this, not other"."""
         return [
             f"{key}={getattr(self, key)!r}, not {getattr(other, key)!r}"
             for key in self.COMPARED
