@@ -13,6 +13,7 @@ import pytest
 from fake_cupti_support import fake_host_sessions  # noqa: F401 (fixture)
 
 from proton import viewer
+from proton.commands.viewer import triton_functions
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOST = str(FIXTURES / "host_run.hatchet")
@@ -628,7 +629,7 @@ def test_same_numbers_as_tritons_viewer(capsys, path, diff):
     if path == HOST:
         metrics = metrics[:-1]  # Triton's viewer reads only its own layout's device info
         with open(HOST) as f:  # and its own layout: give it the file as Proton's functions convert it
-            converted = viewer._to_triton_layout(json.load(f))
+            converted = triton_functions._to_triton_layout(json.load(f))
         import tempfile
 
         tmp = tempfile.NamedTemporaryFile("w", suffix=".hatchet", delete=False)
