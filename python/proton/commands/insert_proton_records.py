@@ -22,12 +22,11 @@ from ..compiling.ttgir_rewriter import (
     InputError,
     RewriteError,
     backup_path,
-    check_name,
-    parse_scope_spec,
     read_ttgir,
     rewrite_text,
     strip_records,
 )
+from ..compiling.ttgir_strategies import check_name, parse_scope_spec
 from ..compiling.ttgir_text import record_op
 
 EPILOG = r"""
