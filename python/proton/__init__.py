@@ -38,7 +38,7 @@ if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook
 def __getattr__(name):
     # The intra-kernel session (and the compiler extension it loads) only when used.
     if name == "SessionReport":
-        from .recording.instrumentation_session import SessionReport
+        from .recording.session_outputs import SessionReport
 
         return SessionReport
     raise AttributeError(f"module 'proton' has no attribute {name!r}")

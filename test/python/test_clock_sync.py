@@ -16,8 +16,9 @@ from triton.runtime import _allocation
 
 import proton
 from proton.contract import kernel_metadata
-from proton.recording import buffer as raw_buffer, clock_sync, instrumentation_session as runtime
+from proton.recording import buffer as raw_buffer, clock_sync
 from proton.recording.clock_sync import ClockOffset, ClockSample
+from proton.writers import perfetto_trace
 
 from test_decode import make
 from test_session import FakeTorch, Launch
@@ -146,7 +147,7 @@ def captured(monkeypatch):
         open(path, "wb").close()
         return 0
 
-    monkeypatch.setattr(runtime.perfetto_trace, "write", write)
+    monkeypatch.setattr(perfetto_trace, "write", write)
     return calls
 
 
@@ -259,7 +260,7 @@ def test_a_failed_measurement_is_a_warning_and_the_trace_is_still_written(tmp_pa
 
 
 @pytest.mark.skipif(
-    "host_clock" not in inspect.signature(runtime.perfetto_trace.write).parameters,
+    "host_clock" not in inspect.signature(perfetto_trace.write).parameters,
     reason="this Perfetto writer does not take host_clock",
 )
 def test_the_perfetto_writer_takes_the_host_clock(tmp_path, monkeypatch):

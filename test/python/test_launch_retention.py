@@ -15,7 +15,7 @@ from triton.runtime import _allocation
 import proton
 from proton.contract import kernel_metadata
 from proton.contract.kernel_metadata import BufferLayout
-from proton.recording import benchmark_loops, cuda_graphs, launches, instrumentation_session as runtime
+from proton.recording import benchmark_loops, cuda_graphs, launches, instrumentation_session as runtime, session_outputs
 
 from kernels import VECTOR_ADD_SIGNATURE, compile_kernel, vector_add
 import synthetic_buffers as synthetic
@@ -377,9 +377,9 @@ def test_traces_carry_the_host_scopes_of_each_launch(tmp_path, buffer):
 
 def test_the_report_says_which_buffer_and_why():
     layout = BufferLayout.from_dict(synthetic.layout(num_warps=1, segment_bytes=4096, buffer_type="global"))
-    assert runtime.buffer_description(layout, "auto") == (
+    assert session_outputs.buffer_description(layout, "auto") == (
         "global buffer, 4096 B (512 records) per warp: the kernel leaves no shared memory to spare"
     )
-    assert runtime.buffer_description(layout, "global") == "global buffer, 4096 B (512 records) per warp"
+    assert session_outputs.buffer_description(layout, "global") == "global buffer, 4096 B (512 records) per warp"
     registers = BufferLayout.from_dict(synthetic.layout(num_warps=1, segment_bytes=64, buffer_type="registers"))
-    assert runtime.buffer_description(registers, "auto").endswith("every record site is outside loops")
+    assert session_outputs.buffer_description(registers, "auto").endswith("every record site is outside loops")

@@ -15,7 +15,7 @@ from triton.runtime import _allocation
 import proton
 from proton.contract import kernel_metadata
 from proton.session import paths
-from proton.recording import instrumentation_session as runtime
+from proton.writers import hatchet_tree
 
 from test_decode import make
 from test_session import FakeTorch, Launch
@@ -190,7 +190,7 @@ def test_a_part_that_cannot_be_written_at_all_stays_kept(tmp_path, buffer, monke
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(runtime.hatchet_tree, "write", disk_full)  # the fallback fails too
+    monkeypatch.setattr(hatchet_tree, "write", disk_full)  # the fallback fails too
     with pytest.raises(proton.ProfilerError, match=r"could not write part 0 .*No space left.*its 2 launches stay kept"):
         proton.data.advance_phase(session)
     assert session.phase == 0 and session.kept_bytes == 2 * buffer.size and session.report.parts == []
