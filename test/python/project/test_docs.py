@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+import suite_paths
+
+ROOT = suite_paths.REPO
 README = ROOT / "README.md"
 
 README_MAX_LINES = 250
