@@ -78,17 +78,17 @@ class SessionId(int):
 def start(
     name: str | None = None,
     *,
-    context: str = "shadow",
+    context: str = SessionOptions.context,
     data: str | None = None,
     backend: str | None = None,
     mode=None,
     hook: str | None = None,
     max_launches_per_kernel: int | None = None,
-    max_buffer_bytes: int = 2 << 30,
+    max_buffer_bytes: int = SessionOptions.max_buffer_bytes,
     outputs=None,
-    quiet: bool = False,
-    periodic_flushing: bool | str = False,
-    compress_pftrace: bool = False,
+    quiet: bool = SessionOptions.quiet,
+    periodic_flushing: bool | str = SessionOptions.periodic_flushing,
+    compress_pftrace: bool = SessionOptions.compress_pftrace,
 ) -> SessionId | None:
     """Opens a profiling session, active; returns its id (None when
     profiling is disabled). `name` is the output files' path without

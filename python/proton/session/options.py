@@ -20,7 +20,8 @@ BACKENDS = ("instrumentation", "cupti", "rocprofiler", "roctracer", "host")
 
 @dataclass(frozen=True)
 class SessionOptions:
-    """proton.start's arguments (its docstring says what each does)."""
+    """proton.start's arguments (its docstring says what each does; its
+    defaults are these fields')."""
 
     name: str  # the outputs' path without extension
     backend: str  # one of BACKENDS; "host" is the GPU's own tracer, chosen by the host session
