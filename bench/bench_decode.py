@@ -29,10 +29,10 @@ import numpy as np  # noqa: E402
 
 from proton.recording import decode  # noqa: E402
 from proton.writers import chrome_trace, hatchet_tree, perfetto_trace  # noqa: E402
-from proton.kernel_metadata import KernelMetadata  # noqa: E402
+from proton.contract.kernel_metadata import KernelMetadata  # noqa: E402
 
-# The synthetic buffer builder is a test helper (test/python/synthetic_buffers.py).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python"))
+# The synthetic buffer builder is a test helper (test/python/helpers/synthetic_buffers.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "python", "helpers"))
 import synthetic_buffers  # noqa: E402
 
 SCOPES = [("kernel", -1), ("load", 0), ("compute", 0), ("store", 0)]

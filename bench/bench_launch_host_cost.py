@@ -1,7 +1,7 @@
 """The host work an instrumentation session adds to one launch, on the CPU:
 Triton's launcher calls the profile allocator, then the launch hook, for
 every launch of an instrumented kernel; this times those two calls through
-the fake GPU runtime of the CPU tests (test/python/fake_gpu_memory), at a
+the fake GPU runtime of the CPU tests (test/python/fakes/fake_gpu_memory), at a
 call depth like a library's, for each retention policy. The GPU measurement
 of the same (a loop of launches beside plain ones) is issue work for the GPU
 machine; this is the part of it that no GPU is needed for.
@@ -28,7 +28,7 @@ TESTS = Path(__file__).resolve().parents[1] / "test" / "python"
 def _fake_runtime(folder: str) -> str:
     library = os.path.join(folder, "libfake_gpu_memory.so")
     compiler = next(p for p in map(shutil.which, ("cc", "gcc", "clang")) if p)
-    source = TESTS / "fake_gpu_memory" / "fake_gpu_memory.c"
+    source = TESTS / "fakes" / "fake_gpu_memory" / "fake_gpu_memory.c"
     subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", library, str(source)], check=True)
     return library
 
@@ -39,7 +39,7 @@ def measure(launches: int, policy: dict, depth: int = 12) -> float:
     from triton.runtime import _allocation
 
     import proton
-    from proton import kernel_metadata
+    from proton.contract import kernel_metadata
 
     from test_decode import make
     from test_session import FakeTorch, Launch
@@ -74,8 +74,11 @@ def main(argv=None) -> int:
     parser.add_argument("--launches", type=int, default=20000)
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(TESTS))
-    from proton.recording import device_memory
+    sys.path.insert(0, str(TESTS))  # the suite's helpers and test modules, by name
+    import suite_paths
+
+    sys.path[:0] = suite_paths.IMPORT_PATH
+    from proton.device import memory as device_memory
 
     with tempfile.TemporaryDirectory() as folder:
         device_memory.use(device_memory.DeviceMemory(device_memory.CudaDriver(_fake_runtime(folder))))

@@ -14,9 +14,9 @@ case "${1:-tests}" in
   tests)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
     python3 -c 'import triton, torch; print("triton", triton.__version__, "torch", torch.__version__)' >> "$OUT/gpu.txt"
-    (cd test/python && timeout 300 python3 -m pytest -q -rs test_gpu_corpus.py) > "$OUT/pytest_gpu_corpus_triton36.log" 2>&1
+    (cd test/python && timeout 300 python3 -m pytest -q -rs gpu/test_gpu_corpus.py) > "$OUT/pytest_gpu_corpus_triton36.log" 2>&1
     echo "pytest exit $?" >> "$OUT/pytest_gpu_corpus_triton36.log"
-    (cd test/python && timeout 240 python3 -m pytest -q -rs -m gpu --deselect test_gpu_corpus.py .) > "$OUT/pytest_gpu.log" 2>&1
+    (cd test/python && timeout 240 python3 -m pytest -q -rs -m gpu --deselect gpu/test_gpu_corpus.py .) > "$OUT/pytest_gpu.log" 2>&1
     echo "pytest exit $?" >> "$OUT/pytest_gpu.log"
     tail -3 "$OUT"/pytest_gpu*.log ;;
   bench)

@@ -31,6 +31,6 @@ python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /
 export PYTHONPATH=/tmp/t39:/tmp/site PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1 \
   TRITON_PTXAS_BLACKWELL_PATH=/tmp/t39/triton/backends/nvidia/bin/ptxas
 python3 -c 'import triton, torch; print("triton", triton.__version__, triton.__file__, "torch", torch.__version__)' > "$OUT/gpu_triton39.txt" 2>&1
-(cd test/python && timeout 420 python3 -m pytest -q -rs test_gpu_corpus.py test_gpu_session.py) > "$OUT/pytest_gpu_triton39.log" 2>&1
+(cd test/python && timeout 420 python3 -m pytest -q -rs gpu/test_gpu_corpus.py gpu/test_gpu_session.py) > "$OUT/pytest_gpu_triton39.log" 2>&1
 echo "pytest exit $?" >> "$OUT/pytest_gpu_triton39.log"
 cat "$OUT/gpu_triton39.txt"; tail -5 "$OUT/pytest_gpu_triton39.log"

@@ -16,12 +16,14 @@ import os as _os
 
 from . import gpu, hooks, mode, specs
 from . import profile as _profile_module  # noqa: F401 - loaded first: `proton.profile` stays the function below
-from .api import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, sessions, start
-from .errors import PipeliningWarning, ProfilerError
+from .profiling.api import activate, deactivate, finalize, profile, sessions, start
+from .contract.errors import PipeliningWarning, ProfilerError
+from .session.options import DEFAULT_PROFILE_NAME
 from . import context, data
 from . import state as _state_module  # noqa: F401 - loaded first: `proton.state` stays the function below
 from . import metric
-from .host.scope import cpu_timed_scope, enter_scope, enter_state, exit_scope, exit_state, scope, state
+from .host.scope import cpu_timed_scope, enter_scope, exit_scope, scope
+from .host.state import enter_state, exit_state, state
 from .state import metadata_state
 from .compiling.compiler import InstrumentationError, InstrumentedKernel, PipelineOptions, instrument_llvm_ir
 from .compiling.instrumentation_state import DUMP_ENV as _DUMP_ENV
@@ -36,7 +38,7 @@ if _os.environ.get(_DUMP_ENV) == "1":  # proton-dump-ttgir's run: see stage_hook
 def __getattr__(name):
     # The intra-kernel session (and the compiler extension it loads) only when used.
     if name == "SessionReport":
-        from .recording.instrumentation_session import SessionReport
+        from .recording.session_outputs import SessionReport
 
         return SessionReport
     raise AttributeError(f"module 'proton' has no attribute {name!r}")

@@ -4,8 +4,8 @@ when `session` is not an open, active host session (upstream: profiling off)."""
 
 from __future__ import annotations
 
-from .host import session as session_mod
-from .host.scope import disabled
+from .host import runtime
+from .host.runtime import disabled
 
 
 def depth(session: int | None = 0) -> int | None:
@@ -13,8 +13,8 @@ def depth(session: int | None = 0) -> int | None:
         return None
     key = 0 if session is None else int(session)
     # proton.start numbers sessions (api.py sets `id`); the slot otherwise.
-    sessions = {getattr(s, "id", s.slot): s for s in session_mod.open_sessions()}
+    sessions = {getattr(s, "id", s.slot): s for s in runtime.open_sessions()}
     chosen = sessions.get(key)
     if chosen is None or not chosen.active:
         return None
-    return int(session_mod._host().scope_depth())
+    return int(runtime._host().scope_depth())

@@ -24,9 +24,9 @@ and get_msgpack apply to host sessions.
 
 from __future__ import annotations
 
-from . import api
-from .errors import ProfilerError
-from .msgpack_codec import packb
+from .profiling import api
+from .contract.errors import ProfilerError
+from .writers.msgpack_codec import packb
 
 
 def advance_phase(session: int | None = 0) -> int | None:

@@ -1,4 +1,5 @@
 import os
+import sys
 import tempfile
 
 # Keep Triton's cache per test session so that cached plain or instrumented
@@ -16,6 +17,11 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 import pytest
+
+import suite_paths
+
+# Helpers, fakes and test modules are imported by module name from every folder (suite_paths.py).
+sys.path[:0] = [folder for folder in suite_paths.IMPORT_PATH if folder not in sys.path]
 
 from fake_cupti_support import fake, fake_path  # noqa: F401 (shared fixtures)
 from fake_roctracer_support import fake_amdhip_path, roctracer_fake, roctracer_fake_path  # noqa: F401

@@ -80,7 +80,7 @@ def merge_traces() -> None:
 
 def view() -> None:
     """`proton-view`: print a profile tree in the terminal."""
-    from ..viewer import main
+    from .viewer.command import main
 
     _run("proton-view", main)
 

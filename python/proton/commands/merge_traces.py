@@ -32,9 +32,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import files
-from ..errors import ProfilerError, unicode_problem
-from ..progress import Progress
+from ..writers import files
+from ..contract.errors import ProfilerError, unicode_problem
+from ..writers.progress import Progress
 from ..writers import perfetto_deflate
 from ..writers.perfetto_packets import trace_packet
 
@@ -188,7 +188,7 @@ def merge(
     sequences: dict[tuple[int, int], int] = {}
     # Inputs in time order: clock snapshots of the trace's clock must not go back.
     order = sorted(range(len(traces)), key=lambda r: shifts[r])
-    # Complete or not at all (proton.files): a failure leaves no partial output behind.
+    # Complete or not at all (proton.writers.files): a failure leaves no partial output behind.
     progress = Progress("proton-merge-traces: merging", len(order), "inputs")
     with files.output(output, stdout=True) as target:
         with open(target, "wb") as file, perfetto_deflate.sink(file, compress) as out:

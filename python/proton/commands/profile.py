@@ -164,24 +164,26 @@ def run_target(kind: str, target: str, args: list[str]) -> int:
 
 
 def profile(args, kind: str, target: str, target_args: list[str]) -> int:
-    import proton
+    from ..contract.errors import ProfilerError
+    from ..profiling import api
+    from ..session.modes import ModeError
 
     kwargs = {key: getattr(args, key) for key in START_OPTIONS if getattr(args, key) is not None}
     try:
-        session = proton.start(args.name or default_name(kind, target), **kwargs)
-    except (proton.ProfilerError, proton.ModeError) as e:
+        session = api.start(args.name or default_name(kind, target), **kwargs)
+    except (ProfilerError, ModeError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     code = 1
     # As in Triton's Proton, the script's own start/finalize calls are ignored.
-    proton.api.run_from_command_line(session)
+    api.run_from_command_line(session)
     try:
         code = run_target(kind, target, target_args)
     finally:
-        proton.api.run_from_command_line(None)
+        api.run_from_command_line(None)
         try:
-            proton.finalize()
-        except proton.ProfilerError as e:
+            api.finalize()
+        except ProfilerError as e:
             print(f"{PROG}: {e}", file=sys.stderr)
             code = code or 2
     return code

@@ -25,7 +25,7 @@ def option_choices() -> dict[str, tuple[str, ...]]:
     """Valid values of the enumerated pipeline options, from the compiler's
     own enums, for early, clear errors ("auto" buffer type included: the
     compiler resolves it per kernel)."""
-    from .. import compiler_exports
+    from ..contract import compiler_exports
 
     buffer_types = sorted(compiler_exports.BufferType, key=lambda kind: kind.name != "auto")  # the default first
     return {
@@ -177,7 +177,7 @@ def instrument_llvm_ir(llvm_ir: str, options: PipelineOptions | None = None) -> 
     instrumentation does not change comes back as Triton wrote it, or the
     kernel is refused (see proton.compiling.bridge). Raises InstrumentationError with
     the compiler's diagnostics; never aborts the process on bad input."""
-    from ..compiler_exports import MARKER_PREFIX
+    from ..contract.compiler_exports import MARKER_PREFIX
 
     options = options or PipelineOptions()
     if MARKER_PREFIX not in llvm_ir and not (options.mma_scopes and MMA_INSTRUCTION.search(llvm_ir)):
@@ -251,9 +251,17 @@ def _bridge_error(kernel: str, problems: list[str]) -> str:
     )
 
 
+def triton_version() -> tuple[int, int]:
+    """The installed Triton's (major, minor); (0, 0) for a version without them."""
+    import triton  # the hook needs Triton; this module does not
+
+    parts = re.findall(r"\d+", triton.__version__)[:2]
+    return (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
+
+
 def _triton_description() -> str:
     try:
-        from .stage_hook import triton, triton_version  # the hook needs Triton; this module does not
+        import triton
     except ImportError:
         return "Triton not installed"
     return f"Triton {triton.__version__}, LLVM {TRITON_LLVM.get(triton_version(), 'unknown')}"

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import triton
 
-from ..errors import ProfilerError
-from ..language import _scope_name
+from ..contract.errors import ProfilerError
+from ..contract.scope_names import check_scope_name
 from .ttgir_text import record_line
 
 OVERRIDE_SUFFIXES = (".ttgir", ".ttir")
@@ -94,7 +94,7 @@ class OverrideError(ProfilerError):
 def translate(text: str, path: str) -> tuple[str, int]:
     """`text` with every `proton.record` line replaced by marker ops; the
     number of records. Line numbers are kept."""
-    from ..compiler_exports import RECORD_OP, marker_text
+    from ..contract.compiler_exports import RECORD_OP, marker_text
 
     lines = text.split("\n")
     count = 0
@@ -107,7 +107,7 @@ def translate(text: str, path: str) -> tuple[str, int]:
                 f"{path}:{number}: malformed record (expected `proton.record start|end \"name\"`): {line.strip()}"
             )
         try:
-            name = _scope_name(match["name"])
+            name = check_scope_name(match["name"])
         except (TypeError, ValueError) as e:
             raise OverrideError(f"{path}:{number}: {e}") from None
         column = len(match["indent"]) + 1

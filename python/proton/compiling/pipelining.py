@@ -239,7 +239,7 @@ def unpipeline_marker_loops(ir: str, num_stages: int, holding: re.Pattern | None
     software pipeliner leaves those loops as they are and pipelines the
     others; and `'name' (file:line)` of the scopes in loops, if any loop
     changed."""
-    from ..compiler_exports import MARKER_PREFIX
+    from ..contract.compiler_exports import MARKER_PREFIX
 
     lines = ir.splitlines(keepends=True)
     # One entry per open region: the loop body's [holds a marker, holds `holding`], or None.

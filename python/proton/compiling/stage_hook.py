@@ -19,10 +19,10 @@ import triton
 import triton.knobs
 
 from . import instrumentation_state
-from ..errors import PipeliningWarning, ProfilerError
-from ..kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
+from ..contract.errors import PipeliningWarning, ProfilerError
+from ..contract.kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
 from .override import OverrideTranslation, compiling_kernel, variant_file_name
-from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch
+from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch, triton_version
 from .pipelining import markers_in_loops, pipelining_moved_markers, pipelining_warnings, unpipeline_marker_loops
 from .warp_specialize import partition_layout
 
@@ -38,11 +38,6 @@ MODE_PREFIX = "proton-ext:"
 #: The Triton releases this plugin supports: the stage inspection hook
 #: appeared in 3.6; each release's hook contract and LLVM are tested.
 SUPPORTED_TRITON = ((3, 6), (3, 9))
-
-
-def triton_version() -> tuple[int, int]:
-    parts = re.findall(r"\d+", triton.__version__)[:2]
-    return (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
 
 
 def check_triton_version() -> None:

@@ -15,7 +15,7 @@ def record_line() -> re.Pattern:
     """The pattern of a `proton.record start|end "name"` line, optionally
     followed by its `loc(...)` (the op's name is the compiler's: it loads
     the extension on first use)."""
-    from ..compiler_exports import RECORD_OP
+    from ..contract.compiler_exports import RECORD_OP
 
     return re.compile(
         rf'^(?P<indent>\s*){re.escape(RECORD_OP)}\s+(?P<kind>start|end)\s+'
@@ -27,7 +27,7 @@ def record_line() -> re.Pattern:
 def record_op() -> str:
     """The op name that every `proton.record` line holds: a line without it
     needs no regex to tell that it is not a record."""
-    from ..compiler_exports import RECORD_OP
+    from ..contract.compiler_exports import RECORD_OP
 
     return RECORD_OP
 
@@ -35,7 +35,7 @@ def record_op() -> str:
 @functools.cache
 def marker_pattern() -> re.Pattern:
     """A marker's assembly text in TTGIR: kind and scope name."""
-    from ..compiler_exports import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
+    from ..contract.compiler_exports import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
 
     return re.compile(rf'"{re.escape(MARKER_PREFIX)}(start|end) (.*?)(?:{re.escape(MARKER_LOCATION_SUFFIX)}[^"]*)?"')
 

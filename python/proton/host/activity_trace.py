@@ -117,7 +117,7 @@ class ScopeRecord:
 
 
 def scope_entered(node: int, metrics: dict | None) -> None:
-    from .session import active_sessions
+    from .runtime import active_sessions
 
     record = ScopeRecord(node, threading.get_native_id(), clock(), metrics)
     for session in active_sessions():
@@ -144,7 +144,7 @@ def scope_exited(node: int, metrics: dict | None) -> None:
 
 
 def _merged(old: dict, new: dict) -> dict:
-    from .session import split_metric
+    from .metrics import split_metric
 
     merged = dict(old)
     for key, value in new.items():
@@ -351,7 +351,7 @@ def _trace_39(rows: np.ndarray, nodes: np.ndarray, names: list[str], scopes: lis
         events.append(_scope_event(node, CPU, tid, span, names, nodes, paths, "scope"))
     for (node, device, tid, _), span in graph_spans.items():
         events.append(_scope_event(node, f"GPU {device}", tid, span, names, nodes, paths, "scope"))
-    from .session import split_metric
+    from .metrics import split_metric
 
     for record, tid, span in metric_events:
         metrics = {split_metric(key)[0]: _metric_text(value) for key, value in record.metrics.items()}

@@ -14,15 +14,10 @@ reading them copies the sums out and sets them back to zero."""
 
 from __future__ import annotations
 
-from ..errors import ProfilerError
-from ..metric import _FLOPS_NAMES
+from ..contract.errors import ProfilerError
+from .metrics import _FLOPS_NAMES
 
 CHUNK_SLOTS = 4096  # per dtype (float64, int64): 32 KiB each
-
-
-def is_device_tensor(value) -> bool:
-    device = getattr(value, "device", None)
-    return hasattr(value, "data_ptr") and getattr(device, "type", "cpu") != "cpu"
 
 
 def _integral(name: str, tensor) -> bool:
@@ -73,7 +68,7 @@ class DeviceSlots:
     def _allocate(self, integral: bool, count: int, device) -> tuple:
         import torch
 
-        from ..recording import device_memory
+        from ..device import memory as device_memory
 
         if count > CHUNK_SLOTS:
             raise ProfilerError(f"a device metric of {count} values: at most {CHUNK_SLOTS} per metric")
@@ -93,7 +88,7 @@ class DeviceSlots:
         the caller has synchronized the device."""
         if not self._where:
             return {}
-        from ..recording import device_memory
+        from ..device import memory as device_memory
 
         memory = device_memory.memory()
         host = {}
@@ -109,7 +104,7 @@ class DeviceSlots:
 
     def release(self) -> None:
         """Gives the slots' memory back (at finalize, the device synchronized)."""
-        from ..recording import device_memory
+        from ..device import memory as device_memory
 
         for chunks in self._chunks.values():
             for allocation, _tensor, _used in chunks:

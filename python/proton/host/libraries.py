@@ -8,7 +8,7 @@ import glob
 import importlib.util
 import os
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 
 
 def _package_dir(name: str) -> str | None:
@@ -79,7 +79,7 @@ def rocm_lib_dirs() -> list[str]:
 
 def _configure_therock() -> None:
     # ROCm from Python wheels sets the variables below unless the user has.
-    from .._rocm import configure_runtime
+    from .rocm_wheels import configure_runtime
 
     configure_runtime()
 

@@ -1,7 +1,7 @@
 """Host-side scopes and states, with the semantics of Triton's own Proton:
 `with proton.scope("name", metrics={...}):` (or `@proton.scope("name")`),
-`proton.enter_scope` / `proton.exit_scope`, `proton.cpu_timed_scope`, and
-`with proton.state("tag"):` / `proton.enter_state` / `proton.exit_state`.
+`proton.enter_scope` / `proton.exit_scope` and `proton.cpu_timed_scope`
+(states: state.py).
 
 Scopes nest on a per-thread stack kept in C++, where the launch callback
 reads it. User metrics are added to the scope's node in every host session
@@ -17,19 +17,15 @@ from __future__ import annotations
 import functools
 import time
 
-from ..disable import profiling_disabled
-from ..errors import ProfilerError, unicode_problem
-from . import activity_trace, session as session_mod
+from ..contract.errors import ProfilerError
+from . import activity_trace, runtime
+from .runtime import check_name as _check_name, disabled
 
 CPU_TIME = "cpu_time"  # reserved: cpu_timed_scope's metric "cpu_time (ns)"
 
 
-def disabled() -> bool:
-    return profiling_disabled()
-
-
 def _host():
-    return session_mod._host()
+    return runtime._host()
 
 
 def _add_metrics(node: int, name: str, metrics: dict) -> None:
@@ -37,19 +33,11 @@ def _add_metrics(node: int, name: str, metrics: dict) -> None:
     or under a state (proton.state) to that state's node below it, as
     Triton's Proton does."""
     node = _host().state_node(node)
-    sessions = session_mod.active_sessions()
+    sessions = runtime.active_sessions()
     for session in sessions:  # all checked before any is added
         session.check_metrics(name, metrics)
     for session in sessions:
         session.add_metrics(node, name, metrics)
-
-
-def _check_name(name, what: str) -> None:
-    """A scope or state name: non-empty text the runtime and the outputs can hold."""
-    if not isinstance(name, str) or not name:
-        raise ProfilerError(f"a {what} name must be a non-empty string, got {name!r}")
-    if unicode_problem(name):
-        raise ProfilerError(f"{what} name {unicode_problem(name)}")
 
 
 def _check_metrics_type(name, metrics) -> None:
@@ -155,60 +143,3 @@ class cpu_timed_scope(scope):
 
 def _base(key: str) -> str:
     return key.split("(")[0].strip()
-
-
-# -- states -----------------------------------------------------------------
-_state_stack: dict[int, list] = {}  # thread id -> previous states, for enter_state/exit_state
-
-
-def enter_state(name: str) -> None:
-    """Launches from now on (this thread) go below a node `name` under their
-    calling context, until exit_state(). An inner state replaces the outer
-    one (it does not nest)."""
-    _check_name(name, "state")
-    if disabled():
-        return
-    import threading
-
-    previous = _host().set_state(name)
-    _state_stack.setdefault(threading.get_ident(), []).append(previous)
-
-
-def exit_state() -> None:
-    """Ends the state entered last on this thread (restoring the one before)."""
-    if disabled():
-        return
-    import threading
-
-    stack = _state_stack.get(threading.get_ident())
-    _host().set_state(stack.pop() if stack else None)
-
-
-class state:
-    """`with proton.state("tag"):` or `@proton.state("tag")`: launches inside
-    go below a node `tag` under their calling context. An inner state
-    replaces the outer one (it does not nest); the outer one is restored on
-    exit."""
-
-    def __init__(self, name: str):
-        _check_name(name, "state")
-        self.name = name
-
-    def __enter__(self):
-        enter_state(self.name)
-        return self
-
-    def __exit__(self, *exc):
-        exit_state()
-        return False
-
-    def __call__(self, function):
-        @functools.wraps(function)
-        def wrapped(*args, **kwargs):
-            enter_state(self.name)
-            try:
-                return function(*args, **kwargs)
-            finally:
-                exit_state()
-
-        return wrapped

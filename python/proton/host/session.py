@@ -16,15 +16,18 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 
-from ..errors import ProfilerError, unicode_problem
-from ..msgpack_codec import packb
-from ..files import write_or_fall_back
-from ..paths import output_path
-from ..session_interface import ProfilerSession, Report
-from ..metric import transform_tensor_metrics, unwritable
+from ..contract.errors import ProfilerError
+from ..writers.msgpack_codec import packb
+from ..writers.files import write_or_fall_back
+from ..session.paths import output_path
+from ..session.interface import ProfilerSession, Report
+from ..session.modes import PCSampling, PeriodicFlushing
+from ..session.options import SessionOptions
 from . import activity_trace, activity_tree, libraries, records, tracers
 from ..writers.hatchet_tree import write_tree
-from .device_metrics import DeviceSlots, is_device_tensor
+from .device_metrics import DeviceSlots
+from .metrics import SessionMetrics, _sum
+from .runtime import _host, _sessions, active_sessions, open_sessions  # noqa: F401 - the host sessions' names
 
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")
@@ -36,14 +39,16 @@ TRACE_CAP = 10_000_000  # timeline rows kept per session
 TREE_FORMATS = ("hatchet", "hatchet_msgpack")
 
 
-def _host():
-    try:
-        from .. import _host
-    except ImportError as error:
-        raise ProfilerError(
-            f"the host profiler's runtime (proton._host) is not built into this install: {error}"
-        ) from None
-    return _host
+def default_backend() -> str:
+    """The host backend of this machine's GPUs (backend="host"): ROCTracer
+    with a ROCm build of PyTorch, CUPTI otherwise."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            import torch
+        except ImportError:
+            return "cupti"
+    return "roctracer" if getattr(torch.version, "hip", None) else "cupti"
 
 
 @dataclass
@@ -81,18 +86,19 @@ class _Phase:
         self.kernel_metrics: dict[tuple, dict] = {}
 
 
-class HostSession(ProfilerSession):
-    def __init__(
-        self,
-        name: str,
-        backend: str,
-        context: str = "shadow",
-        data: str = "tree",
-        hook=None,
-        pc_sampling=None,
-        quiet: bool = False,
-        periodic_flushing: str | None = None,
-    ):
+class HostSession(SessionMetrics, ProfilerSession):
+    def __init__(self, options: SessionOptions):
+        """A host session of `options` (start has checked them for a host
+        backend: SessionOptions.check_host)."""
+        self.options = options
+        name, context, data, hook = options.name, options.context, options.data or "tree", options.hook
+        backend = default_backend() if options.backend == "host" else options.backend
+        mode = options.mode
+        pc_sampling = mode if isinstance(mode, PCSampling) else None
+        # periodic_flushing=True is mode "periodic_flushing" (hatchet parts).
+        periodic_flushing = (
+            mode.format if isinstance(mode, PeriodicFlushing) else "hatchet" if options.periodic_flushing else None
+        )
         if backend not in HOST_BACKENDS:
             raise ProfilerError(f"unknown host backend {backend!r}; valid: {', '.join(HOST_BACKENDS)}")
         if context not in CONTEXTS:
@@ -108,7 +114,7 @@ class HostSession(ProfilerSession):
         self.name, self.backend, self.context, self.data, self.hook = name, backend, context, data, hook
         self.tracer = tracers.tracer_for(backend)
         self.pc_sampling = pc_sampling
-        self.quiet = quiet
+        self.quiet = options.quiet
         self.slot = -1
         self.active = False
         # Phases (proton.data): records are moved from the runtime's store into
@@ -330,14 +336,17 @@ class HostSession(ProfilerSession):
             if number == phase or up_to and number <= phase:
                 del self.phases[number]
 
+    def current_phase(self) -> _Phase:
+        return self.phases.setdefault(self.phase, _Phase())
+
     @property
     def user_metrics(self) -> dict:
         """The current phase's scope metrics: node -> metric -> sum."""
-        return self.phases.setdefault(self.phase, _Phase()).user_metrics
+        return self.current_phase().user_metrics
 
     def scope_records(self) -> list:
         """The current phase's host scope records (data="trace")."""
-        return self.phases.setdefault(self.phase, _Phase()).scopes
+        return self.current_phase().scopes
 
     def _collect(self) -> None:
         host = _host()
@@ -431,172 +440,6 @@ class HostSession(ProfilerSession):
             )
         return files
 
-    # -- user metrics (proton.scope(..., metrics=...)) -----------------------
-    # As Triton's Proton: "name" and "name(exc)" are int or float, summed on
-    # the scope's node; "name(pty)" is a property (int, float or str), the
-    # last value kept. The suffix is not part of the name in the tree. A
-    # metric keeps its type (and kind) for the whole session.
-    def check_metrics(self, scope_name: str, metrics: dict, node: int | None = None) -> None:
-        """A metric name keeps its kind (summed, "(exc)", "(pty)") in the
-        session. Numbers are summed per node and keep their type (int or
-        float), lists of numbers element-wise, device tensors on the device
-        (read when the session collects); a property keeps its last value,
-        of any type, per scope; strings are allowed for properties and
-        "(exc)" metrics, where the last value is kept (as in Triton's Proton).
-        Every value, and its sum on `node`, must be one the output formats
-        can write (metric.unwritable)."""
-        if not isinstance(metrics, dict):
-            raise ProfilerError(f"metrics of scope {scope_name!r} must be a dict, got {type(metrics).__name__}")
-        sums = self.user_metrics.get(node, {}) if node is not None else {}
-        for key, value in metrics.items():
-            name, kind = split_metric(key)
-            if unicode_problem(key):
-                raise ProfilerError(f"a metric of scope {scope_name!r} has a name that {unicode_problem(key)}")
-            if is_device_tensor(value):
-                if kind != "inc":
-                    raise ProfilerError(
-                        f"metric {key!r} of scope {scope_name!r}: a device tensor is summed, not {kind}"
-                    )
-                continue
-            value = _host_value(value)
-            allowed = (int, float) if kind == "inc" else (int, float, str)
-            items = value if isinstance(value, list) else [value]
-            if not items or any(isinstance(v, bool) or not isinstance(v, allowed) for v in items):
-                raise ProfilerError(
-                    f"metric {key!r} of scope {scope_name!r} is {type(value).__name__}; metrics "
-                    "must be int or float, lists of them, or tensors"
-                    + (" (str only for '(pty)' and '(exc)')" if isinstance(value, str) else "")
-                )
-            vtype = _value_type(value) if _summed(kind, value) else None
-            previous = self.metric_types.get(name, (vtype, kind))
-            if previous[1] != kind or None not in (vtype, previous[0]) and previous[0] != vtype:
-                raise ProfilerError(
-                    f"metric {name!r} of scope {scope_name!r} changed type from "
-                    f"{_describe(*previous)} to {_describe(vtype, kind)} in session {self.name!r}"
-                )
-            try:
-                total = _sum(sums.get(name), value) if vtype is not None and name in sums else value
-            except ProfilerError as error:
-                raise ProfilerError(f"metric {key!r} of scope {scope_name!r}: {error}") from None
-            problem = unwritable(total)
-            if problem:
-                what = "its sum on this scope" if total is not value else "its value"
-                raise ProfilerError(f"metric {key!r} of scope {scope_name!r}: {what} cannot be written: {problem}")
-
-    def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
-        self.check_metrics(scope_name, metrics, node)  # all checked before any is added
-        sums = self.user_metrics.setdefault(node, {})
-        for key, value in metrics.items():
-            name, kind = split_metric(key)
-            if is_device_tensor(value):
-                self._add_on_device(("scope", node, name), name, value)
-                continue
-            value = _host_value(value)
-            if _summed(kind, value):
-                self.metric_types[name] = (_value_type(value), kind)
-                sums[name] = _sum(sums.get(name), value)
-            else:
-                self.metric_types.setdefault(name, (None, kind))
-                sums[name] = value
-
-    def add_kernel_metrics(self, node: int, kernel: str, metrics: dict, stream=None) -> None:
-        """launch_metadata's metrics for the launch about to be made at
-        `node` (its kernel leaf: `kernel`), typed as metric.py says."""
-        scalars = {}
-        for name, value in metrics.items():
-            if is_device_tensor(value):
-                self._add_on_device(("kernel", (node, kernel), name), name, value, stream)
-            else:
-                scalars[name] = value
-        scalars, _ = transform_tensor_metrics(scalars)
-        sums = self.phases.setdefault(self.phase, _Phase()).kernel_metrics.setdefault((node, kernel), {})
-        totals = {}
-        for name, value in scalars.items():  # all checked before any is added
-            if unicode_problem(name):
-                raise ProfilerError(
-                    f"launch_metadata of kernel {kernel} gave a metric name that {unicode_problem(name)}"
-                )
-            items = value if isinstance(value, list) else [value]
-            if not items or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in items):
-                raise ProfilerError(
-                    f"launch_metadata of kernel {kernel} gave metric {name!r} as {type(value).__name__}; "
-                    "metrics are real numbers, lists of them, or tensors"
-                )
-            totals[name] = _sum(sums.get(name), value)
-            problem = unwritable(totals[name])
-            if problem:
-                raise ProfilerError(f"launch_metadata of kernel {kernel}: metric {name!r} cannot be written: {problem}")
-        sums.update(totals)
-
-    def _add_on_device(self, key, name: str, tensor, stream=None) -> None:
-        # The add is a kernel of the profiler's own: below the metadata scope,
-        # not among the user's kernels; on the launch's stream (a capture may
-        # span several streams), else the current one.
-        import torch
-
-        from ..state import metadata_state
-
-        with metadata_state(), _on_stream(torch, stream):
-            self.device_slots.add(key, name, tensor)
-
-
-def _host_value(value):
-    """A CPU tensor as its number or list; anything else as it is."""
-    if hasattr(value, "data_ptr") and hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, tuple):
-        value = list(value)
-    return value
-
-
-def _value_type(value) -> type:
-    """int or float (list: of its items; a float anywhere makes it float)."""
-    items = value if isinstance(value, list) else [value]
-    return float if any(isinstance(v, float) for v in items) else int
-
-
-def _sum(total, value):
-    """total + value, element-wise for lists (of equal lengths)."""
-    if total is None:
-        return list(value) if isinstance(value, list) else value
-    if isinstance(value, list) or isinstance(total, list):
-        if not (isinstance(value, list) and isinstance(total, list)) or len(value) != len(total):
-            raise ProfilerError(
-                f"a vector metric of {len(total) if isinstance(total, list) else 1} values got {value!r}"
-            )
-        return [a + b for a, b in zip(total, value)]
-    return total + value
-
-
-def _on_stream(torch, stream):
-    """torch's stream context for a raw CUDA stream handle (a launch's), or
-    a context that changes nothing."""
-    import contextlib
-
-    if isinstance(stream, int) and stream:
-        return torch.cuda.stream(torch.cuda.ExternalStream(stream))
-    return contextlib.nullcontext()
-
-
-def _summed(kind: str, value) -> bool:
-    """Whether a metric value adds up on its node (else the last one is kept)."""
-    return kind != "pty" and not isinstance(value, str)
-
-
-def split_metric(key: str) -> tuple[str, str]:
-    """("cpu_time (ns)", "exc") for "cpu_time (ns)(exc)"; kind "inc" without a suffix."""
-    if not isinstance(key, str) or not key:
-        raise ProfilerError(f"a metric name must be a non-empty string, got {key!r}")
-    stripped = key.rstrip()
-    for kind in ("exc", "pty"):
-        if stripped.endswith(f"({kind})"):
-            return stripped[: -len(kind) - 2].strip(), kind
-    return key, "inc"
-
-
-def _describe(vtype: type | None, kind: str) -> str:
-    return (vtype.__name__ if vtype else "a kept value") + (f" ({kind})" if kind != "inc" else "")
-
 
 def _joined(arrays: list, dtype):
     """One array of a phase's row arrays (empty of `dtype` when none)."""
@@ -613,17 +456,6 @@ def _write_tree(path: str, tree: list, fmt: str) -> str:
             out.write(packb(tree))
         return os.path.abspath(path)
     return write_tree(path, tree)
-
-
-_sessions: dict[int, HostSession] = {}  # slot -> open session
-
-
-def open_sessions() -> list[HostSession]:
-    return list(_sessions.values())
-
-
-def active_sessions() -> list[HostSession]:
-    return [s for s in _sessions.values() if s.active]
 
 
 def _check_pc_sampling(host, session: HostSession) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import abc
 import os
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 from . import libraries
 
 
@@ -78,7 +78,7 @@ class Cupti(Tracer):
             host.set_pc_sampling(False, 0)
 
     def device_info(self, aggregates) -> dict:
-        from .device_info import describe
+        from ..device.info import describe
 
         devices = sorted({int(d) for d in aggregates["device"]}) if aggregates.size else []
         return describe(devices)

@@ -17,7 +17,7 @@ a launch costs no allocation, no host-device copy and no synchronization.
 
 from __future__ import annotations
 
-from .device_memory import FILL_WORD, Allocation, DeviceMemory, Slice
+from ..device.memory import FILL_WORD, Allocation, DeviceMemory, Slice
 
 #: Slices start on 256-byte boundaries (Triton asks for at most 128).
 ALIGN = 256

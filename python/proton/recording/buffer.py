@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernel_metadata import BufferLayout
-from ..compiler_exports import LAYOUT, BufferType, Granularity
+from ..contract.kernel_metadata import BufferLayout
+from ..contract.compiler_exports import LAYOUT, BufferType, Granularity
 
 MAGIC = LAYOUT.MAGIC  # header word 0, bits 16-31 (bytes "PR")
 VERSION = LAYOUT.VERSION

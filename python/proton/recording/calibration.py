@@ -12,11 +12,13 @@ import triton
 import triton.language as tl
 from triton.runtime import _allocation
 
-from . import decode, device_memory
+from . import decode
+from ..device import memory as device_memory
 from ..compiling import instrumentation_state, stage_hook
-from .. import kernel_metadata, language as pl
-from ..files import output
-from ..mode import Default
+from ..contract import kernel_metadata
+from ..compiling import markers as pl
+from ..writers.files import output
+from ..session.modes import Default
 
 EMPTY_SCOPES = 32
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
-from . import device_memory
+from ..device import memory as device_memory
 from ..compiling import instrumentation_state
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 
 #: Samples per measurement: each costs one launch and one synchronize
 #: (about 10-20 us); 16 give a narrow window with high probability.

@@ -21,12 +21,11 @@ a full ring overwrote is dropped and counted as unpaired.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from ..kernel_metadata import KernelMetadata
-from ..compiler_exports import ID_KIND_TRAITS
+from ..contract.events import AsyncEvents
+from ..contract.kernel_metadata import KernelMetadata
+from ..contract.compiler_exports import ID_KIND_TRAITS
 
 #: Codes of the scope table's `kind` field, as the compiler numbers them.
 KIND_CODES = {name: traits.code for name, traits in ID_KIND_TRAITS.items()}
@@ -66,47 +65,6 @@ def kind_codes(metadata: KernelMetadata) -> np.ndarray:
 def float_values(metadata: KernelMetadata) -> np.ndarray:
     """Per id of the record table: does its value record hold an f32?"""
     return np.array([row.is_float for row in metadata.rows], dtype=bool)
-
-
-@dataclass
-class AsyncEvents:
-    """Paired asynchronous events (one row per start/end pair of the ids
-    paired by name), marks (one row per record of a point id without a
-    value: INSTANTS) and values (one row per time and value pair). Times
-    are ns since the launch's origin_ns."""
-
-    event_id: np.ndarray  # scope-table id of the event
-    event_cta: np.ndarray
-    start_row: np.ndarray  # warp (CTA * segments + segment) that started it
-    end_row: np.ndarray  # warp that ended it
-    start_ns: np.ndarray
-    end_ns: np.ndarray
-    mark_id: np.ndarray
-    mark_row: np.ndarray
-    mark_ns: np.ndarray
-    unpaired: int = 0  # event records without a partner
-    unpaired_values: int = 0  # value halves without their other half
-    value_id: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    value_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    value_ns: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    value: np.ndarray = field(default_factory=lambda: np.zeros(0))  # i32 and f32 exactly, as float64
-
-    @property
-    def num_events(self) -> int:
-        return int(self.event_id.size)
-
-    @property
-    def num_marks(self) -> int:
-        return int(self.mark_id.size)
-
-    @property
-    def num_values(self) -> int:
-        return int(self.value_id.size)
-
-    @staticmethod
-    def empty() -> "AsyncEvents":
-        i, f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        return AsyncEvents(i, i, i, i, f, f, i, i, f)
 
 
 def split(

@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from ..errors import ProfilerError
+from ..contract.errors import ProfilerError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min)\s*$")
 _SIZE = re.compile(r"^\s*(\d+)\s*(KB|KiB|MB|MiB|GB|GiB)\s*$")

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..writers import perfetto_trace
-from ..recording.decode import LaunchEvents
-from ..errors import ProfilerError
-from ..files import write_or_fall_back
+from ..contract.events import LaunchEvents
+from ..contract.errors import ProfilerError
+from ..writers.files import write_or_fall_back
 from .layout import ENTRY_WORDS, HEADER_WORDS, MAGIC, START_BIT, TASK_TYPE_MASK
 
 
@@ -276,7 +276,7 @@ def export_to_perfetto_trace(profiler_buffer, task_names, file_name: str, gpu_na
     GPU > SM > CTA > group, one slice per task; problems found (dropped
     records, unknown task types, unpaired records) are printed and
     returned in the report. Written as every Proton output is
-    (proton.files): whole or not at all, into the temporary directory
+    (proton.writers.files): whole or not at all, into the temporary directory
     when file_name cannot be written (report.file says where)."""
     words = (
         profiler_buffer.detach().cpu().numpy() if hasattr(profiler_buffer, "detach") else np.asarray(profiler_buffer)

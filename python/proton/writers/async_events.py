@@ -26,10 +26,7 @@ import json
 
 import numpy as np
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..recording.decode import LaunchEvents
+from ..contract.events import LaunchEvents
 
 #: The Perfetto packet sequence of these packets: absolute timestamps on the
 #: trace clock, apart from the warp slices' incremental sequence.

@@ -10,11 +10,8 @@ import json
 
 import numpy as np
 
+from ..contract.events import LaunchEvents
 from . import packed_text as T
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..recording.decode import LaunchEvents
 
 
 def rows(ev: LaunchEvents, tracks, t0_ns: int) -> bytes:

@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..contract.events import LaunchEvents
 from . import async_events, chrome_counters, packed_text as T
-
-if TYPE_CHECKING:  # host sessions write traces too: never load the decoder (and the compiler) for them
-    from ..recording.decode import LaunchEvents
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
 

@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # host sessions write trees too: never load the decoder (and the compiler) for them
-    from ..recording.decode import LaunchEvents
+from ..contract.events import LaunchEvents
 
 #: Strings stored with the metrics, never summed.
 LABELS = ("device_id", "device_type")

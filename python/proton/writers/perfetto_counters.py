@@ -24,7 +24,7 @@ import numpy as np
 
 from . import byte_rows
 from .perfetto_packets import SEQ_INCREMENTAL_STATE_CLEARED, trace_packet, varint_bytes
-from ..recording.decode import LaunchEvents
+from ..contract.events import LaunchEvents
 
 SEQUENCE_ID = 3  # 1: warp slices, 2: asynchronous events (async_events)
 TYPE_COUNTER = 4

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import async_events, byte_rows, perfetto_counters, perfetto_deflate, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
-from ..recording.decode import LaunchEvents
+from ..contract.events import LaunchEvents
 
 EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")

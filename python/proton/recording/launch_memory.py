@@ -1,0 +1,109 @@
+"""Where an instrumented launch's profile buffer comes from (Triton's
+profile allocator, InstrumentationSession._allocate): a slice of the
+session's arena of the profiler's own device memory (arena.py), memory that
+lives as long as the program during a CUDA graph capture (graph_memory), a
+sink nobody reads past the budget, and once the session is finalized
+(late_launch_sink); never the program's allocator."""
+
+from __future__ import annotations
+
+from ..contract.errors import ProfilerError
+from ..device import memory as device_memory
+from . import arena as arenas
+
+
+class LaunchMemory:
+    """InstrumentationSession's allocation of profile buffers (its state is
+    made in InstrumentationSession.__init__)."""
+
+    def _load_torch(self):
+        self._torch = _torch()
+        return self._torch
+
+    # -- per launch (hot path) -----------------------------------------------
+    def _allocate(self, size, alignment, stream):
+        """Triton's profile allocator: a slice of the arena, of memory for
+        the life of a CUDA graph during capture, or (past the budget) of a
+        sink nobody reads."""
+        torch = self._torch or self._load_torch()
+        self.graphs.install(torch)  # at once if torch was imported after the session started
+        local = self._local
+        if getattr(local, "pending", None) is not None:
+            self._unlaunched_buffer(local.pending)
+        capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
+        if capturing is not None and capturing():
+            piece, where = graph_memory(size), "graph"
+        else:
+            if self.flush_policy.automatic and self.flush_policy.due(self._phase_began, self.kept_bytes):
+                self.advance_phase()  # before this launch takes a slice: the part holds the launches before it
+            if self.arena is None:
+                self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
+            piece, where = self.arena.take(size, stream), "arena"
+            if piece is None:
+                piece, where = self.arena.sink(size), "sink"
+        local.pending = (piece, stream, where)
+        return piece
+
+    def _unlaunched_buffer(self, pending) -> None:
+        """A buffer handed out whose launch never reached the launch hook:
+        nothing of it is kept (an arena slice is free again)."""
+        piece, stream, where = pending
+        self._unlaunched += 1
+        if where == "arena":
+            self.arena.give_back(piece, stream)
+
+    @property
+    def kept_bytes(self) -> int:
+        return self.arena.kept_bytes if self.arena is not None else 0
+
+
+#: Memory of launches captured in CUDA graphs: a graph replays them whenever
+#: the program wants, so it stays allocated until the process ends.
+_GRAPH_MEMORY: list = []
+#: Memory for instrumented kernels launched with no session open, one per
+#: device (the largest so far; smaller ones stay allocated too).
+_LATE_SINKS: dict = {}
+
+
+def graph_memory(size: int):
+    """A profile buffer for a launch being captured in a CUDA graph."""
+    allocation = device_memory.memory().allocate(size + arenas.GUARD_BYTES)
+    _GRAPH_MEMORY.append(allocation)
+    return allocation.slice(0, size)
+
+
+def late_launch_sink(size, alignment, stream):
+    """The profile allocator once every session is finalized: kernels a
+    session compiled, launched again later (libraries keep compiled
+    kernels), write into memory of the profiler's that nobody reads, never
+    into the program's; Triton's own allocator would refuse them."""
+    memory = device_memory.memory()
+    key, _device = memory.runtime.current_device()
+    sinks = _LATE_SINKS.setdefault(key, [])
+    if not sinks or sinks[-1].nbytes < size:
+        sinks.append(memory.allocate(1 << max(12, (size - 1).bit_length())))
+    return sinks[-1].slice(0, size)
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise ProfilerError(
+            "the instrumentation runtime allocates profile buffers with PyTorch; install torch"
+        ) from None
+    if not torch.cuda.is_available():
+        # torch.cuda is CUDA on NVIDIA and HIP on ROCm builds of PyTorch.
+        runtime = (
+            f"ROCm (HIP {torch.version.hip})"
+            if getattr(torch.version, "hip", None)
+            else f"CUDA {torch.version.cuda}"
+            if getattr(torch.version, "cuda", None)
+            else "no GPU runtime (CPU-only build)"
+        )
+        raise ProfilerError(
+            f"an instrumented kernel was launched but PyTorch sees no GPU: this PyTorch is built "
+            f"for {runtime} and torch.cuda.is_available() is False (no driver, no device, or "
+            "CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES hides them)"
+        )
+    return torch
