@@ -9,13 +9,13 @@ sysroot that tools/glibc_sysroot.py makes, passed to CMake as a toolchain
 file (--glibc native builds against this machine's glibc instead);
 `auditwheel show` reports the manylinux tag the wheel's symbols allow (printed
 in full), which must need no newer glibc than asked for; `auditwheel repair`
-retags it; the repaired wheel's shared libraries are checked (no CUDA, CUPTI,
-ROCm, LLVM or MLIR library bundled or needed: those are loaded at run time
-with dlopen or linked statically; run paths relative to the wheel; every
-symbol needed from the system versioned) and the newest GLIBC, GLIBCXX,
-CXXABI and GCC versions each needs are printed; the wheel is moved into the
-output folder, where an existing wheel of the same name is replaced only with
---force.
+retags it (manylinux_2_28 for glibc 2.28: the glibc it was built for); the
+repaired wheel's shared libraries are checked (no CUDA, CUPTI, ROCm, LLVM or
+MLIR library bundled or needed: those are loaded at run time with dlopen or
+linked statically; run paths relative to the wheel; every symbol needed from
+the system versioned) and the newest GLIBC, GLIBCXX, CXXABI and GCC versions
+each needs are printed; the wheel is moved into the output folder, where an
+existing wheel of the same name is replaced only with --force.
 
     python3 tools/build_wheels.py                          # 3.10 to 3.13 into dist/
     python3 tools/build_wheels.py --python 3.12 --out /tmp/wheels
@@ -315,17 +315,22 @@ def repair_and_place(raw: Path, work: Path, tools_bin: Path, args, timing: dict)
     report, tag = show(tools_bin, raw)
     say(f"auditwheel show {raw.name}:")
     say("\n".join("  " + line for line in report.splitlines()))
-    plat = args.plat or tag
-    if not plat.startswith(("manylinux", "musllinux")):
+    if not tag.startswith(("manylinux", "musllinux")):
         raise Failure(f"{raw.name} fits no manylinux policy (auditwheel show: {tag})")
-    floor = re.match(r"manylinux_(\d+)_(\d+)_", plat)
-    if args.glibc != "native" and (not floor or [int(n) for n in floor.groups()] > glibc_number(args.glibc)):
-        raise Failure(f"{raw.name} needs more than glibc {args.glibc} (auditwheel show: {tag})")
+    plat, only = args.plat or tag, []
+    if args.glibc != "native":
+        floor = re.match(r"manylinux_(\d+)_(\d+)_(\w+)$", tag)
+        if not floor or [int(n) for n in floor.groups()[:2]] > glibc_number(args.glibc):
+            raise Failure(f"{raw.name} needs more than glibc {args.glibc} (auditwheel show: {tag})")
+        # The tag of the glibc built for (its headers; PyTorch's floor), even
+        # where the symbols alone would allow an older one: that is untested.
+        if not args.plat:
+            plat, only = f"manylinux_{args.glibc.replace('.', '_')}_{floor.group(3)}", ["--only-plat"]
     repaired_dir = work / "repaired"
     shutil.rmtree(repaired_dir, ignore_errors=True)
     repaired_dir.mkdir(parents=True)
     run(
-        [tools_bin / "auditwheel", "repair", "--plat", plat, "--wheel-dir", repaired_dir, raw],
+        [tools_bin / "auditwheel", "repair", "--plat", plat, *only, "--wheel-dir", repaired_dir, raw],
         log=work / "logs" / f"repair-{raw.name}.log",
         env=tools_env(tools_bin),
     )
