@@ -258,6 +258,9 @@ def toolchain_file(out: Path, f: dict[str, str]) -> Path:
 
 
 def make(out: Path) -> Path:
+    for tool in ("gcc", "g++", "objdump"):
+        if not shutil.which(tool):
+            raise Failure(f"no {tool} on PATH (GCC and binutils build in the sysroot)")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
