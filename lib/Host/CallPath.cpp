@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace proton::host {
@@ -78,7 +79,9 @@ CallPathTree &callPaths() {
 ThreadContext &threadContext() {
   thread_local ThreadContext context = [] {
     ThreadContext fresh;
-    fresh.osThreadId = uint32_t(gettid());
+    // The system call: glibc's gettid() wrapper is 2.30's, newer than the
+    // wheels' glibc 2.28.
+    fresh.osThreadId = uint32_t(syscall(SYS_gettid));
     return fresh;
   }();
   return context;

@@ -5,15 +5,17 @@ PATH with no C or C++ compiler, runs the CPU compile path (an instrumented
 kernel compiled for sm_90), the viewer on the fixtures, and every console
 script.
 
-Skipped unless PROTON_WHEEL names the wheel: CI does not build wheels (about
-6 minutes per Python version on 2 cores). PROTON_WHEEL_PYTHON: the interpreter
+Skipped unless PROTON_WHEEL names the wheel (CI builds the cp312 wheel, which
+its suite then runs on, and runs this file on it). The wheel must be tagged
+for glibc 2.28 or older, as PyTorch's manylinux_2_28 wheels are (a wheel of
+build_wheels.py --glibc native is not). PROTON_WHEEL_PYTHON: the interpreter
 the venv is made from (default: this one; its version must be the wheel's).
 PROTON_WHEEL_TRITON: the Triton requirement (default: requirements-dev.txt's
 pin). The venv installs from the package index pip is configured with.
 
     python3 tools/build_wheels.py --python 3.12 --out /tmp/wheels
-    PROTON_WHEEL=/tmp/wheels/proton_profiler-0.1.0-cp312-cp312-manylinux_2_35_x86_64.whl \\
-        pytest test/python/test_wheel_install.py
+    PROTON_WHEEL=/tmp/wheels/proton_profiler-0.1.0-cp312-cp312-manylinux_2_28_x86_64.whl \\
+        pytest test/python/project/test_wheel_install.py
 """
 
 import json
@@ -36,13 +38,15 @@ FIXTURES = suite_paths.FIXTURES
 WHEEL = os.environ.get("PROTON_WHEEL")
 SCRIPTS = sorted(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
 COMPILERS = ("cc", "c++", "gcc", "g++", "clang", "clang++")
+#: PyTorch's wheels are manylinux_2_28: the wheel installs wherever they do.
+GLIBC_FLOOR = (2, 28)
 #: Distributions that only a build (or the test suite) needs.
 BUILD_ONLY = re.compile(r"^(xtc-.*|nanobind|scikit-build-core|cmake|ninja|lit|pytest|llnl-hatchet)$")
 
 pytestmark = pytest.mark.skipif(
     not WHEEL,
     reason="set PROTON_WHEEL=/path/to/proton_profiler-*.whl (from tools/build_wheels.py) to install it into a "
-    "fresh venv; CI does not build wheels",
+    "fresh venv",
 )
 
 
@@ -110,6 +114,8 @@ def test_the_wheel_is_repaired_and_declares_the_scripts():
     wheel = Path(WHEEL)
     platform = wheel.name[: -len(".whl")].split("-")[-1]
     assert platform.startswith("manylinux_"), f"{wheel.name}: not an auditwheel-repaired wheel (tools/build_wheels.py)"
+    glibc = min(tuple(int(n) for n in re.match(r"manylinux_(\d+)_(\d+)_", tag).groups()) for tag in platform.split("."))
+    assert glibc <= GLIBC_FLOOR, f"{wheel.name} needs glibc {glibc[0]}.{glibc[1]}, newer than PyTorch's wheels' 2.28"
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
