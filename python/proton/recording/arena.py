@@ -35,6 +35,36 @@ def guard_intact(piece: Slice) -> bool:
     return guard.size % 4 == 0 and bool((guard.view("<u4") == FILL_WORD).all())
 
 
+class Sinks:
+    """Memory written and never read, one block per device, grown to the
+    largest launch asked for (a power of two); a block outgrown stays
+    allocated until release, since a kernel may still write it. Launches
+    that write a sink may run beside each other."""
+
+    def __init__(self, memory: DeviceMemory):
+        self.memory = memory
+        self._blocks: dict[object, list[Allocation]] = {}  # device key -> blocks, the largest last
+
+    def slice(self, nbytes: int) -> Slice:
+        key, _device = self.memory.runtime.current_device()
+        blocks = self._blocks.setdefault(key, [])
+        if not blocks or blocks[-1].nbytes < nbytes:
+            blocks.append(self.memory.allocate(1 << max(12, (nbytes - 1).bit_length())))
+        return blocks[-1].slice(0, nbytes)
+
+    def keys(self) -> set:
+        return set(self._blocks)
+
+    def reserved_bytes(self) -> int:
+        return sum(block.nbytes for blocks in self._blocks.values() for block in blocks)
+
+    def release(self) -> None:
+        for blocks in self._blocks.values():
+            for block in blocks:
+                self.memory.free(block)
+        self._blocks.clear()
+
+
 def _round_up(n: int, to: int) -> int:
     return -(-n // to) * to
 
@@ -46,14 +76,13 @@ class Arena:
         self.kept_bytes = 0
         self._chunks: dict[object, list[list]] = {}  # device key -> [[allocation, used bytes]]
         self._given_back: dict[tuple, list[Slice]] = {}  # (device key, stream, size) -> slices
-        self._sinks: dict[object, Allocation] = {}  # device key -> the largest sink so far
-        self._retired: list[Allocation] = []  # smaller sinks, freed with the rest
+        self.sinks = Sinks(memory)  # for launches past the budget
 
     @property
     def reserved_bytes(self) -> int:
         """Device memory the arena holds now."""
         chunks = sum(a.nbytes for chunks in self._chunks.values() for a, _ in chunks)
-        return chunks + sum(a.nbytes for a in self._sinks.values()) + sum(a.nbytes for a in self._retired)
+        return chunks + self.sinks.reserved_bytes()
 
     def take(self, nbytes: int, stream) -> Slice | None:
         """A slice of `nbytes` for a launch on `stream` of the current
@@ -84,19 +113,12 @@ class Arena:
         self._given_back.setdefault((piece.allocation.key, stream, piece.nbytes), []).append(piece)
 
     def sink(self, nbytes: int) -> Slice:
-        """Memory for a launch past the budget: written, never read. Its
-        kernel may run beside others that write the same sink."""
-        key, _device = self.memory.runtime.current_device()
-        sink = self._sinks.get(key)
-        if sink is None or sink.nbytes < nbytes:
-            if sink is not None:
-                self._retired.append(sink)  # a kernel may still write it
-            sink = self._sinks[key] = self.memory.allocate(1 << max(12, (nbytes - 1).bit_length()))
-        return sink.slice(0, nbytes)
+        """Memory for a launch past the budget (Sinks)."""
+        return self.sinks.slice(nbytes)
 
     def device_keys(self) -> set:
         """The devices the arena has memory on."""
-        return set(self._chunks) | set(self._sinks)
+        return set(self._chunks) | self.sinks.keys()
 
     def reset(self) -> None:
         """Every slice free again, its memory refilled (between phases; the
@@ -113,10 +135,7 @@ class Arena:
         for chunks in self._chunks.values():
             for allocation, _used in chunks:
                 self.memory.free(allocation)
-        for allocation in [*self._sinks.values(), *self._retired]:
-            self.memory.free(allocation)
+        self.sinks.release()
         self._chunks.clear()
         self._given_back.clear()
-        self._sinks.clear()
-        self._retired.clear()
         self.kept_bytes = 0

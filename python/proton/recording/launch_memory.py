@@ -60,9 +60,9 @@ class LaunchMemory:
 #: Memory of launches captured in CUDA graphs: a graph replays them whenever
 #: the program wants, so it stays allocated until the process ends.
 _GRAPH_MEMORY: list = []
-#: Memory for instrumented kernels launched with no session open, one per
-#: device (the largest so far; smaller ones stay allocated too).
-_LATE_SINKS: dict = {}
+#: Memory for instrumented kernels launched with no session open (never
+#: released: such a launch may come at any time).
+_LATE_SINKS: arenas.Sinks | None = None
 
 
 def graph_memory(size: int):
@@ -77,12 +77,11 @@ def late_launch_sink(size, alignment, stream):
     session compiled, launched again later (libraries keep compiled
     kernels), write into memory of the profiler's that nobody reads, never
     into the program's; Triton's own allocator would refuse them."""
+    global _LATE_SINKS
     memory = device_memory.memory()
-    key, _device = memory.runtime.current_device()
-    sinks = _LATE_SINKS.setdefault(key, [])
-    if not sinks or sinks[-1].nbytes < size:
-        sinks.append(memory.allocate(1 << max(12, (size - 1).bit_length())))
-    return sinks[-1].slice(0, size)
+    if _LATE_SINKS is None or _LATE_SINKS.memory is not memory:
+        _LATE_SINKS = arenas.Sinks(memory)
+    return _LATE_SINKS.slice(size)
 
 
 def _torch():
