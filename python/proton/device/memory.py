@@ -16,6 +16,7 @@ kernel wrote are told from records.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -320,52 +321,48 @@ class DeviceMemory:
         self.allocated_bytes += nbytes
         return Allocation(self, pointer, nbytes, key, device)
 
+    @contextlib.contextmanager
+    def _on(self, key, relaxed: bool = False):
+        """With `key`'s device current on this thread (and, if `relaxed`,
+        the thread's capture mode relaxed), as it was afterwards."""
+        runtime = self.runtime
+        previous = runtime.enter(key)
+        mode = runtime.exchange_capture_mode(runtime.RELAXED_CAPTURE) if relaxed else None
+        try:
+            yield runtime
+        finally:
+            if relaxed:
+                runtime.exchange_capture_mode(mode)
+            runtime.leave(previous, key)
+
     def refill(self, allocation: Allocation, fill: int = FILL_WORD) -> None:
         """Sets every 32-bit word of `allocation` to `fill` again (the GPU is
         done with it)."""
-        runtime = self.runtime
-        previous = runtime.enter(allocation.key)
-        try:
+        with self._on(allocation.key) as runtime:
             runtime.fill(allocation.pointer, allocation.nbytes // 4, fill, self._streams[allocation.key])
-        finally:
-            runtime.leave(previous, allocation.key)
 
     def free(self, allocation: Allocation) -> None:
         """Gives `allocation` back to the runtime (which waits for the
         device to finish with it). Allowed while a stream is captured."""
         if allocation.freed:
             return
-        runtime = self.runtime
-        previous = runtime.enter(allocation.key)
-        mode = runtime.exchange_capture_mode(runtime.RELAXED_CAPTURE)
-        try:
+        with self._on(allocation.key, relaxed=True) as runtime:
             runtime.free(allocation.pointer)
-        finally:
-            runtime.exchange_capture_mode(mode)
-            runtime.leave(previous, allocation.key)
         allocation.freed = True
         self.allocated_bytes -= allocation.nbytes
 
     def read(self, allocation: Allocation, offset: int, nbytes: int) -> np.ndarray:
         out = np.empty(nbytes, dtype=np.uint8)
         if nbytes:
-            runtime = self.runtime
-            previous = runtime.enter(allocation.key)
-            try:
+            with self._on(allocation.key) as runtime:
                 runtime.to_host(out, allocation.pointer + offset)
-            finally:
-                runtime.leave(previous, allocation.key)
         return out
 
     def synchronize(self, keys) -> None:
         """Waits for the devices behind `keys` (allocations' keys)."""
-        runtime = self.runtime
         for key in keys:
-            previous = runtime.enter(key)
-            try:
+            with self._on(key) as runtime:
                 runtime.synchronize()
-            finally:
-                runtime.leave(previous, key)
 
 
 _memory: DeviceMemory | None = None
