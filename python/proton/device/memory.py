@@ -78,6 +78,7 @@ class CudaDriver(_Runtime):
         self._free = self._fn("cuMemFree_v2", u64)
         self._to_host = self._fn("cuMemcpyDtoH_v2", _c_ptr, u64, _c_size)
         self._fill = self._fn("cuMemsetD32Async", u64, ctypes.c_uint, _c_size, _c_ptr)
+        self._copy = self._fn("cuMemcpyDtoDAsync_v2", u64, u64, _c_size, _c_ptr)
         self._stream_create = self._fn("cuStreamCreate", ctypes.POINTER(_c_ptr), ctypes.c_uint)
         self._stream_sync = self._fn("cuStreamSynchronize", _c_ptr)
         self._get_context = self._fn("cuCtxGetCurrent", ctypes.POINTER(_c_ptr))
@@ -158,6 +159,9 @@ class CudaDriver(_Runtime):
     def to_host(self, out: np.ndarray, pointer: int) -> None:
         self.check(self._to_host(out.ctypes.data, pointer, out.nbytes), "cuMemcpyDtoH")
 
+    def copy_async(self, destination: int, source: int, nbytes: int, stream) -> None:
+        self.check(self._copy(destination, source, nbytes, stream), "cuMemcpyDtoDAsync")
+
     def synchronize(self) -> None:
         self.check(self._context_sync(), "cuCtxSynchronize")
 
@@ -174,6 +178,7 @@ class HipRuntime(_Runtime):
         self._free = self._fn("hipFree", _c_ptr)
         self._to_host = self._fn("hipMemcpyDtoH", _c_ptr, _c_ptr, _c_size)
         self._fill = self._fn("hipMemsetD32Async", _c_ptr, ctypes.c_int, _c_size, _c_ptr)
+        self._copy = self._fn("hipMemcpyDtoDAsync", _c_ptr, _c_ptr, _c_size, _c_ptr)
         self._stream_create = self._fn("hipStreamCreateWithFlags", ctypes.POINTER(_c_ptr), ctypes.c_uint)
         self._stream_sync = self._fn("hipStreamSynchronize", _c_ptr)
         self._get_device = self._fn("hipGetDevice", ctypes.POINTER(ctypes.c_int))
@@ -230,6 +235,9 @@ class HipRuntime(_Runtime):
 
     def to_host(self, out: np.ndarray, pointer: int) -> None:
         self.check(self._to_host(out.ctypes.data, pointer, out.nbytes), "hipMemcpyDtoH")
+
+    def copy_async(self, destination: int, source: int, nbytes: int, stream) -> None:
+        self.check(self._copy(destination, source, nbytes, stream), "hipMemcpyDtoDAsync")
 
     def synchronize(self) -> None:
         self.check(self._device_sync(), "hipDeviceSynchronize")
@@ -350,6 +358,15 @@ class DeviceMemory:
             runtime.free(allocation.pointer)
         allocation.freed = True
         self.allocated_bytes -= allocation.nbytes
+
+    def copy_async(self, destination: Slice, source: Slice, stream) -> None:
+        """Copies `source` into `destination` (of the same size, on one
+        device) in the order of `stream`: after what is queued on it, with
+        nothing waited for on the host."""
+        if destination.nbytes != source.nbytes:
+            raise ValueError(f"copy of {source.nbytes} bytes into {destination.nbytes}")
+        with self._on(destination.allocation.key) as runtime:
+            runtime.copy_async(destination.data_ptr(), source.data_ptr(), source.nbytes, stream)
 
     def read(self, allocation: Allocation, offset: int, nbytes: int) -> np.ndarray:
         out = np.empty(nbytes, dtype=np.uint8)

@@ -1,21 +1,22 @@
 """Instrumented launches captured in CUDA graphs.
 
-A captured launch gets its profile buffer once, at capture, from the graph's
-memory pool; every replay of the graph runs the kernel on that same buffer,
-so the buffer holds the records of the latest replay. The session therefore
-records, for each captured launch, its last replay before finalize, and
-counts the replays (docs/options.md, "CUDA graphs"):
-- replayed during the session: the last replay is decoded, and the report
-  says how many replays there were and that the earlier ones were
-  overwritten;
-- never replayed during the session: nothing is decoded (the buffer holds no
-  records) and the report says so.
-The buffer stays referenced by the graph object, so that replays after the
-session ended keep writing into memory that nothing else was given.
+A captured launch gets its profile buffer once, at capture, from the
+profiler's own memory; every replay of the graph runs the kernel on that
+same buffer. So that each replay is recorded, the session copies a
+replayed graph's buffers into arena slices right after the replay, on the
+replay's stream (graph_replays.py): no host allocation and no wait, and
+each copy is decoded as a launch of its own (docs/options.md, "CUDA
+graphs"). What a replay cannot keep (the arena is full, the session is
+deactivated) is counted as for any launch. Where no replay was copied
+(every one past the budget), the captured buffer holds the last replay,
+and that is decoded; a graph never replayed during the session has no
+records and the report says so. The buffer stays referenced by the graph
+object, so that replays after the session ended keep writing into memory
+that nothing else was given.
 
 While a session is open, torch.cuda.CUDAGraph's capture_begin, capture_end
 and replay are wrapped (restored at finalize) to know which graph a launch
-is captured into and how often each graph is replayed.
+is captured into and when each graph is replayed.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class CapturedGraph:
     replays: int = 0  # replays since the session last wrote its records
     total_replays: int = 0  # replays while the session was open
     graph: object = field(default=None, repr=False)
+    launches: list = field(default_factory=list, repr=False)  # its captured KeptLaunches, in capture order
+    copied: int = 0  # replays since the last write whose buffers were copied (each recorded)
 
 
 class GraphTracker:
@@ -44,6 +47,7 @@ class GraphTracker:
         self.capturing: CapturedGraph | None = None
         self.graphs: dict[int, CapturedGraph] = {}  # id(CUDAGraph) -> its record
         self._patched: list = []
+        self.on_replay = None  # called with a replayed graph's record, right after the replay
 
     def install(self, torch) -> None:
         """Wraps torch's CUDAGraph (once; called per launch until it is)."""
@@ -94,7 +98,8 @@ class GraphTracker:
 
     def _begin(self, graph) -> None:
         self.capturing = self._record(graph)
-        self.capturing.replays = self.capturing.total_replays = 0  # a graph captured again starts anew
+        self.capturing.replays = self.capturing.total_replays = self.capturing.copied = 0  # captured anew
+        self.capturing.launches = []
 
     def _end(self, graph) -> None:
         self.capturing = None
@@ -104,6 +109,8 @@ class GraphTracker:
         if record is not None and record.graph is graph:
             record.replays += 1
             record.total_replays += 1
+            if self.on_replay is not None:
+                self.on_replay(record)
 
     def adopt(self, buffer) -> CapturedGraph | None:
         """Ties a buffer allocated during capture to the graph being

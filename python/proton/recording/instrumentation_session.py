@@ -10,8 +10,8 @@ all; do_bench repetitions keep the last launch of each kernel variant, and
 `max_launches_per_kernel=N` the last N everywhere (launches.py says the
 policy). Every launch runs instrumented; the slices of launches not kept go
 back to the arena, and the report counts those launches per kernel and
-reason. Launches captured in CUDA graphs record their last replay
-(cuda_graphs.py). After the session, kernels it compiled that are launched
+reason. Each replay of a CUDA graph is recorded as a launch of its own
+(cuda_graphs.py, graph_replays.py). After the session, kernels it compiled that are launched
 again (libraries keep compiled kernels) write into memory nobody reads.
 Compiled variants of one kernel (other constexprs, num_warps, ...) are
 reported as distinct kernels.
@@ -47,13 +47,14 @@ from . import arena as arenas, clock_sync, cuda_graphs
 from . import launches as retention
 from .benchmark_loops import BenchmarkLoops
 from .flush_policy import FlushPolicy
+from .graph_replays import GraphReplays
 from .launch_bookkeeping import LaunchBookkeeping
 from .launch_memory import LaunchMemory, late_launch_sink
 from .launches import KeptLaunch
 from .session_outputs import OUTPUT_SUFFIXES, SessionOutputs, SessionReport
 
 
-class InstrumentationSession(LaunchMemory, LaunchBookkeeping, SessionOutputs, ProfilerSession):
+class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, SessionOutputs, ProfilerSession):
     reads_gpu_buffers_at_finalize = True
 
     def __init__(self, options: SessionOptions):
@@ -109,9 +110,11 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, SessionOutputs, Pr
         self.retention = retention.Retention(max_launches_per_kernel)
         self.arena: arenas.Arena | None = None  # made at the first instrumented launch
         self.graphs = cuda_graphs.GraphTracker()
+        self.graphs.on_replay = self._on_graph_replay
         self.benchmarks = BenchmarkLoops()
         self.inductor = inductor.InductorSettings()
         self.captured: list[KeptLaunch] = []  # launches captured in CUDA graphs
+        self.replay_errors: list[str] = []  # copies of graph replays that failed (graph_replays.py)
         self.launch_counts: dict[tuple, int] = {}  # (kernel, variant) -> launches so far
         self._launches = 0  # all launches of instrumented kernels so far
         self._variants: dict = {}  # CUfunction handle -> (kernel, variant description)

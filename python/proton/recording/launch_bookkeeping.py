@@ -57,6 +57,8 @@ class LaunchBookkeeping:
         if where == "graph":
             # Replays write this memory for as long as the graph lives (cuda_graphs.py).
             launch.graph = self.graphs.adopt(piece)
+            if launch.graph is not None:
+                launch.graph.launches.append(launch)
             self.captured.append(launch)
         elif where == "sink":
             self.retention.count(key, "budget")
@@ -75,9 +77,10 @@ class LaunchBookkeeping:
 
     @property
     def kept(self) -> list[KeptLaunch]:
-        """The kept launches of the current phase, in launch order (captured
-        ones that were replayed included)."""
-        replayed = [k for k in self.captured if k.graph and k.graph.replays > 0]
+        """The kept launches of the current phase, in launch order (copies of
+        graph replays included; a captured launch's own buffer where none of
+        its graph's replays could be copied: it holds the last replay)."""
+        replayed = [k for k in self.captured if k.graph and k.graph.replays > 0 and not k.graph.copied]
         return sorted(self.retention.kept() + replayed, key=lambda k: k.sequence)
 
     def _kernel_names(self) -> dict[tuple, str]:

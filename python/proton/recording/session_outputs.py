@@ -179,7 +179,7 @@ class SessionOutputs:
         if self.arena is not None:  # the GPU is done with it (synchronized above)
             self.arena.release() if final else self.arena.reset()
         for graph in {id(k.graph): k.graph for k in self.captured if k.graph}.values():
-            graph.replays = 0  # recorded: later replays are the next phase's
+            graph.replays = graph.copied = 0  # recorded: later replays are the next phase's
         part.unlaunched_buffers, self._unlaunched = self._unlaunched, 0
         self.report.add(part)
 
@@ -204,6 +204,9 @@ class SessionOutputs:
             info["skipped"] += sum(reasons.values())
             for reason, count in reasons.items():
                 info["not_kept"][reason] = info["not_kept"].get(reason, 0) + count
+        report.graphs += self._graph_notes(names)
+        report.errors += self.replay_errors
+        self.replay_errors = []
         launches: list[LaunchEvents] = []
         progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
         decoded_events = 0

@@ -35,9 +35,10 @@ class FakeRuntime:
 
     def __init__(self, path):
         self.lib = ctypes.CDLL(str(path))
-        for name in ("fake_live_allocations", "fake_live_bytes", "fake_fills", "fake_synchronizations"):
+        for name in ("fake_live_allocations", "fake_live_bytes", "fake_fills", "fake_synchronizations", "fake_copies"):
             getattr(self.lib, name).restype = ctypes.c_long
         self.lib.fake_set_device.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        self.lib.fake_last_copy_stream.restype = ctypes.c_void_p
 
     def __getattr__(self, name):
         return getattr(self.lib, f"fake_{name}")

@@ -210,8 +210,14 @@ class GraphTorch(FakeTorch):
     buffer from the graph; replay "runs" the captured kernels by filling
     their buffers."""
 
+    STREAM = 0x7777  # the current stream's handle
+
     class cuda(FakeTorch.cuda):
         capturing = False
+
+        @staticmethod
+        def current_stream():
+            return type("Stream", (), {"cuda_stream": GraphTorch.STREAM})()
 
         @staticmethod
         def is_current_stream_capturing():
@@ -249,27 +255,100 @@ def graph_torch(monkeypatch):
     GraphTorch.cuda.capturing = False
 
 
-def test_graph_replays_record_the_last_replay_and_count_them(tmp_path, buffer, graph_torch):
+def test_every_graph_replay_is_recorded_as_a_launch_of_its_own(tmp_path, graph_torch, fake_gpu_memory):
+    """Each replay's buffers are copied into arena slices on the replay's
+    stream, right after it (before the next replay overwrites them), and
+    each copy is decoded as a launch: three replays that wrote three
+    different clocks give three launches with those clocks."""
     original_replay = graph_torch.cuda.CUDAGraph.replay
     session = start(tmp_path)
     replayed, unused = graph_torch.cuda.CUDAGraph(), graph_torch.cuda.CUDAGraph()
-    capture(session, replayed, buffer, "decode_step")
-    capture(session, unused, buffer, "prefill")
-    run(None, session, buffer, "decode_step")  # an eager launch beside the graphs
-    for _ in range(3):
+    first, meta = make(ctas=3, kernel_id=41)
+    kernel_metadata.register(meta)
+    capture(session, replayed, first, "decode_step")
+    capture(session, unused, first, "prefill")
+    run(None, session, first, "decode_step")  # an eager launch beside the graphs
+    copies = fake_gpu_memory.copies()
+    written = []
+    for n in range(3):  # each replay writes its own clocks
+        written.append(make(ctas=3, kernel_id=41, clk0=10**12 + (n + 1) * 10**9)[0])
+        replayed.fill[0] = (replayed.fill[0][0], written[-1])
         replayed.replay()
+        assert fake_gpu_memory.last_copy_stream() == GraphTorch.STREAM
+    assert fake_gpu_memory.copies() == copies + 3
+    kept = session.kept
+    assert [k.index for k in kept] == [1, 2, 3, 4]  # the eager launch, then the three replays (0: the capture)
+    assert len({k.buffer.data_ptr() for k in kept}) == 4
+    assert [bytes(k.buffer.read()) for k in kept[1:]] == [bytes(w) for w in written]
+    assert len(set(map(bytes, written))) == 3
     report = proton.finalize()
-    # the eager launch and the last replay
-    assert report.per_kernel["decode_step"]["kept"] == 2 and report.events == 2 * EVENTS_PER_LAUNCH
+    assert report.per_kernel["decode_step"]["kept"] == 4 and report.events == 4 * EVENTS_PER_LAUNCH
+    assert report.errors == []
     assert report.graphs == [
-        "decode_step launch 0, captured in graph 0: 3 replays; the last is recorded (each replay overwrites "
-        "the one before)",
+        "decode_step launch 0, captured in graph 0: 3 replays, each recorded as a launch of its own",
         "prefill launch 0, captured in graph 1: never replayed while the session was open, no records",
     ]
     # The graphs hold their buffers (replays after the session write there); the patch is gone.
     assert len(getattr(replayed, cuda_graphs.BUFFERS_ATTRIBUTE)) == 1
     assert graph_torch.cuda.CUDAGraph.replay is original_replay
     replayed.replay()
+    assert fake_gpu_memory.copies() == copies + 3  # nothing copied once the session is over
+
+
+def test_graph_replays_past_the_budget_are_counted_and_the_last_is_decoded(tmp_path, buffer, graph_torch):
+    """With room for one copy, the first replay is kept, the others are
+    counted as over max_buffer_bytes; with none, the captured buffer's last
+    replay is decoded as before."""
+    session = start(tmp_path, max_buffer_bytes=buffer.size)
+    graph = graph_torch.cuda.CUDAGraph()
+    capture(session, graph, buffer, "step")
+    for _ in range(3):
+        graph.replay()
+    report = proton.finalize()
+    assert report.per_kernel["step"]["kept"] == 1
+    assert report.per_kernel["step"]["not_kept"] == {"budget": 2}
+    assert report.graphs == [
+        "step launch 0, captured in graph 0: 3 replays, 1 recorded as launches of their own (the others are "
+        "counted as not kept)"
+    ]
+
+    (tmp_path / "none").mkdir()
+    session = start(tmp_path / "none", max_buffer_bytes=0)
+    graph = graph_torch.cuda.CUDAGraph()
+    capture(session, graph, buffer, "step")
+    graph.replay()
+    graph.replay()
+    report = proton.finalize()
+    assert report.per_kernel["step"]["kept"] == 1 and report.per_kernel["step"]["not_kept"] == {"budget": 2}
+    assert report.graphs == [
+        "step launch 0, captured in graph 0: 2 replays; the last is recorded (each replay overwrites the one before)"
+    ]
+
+
+def test_graph_replays_while_deactivated_are_counted(tmp_path, buffer, graph_torch):
+    session = start(tmp_path)
+    graph = graph_torch.cuda.CUDAGraph()
+    capture(session, graph, buffer, "step")
+    graph.replay()
+    proton.deactivate(session)
+    graph.replay()
+    proton.activate(session)
+    graph.replay()
+    report = proton.finalize()
+    assert report.per_kernel["step"]["kept"] == 2
+    assert report.per_kernel["step"]["not_kept"] == {"inactive": 1}
+
+
+def test_a_failed_replay_copy_is_reported_and_the_replay_goes_on(tmp_path, buffer, graph_torch, fake_gpu_memory):
+    session = start(tmp_path)
+    graph = graph_torch.cuda.CUDAGraph()
+    capture(session, graph, buffer, "step")
+    fake_gpu_memory.fail_copies(1)
+    graph.replay()  # no exception in the program
+    graph.replay()
+    report = proton.finalize()
+    assert report.per_kernel["step"]["kept"] == 1
+    assert len(report.errors) == 1 and report.errors[0].startswith("graph 0, replay 1: CUDA driver cuMemcpyDtoDAsync failed")
 
 
 def test_graph_replays_per_phase(tmp_path, buffer, graph_torch):
@@ -282,9 +361,9 @@ def test_graph_replays_per_phase(tmp_path, buffer, graph_torch):
     graph.replay()
     graph.replay()
     report = proton.finalize()
-    assert [part["launches_kept"] for part in report.parts] == [1, 1]
-    assert report.graphs[0].endswith("1 replay; the last is recorded")
-    assert report.graphs[1].startswith("step launch 0, captured in graph 0: 2 replays")
+    assert [part["launches_kept"] for part in report.parts] == [1, 2]  # the empty phase writes no part
+    assert report.graphs[0] == "step launch 0, captured in graph 0: 1 replay, each recorded as a launch of its own"
+    assert report.graphs[1] == "step launch 0, captured in graph 0: 2 replays, each recorded as a launch of its own"
 
 
 def test_captured_launches_get_profiler_memory_that_outlives_the_session(

@@ -1,5 +1,5 @@
-// A fake GPU runtime for the profiler's device memory (proton/recording/
-// device_memory.py) on a machine without a GPU: the CUDA driver's and HIP's
+// A fake GPU runtime for the profiler's device memory (proton/device/
+// memory.py) on a machine without a GPU: the CUDA driver's and HIP's
 // memory calls over host memory, so a "device pointer" is a host address
 // that tests read and write. It counts what it is asked and can be told to
 // fail, for the tests of allocation, capture mode and errors.
@@ -8,6 +8,9 @@
 #include <string.h>
 
 static void *current_context = (void *)0x1000;
+static long copies = 0;               // device-to-device copies queued
+static int fail_copies = 0;           // the next N copies fail
+static void *last_copy_stream = NULL; // the stream of the latest one
 static int current_device = 0;
 static int capture_mode = 0;      // the thread's mode, as exchanged
 static int relaxed_calls = 0;     // allocations and frees made in relaxed mode
@@ -82,6 +85,16 @@ int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes) {
   memcpy(dst, (void *)(uintptr_t)src, bytes);
   return 0;
 }
+int cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t bytes, void *stream) {
+  if (fail_copies > 0) {
+    --fail_copies;
+    return 1; // invalid value
+  }
+  memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, bytes);
+  ++copies;
+  last_copy_stream = stream;
+  return 0;
+}
 int cuMemsetD32Async(uint64_t p, unsigned word, size_t words, void *stream) {
   do_fill((void *)(uintptr_t)p, word, words);
   return 0;
@@ -129,6 +142,12 @@ int hipMemcpyDtoH(void *dst, void *src, size_t bytes) {
   memcpy(dst, src, bytes);
   return 0;
 }
+int hipMemcpyDtoDAsync(void *dst, void *src, size_t bytes, void *stream) {
+  memcpy(dst, src, bytes);
+  ++copies;
+  last_copy_stream = stream;
+  return 0;
+}
 int hipMemsetD32Async(void *p, int word, size_t words, void *stream) {
   do_fill(p, (unsigned)word, words);
   return 0;
@@ -169,4 +188,7 @@ void fake_fail_allocations(int n) { fail_allocations = n; }
 long fake_live_allocations(void) { return live_allocations; }
 long fake_live_bytes(void) { return live_bytes; }
 long fake_fills(void) { return fills; }
+long fake_copies(void) { return copies; }
+void fake_fail_copies(int n) { fail_copies = n; }
+void *fake_last_copy_stream(void) { return last_copy_stream; }
 long fake_synchronizations(void) { return synchronizations; }
