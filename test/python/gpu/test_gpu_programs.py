@@ -108,7 +108,44 @@ def test_two_streams_overlap_on_the_global_timer(tmp_path):
     assert overlap > 1000, spans  # they ran side by side for most of their 2 ms
 
 
-def test_cuda_graphs_record_their_last_replay(tmp_path):
+def test_a_graph_replayed_a_thousand_times_records_every_replay(tmp_path):
+    """A decode-step-like graph replayed 1,000 times with new inputs each
+    time: every replay is a launch of its own, with every event, in replay
+    order on the timeline, and the outputs are right."""
+    x, y = inputs(1 << 16)
+    proton.start(str(tmp_path / "replays"), backend="instrumentation", quiet=True, outputs="chrome_trace")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        vadd(x, y, 1024)  # compiles off the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = vadd(x, y, 1024)
+    sums = torch.empty(1000, device="cuda")
+    for step in range(1000):
+        x.add_(1.0)  # the next token's input
+        graph.replay()
+        sums[step] = out.sum()
+    report = proton.finalize()
+    assert report.errors == [] and report.launches_skipped == 0
+    assert report.launches_kept == 1 + 1000
+    assert report.events == 1001 * events_of(64)
+    assert torch.equal(out, x + y)
+    steps = torch.arange(1, 1001, device="cuda", dtype=torch.float32)
+    assert torch.allclose(sums, (x - 1000 + y).sum() + steps * x.numel(), rtol=1e-4)
+    # Each replay is its own launch, in order on the timeline.
+    starts = {}
+    for e in json.load(open(report.files["chrome_trace"]))["traceEvents"]:
+        if e.get("ph") == "X":
+            launch = int(e["pid"].split(" #", 1)[1].split()[0])
+            starts[launch] = min(starts.get(launch, e["ts"]), e["ts"])
+    assert len(starts) == 1001
+    replay_starts = [starts[k] for k in sorted(starts)][1:]
+    assert all(a < b for a, b in zip(replay_starts, replay_starts[1:]))
+
+
+def test_cuda_graphs_record_every_replay(tmp_path):
     x, y = inputs(1 << 16)
     expected = x + y
     proton.start(str(tmp_path / "graphs"), backend="instrumentation", quiet=True)
@@ -133,12 +170,12 @@ def test_cuda_graphs_record_their_last_replay(tmp_path):
     report = proton.finalize()
     assert all(torch.equal(o, expected) for o in outs)
     assert report.errors == []
-    # the two eager warm-ups, graph 0's last replay, graph 1's replay
-    assert report.launches_kept == 4
-    assert report.events == 2 * (events_of(64) + events_of(128))
+    # the two eager warm-ups, graph 0's three replays, graph 1's replay
+    assert report.launches_kept == 6
+    assert report.events == 4 * events_of(64) + 2 * events_of(128)
     text = "\n".join(report.graphs)
-    assert "captured in graph 0: 3 replays; the last is recorded" in text
-    assert "captured in graph 1: 1 replay; the last is recorded" in text
+    assert "captured in graph 0: 3 replays, each recorded as a launch of its own" in text
+    assert "captured in graph 1: 1 replay, each recorded as a launch of its own" in text
     assert "captured in graph 2: never replayed while the session was open, no records" in text
     # After the session: replays still run right, into the graph's own buffers.
     outs[0].zero_()

@@ -55,7 +55,7 @@ def test_compiled_model_kernels_are_recorded_with_warm_caches(tmp_path, mode):
     assert templates, report
     # Inductor's matmul templates: MMA scopes in every launch, CUDA graph trees' included (their
     # warm-up runs are kept as any launch; captured launches write into the profiler's memory,
-    # outside the trees' pool, and record their last replay).
+    # outside the trees' pool, and every replay is recorded).
     assert all(recorded.get(k) for k in templates), (recorded, report["unrecorded"])
     print(f"{mode}: recorded {recorded}; without records {list(report['unrecorded'])}; graphs {report['graphs']}")
     print(done.stderr[-3000:])
