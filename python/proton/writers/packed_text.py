@@ -135,6 +135,15 @@ def _drop_padding(n: int, pieces: list) -> bytes:
     return memory.translate(None, PAD)  # in place of a copy of the records
 
 
+def row_lengths(n: int, pieces: list) -> np.ndarray:
+    """The length of each of n rows of `pieces` (as Text.rows lays them out)."""
+    length = np.zeros(n, dtype=np.int64)
+    for piece in pieces:
+        if piece is not None:
+            length += piece[1]
+    return length
+
+
 def record_strings(n: int, pieces: list) -> np.ndarray:
     """Rows as fixed-width strings (with padding), for a table of per-row
     text that later rows gather from; returns the (strings, lengths) piece."""
