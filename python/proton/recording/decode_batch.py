@@ -28,7 +28,7 @@ class NotBatchable(Exception):
 
 
 def decode_launches(
-    buffers: list[np.ndarray],
+    buffers,
     metadata: KernelMetadata,
     *,
     kernel: str,
@@ -36,10 +36,12 @@ def decode_launches(
     record_cost_cycles: float = 0.0,
 ) -> list[LaunchEvents]:
     """One LaunchEvents per buffer (launch numbers `launches`), each equal
-    to decode.decode's. Raises NotBatchable, or the decoder's errors."""
+    to decode.decode's. `buffers`: a list of uint8 arrays, or one (launches,
+    bytes) array (read side by side: not copied). Raises NotBatchable, or
+    the decoder's errors."""
     layout = metadata.layout
     sizes = {b.nbytes for b in buffers}
-    ctas = buffers[0].nbytes // layout.bytes_per_cta if buffers else 0
+    ctas = buffers[0].nbytes // layout.bytes_per_cta if len(buffers) else 0
     if len(sizes) != 1 or ctas == 0:
         raise NotBatchable("buffers of different sizes, or empty")
     kinds = decode_non_scope.kind_codes(metadata)
@@ -47,7 +49,10 @@ def decode_launches(
     if not_scope is not None or value_ids is not None:
         raise NotBatchable("records of events, marks or values")
     whole = ctas * layout.bytes_per_cta
-    data = np.concatenate([np.asarray(b).reshape(-1)[:whole] for b in buffers])
+    if isinstance(buffers, np.ndarray) and buffers.ndim == 2:
+        data = np.ascontiguousarray(buffers[:, :whole]).reshape(-1)
+    else:
+        data = np.concatenate([np.asarray(b).reshape(-1)[:whole] for b in buffers])
     raw = raw_buffer.read(data, layout, ctas * len(buffers), metadata.target)
     decode._check_kernel_id(raw, metadata.kernel_id, kernel)
     stamps = decode._WarpStamps.of(raw)

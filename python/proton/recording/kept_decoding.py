@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..contract.errors import ProfilerError
 from ..contract.events import LaunchEvents
 from ..contract.kernel_metadata import KernelMetadata
@@ -58,22 +60,37 @@ def windows(items: list, nbytes, events=lambda item: 0, max_events: int = WINDOW
         yield window
 
 
-def decode_window(window: list[KeptBuffer], cost: float) -> list:
+class WindowMemory:
+    """Host memory a window's buffers are read into, kept for the next
+    window (fresh memory costs a page fault per page)."""
+
+    def __init__(self):
+        self.memory = np.empty(0, dtype=np.uint8)
+
+    def take(self, nbytes: int) -> np.ndarray:
+        if self.memory.size < nbytes:
+            self.memory = np.empty(nbytes, dtype=np.uint8)
+        return self.memory[:nbytes]
+
+
+def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | None = None) -> list:
     """Each launch's LaunchEvents (with its call stack) or its decode
     error, in the window's order. Launches of one kernel, metadata and
-    buffer size are decoded together; where that fails, one by one (so
-    that each error names its launch)."""
+    buffer size are read side by side (those not read yet) and decoded
+    together; where that fails, one by one (so that each error names its
+    launch)."""
     out: list = [None] * len(window)
     batches: dict[tuple, list[int]] = {}
     for i, item in enumerate(window):
-        batches.setdefault((item.kernel, id(item.meta), item.data.nbytes), []).append(i)
-    for members in batches.values():
+        batches.setdefault((item.kernel, id(item.meta), item.kept.buffer.nbytes), []).append(i)
+    blocks = _read(window, list(batches.values()), memory or WindowMemory())
+    for members, block in zip(batches.values(), blocks):
         items = [window[i] for i in members]
         try:
             if len(items) < 2:
                 raise decode_batch.NotBatchable("one launch")
             results = decode_batch.decode_launches(
-                [item.data for item in items],
+                block,
                 items[0].meta,
                 kernel=items[0].kernel,
                 launches=[item.kept.index for item in items],
@@ -86,6 +103,27 @@ def decode_window(window: list[KeptBuffer], cost: float) -> list:
                 result.call_stack = window[i].kept.call_stack
             out[i] = result
     return out
+
+
+def _read(window: list[KeptBuffer], batches: list[list[int]], memory: WindowMemory) -> list:
+    """Each batch's buffers as one (launches, bytes) array, read side by
+    side into `memory` (a buffer read before is copied there); sets each
+    item's data to its row."""
+    sizes = [window[b[0]].kept.buffer.nbytes for b in batches]
+    room = memory.take(sum(size * len(b) for size, b in zip(sizes, batches)))
+    blocks, at = [], 0
+    for members, size in zip(batches, sizes):
+        block = room[at : at + size * len(members)].reshape(len(members), size)
+        for row, i in zip(block, members):
+            item = window[i]
+            if item.data is None:
+                item.kept.buffer.read(out=row)
+            else:
+                row[:] = item.data
+            item.data = row
+        blocks.append(block)
+        at += size * len(members)
+    return blocks
 
 
 def _decode_one(item: KeptBuffer, cost: float):
@@ -121,10 +159,9 @@ class DecodedKeptLaunches:
         if self.kept_events is not None:
             yield from windows(self.kept_events, lambda ev: 0, lambda ev: ev.num_events)
             return
+        memory = WindowMemory()
         for window in windows(self.items, lambda item: item.kept.buffer.nbytes, lambda item: item.events):
-            for item in window:
-                item.data = item.kept.buffer.read()
-            decoded = decode_window(window, self.cost)
+            decoded = decode_window(window, self.cost, memory)
             for item in window:
                 item.data = None
             for result in decoded:

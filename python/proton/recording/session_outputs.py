@@ -209,12 +209,12 @@ class SessionOutputs:
         decoded, facts, held = [], LaunchFacts(), []
         progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
         windows = list(kept_decoding.windows(kept_launches, lambda kept: kept.buffer.nbytes))
-        done = 0
+        done, memory = 0, kept_decoding.WindowMemory()
         for window in windows:
             progress.update(done, f"{facts.num_events:,} events")
             items = [self._prepare(kept, names, report) for kept in window]
             readable = [item for item in items if isinstance(item, kept_decoding.KeptBuffer)]
-            results = iter(kept_decoding.decode_window(readable, cost))
+            results = iter(kept_decoding.decode_window(readable, cost, memory))
             for kept, item in zip(window, items):
                 result = next(results) if isinstance(item, kept_decoding.KeptBuffer) else item
                 if self._count(kept, item, result, names, report):
@@ -254,8 +254,10 @@ class SessionOutputs:
                     "the memory right after its profile buffer was overwritten (a kernel wrote out of "
                     "bounds there); its records are not trusted"
                 )
-            data = kept.buffer.read()
-            meta = kernel_metadata.KERNELS.get(kept.kernel_id) or kernel_metadata.metadata_for_buffer(data, kernel)
+            data, meta = None, kernel_metadata.KERNELS.get(kept.kernel_id)
+            if meta is None:  # the buffer says which kernel wrote it
+                data = kept.buffer.read()
+                meta = kernel_metadata.metadata_for_buffer(data, kernel)
             if info["kept"] == 1:
                 warnings = meta.warnings
                 asked = self.mode.pipeline_options().buffer_type
