@@ -103,11 +103,11 @@ def _group_tracks(stack: StackedLaunches, base, order, sm_uuid: dict) -> tuple[b
     uuid = np.repeat(base, per) + np.tile(np.arange(per, dtype=np.uint64), count)
     stack_text = " > ".join(["ROOT", *stack.call_stack, stack.kernel])
     described = f"call stack: {stack_text}".encode()
-    description = byte_rows.table([b"", b"\x72" + _varint(len(described)) + described], is_cta.astype(np.intp))
-    rows_bytes = _descriptors(uuid, parent, rank, _names(stack, is_cta), description)
-    lengths = rows_bytes[1]
-    ends = np.cumsum(lengths)[np.arange(1, count + 1) * per - 1]
-    return byte_rows.join(rows_bytes), [0] + ends.tolist()
+    description = T.table([b"", b"\x72" + _varint(len(described)) + described], is_cta.astype(np.intp))
+    pieces = _descriptors(uuid, parent, rank, _names(stack, is_cta), description)
+    data = bytes(T.Text().rows(uuid.size, pieces, binary=True))
+    ends = np.cumsum(T.row_lengths(uuid.size, pieces))[np.arange(1, count + 1) * per - 1]
+    return data, [0] + ends.tolist()
 
 
 def _names(stack: StackedLaunches, is_cta: np.ndarray):
@@ -140,27 +140,38 @@ def _varint(value: int) -> bytes:
     return byte_rows.join(byte_rows.varint([value]))
 
 
-def _descriptors(uuid, parent, rank, names, description) -> tuple:
-    """TracePacket{track_descriptor{uuid (1), name (2), parent_uuid (5),
-    child_ordering (11), sibling_order_rank (12), description (14), as
-    `description` holds it (field and length, or nothing)}} per row, as
-    byte rows."""
-    n = uuid.size
-    C = byte_rows.const
-    desc = byte_rows.concat(
-        [
-            C(b"\x08", n),
-            byte_rows.varint(uuid),
-            C(b"\x12", n),
-            byte_rows.varint(names[1]),
-            names,
-            C(b"\x28", n),
-            byte_rows.varint(parent),
-            C(bytes([0x58, EXPLICIT_ORDER]), n),
-            C(b"\x60", n),
-            byte_rows.varint(rank),
-            description,
-        ]
-    )
-    packet = byte_rows.concat([C(b"\xe2\x03", n), byte_rows.varint(desc[1]), desc])  # field 60
-    return byte_rows.concat([C(b"\x0a", n), byte_rows.varint(packet[1]), packet])
+def _piece(rows):
+    """byte_rows' (matrix, lengths) as a packed_text piece."""
+    matrix, lengths = rows
+    if matrix.shape[1] == 0:
+        return None
+    return np.ascontiguousarray(matrix).view(f"V{matrix.shape[1]}").reshape(-1), lengths
+
+
+def _descriptors(uuid, parent, rank, names, description) -> list:
+    """The packed_text pieces of TracePacket{track_descriptor{uuid (1),
+    name (2), parent_uuid (5), child_ordering (11), sibling_order_rank
+    (12), description (14), as `description` holds it (field and length,
+    or nothing)}} per row; lengths are added up, not measured on bytes."""
+    fields = [
+        T.const(b"\x08"),
+        _piece(byte_rows.varint(uuid)),
+        T.const(b"\x12"),
+        _piece(byte_rows.varint(names[1])),
+        _piece(names),
+        T.const(b"\x28"),
+        _piece(byte_rows.varint(parent)),
+        T.const(bytes([0x58, EXPLICIT_ORDER, 0x60])),
+        _piece(byte_rows.varint(rank)),
+        description,
+    ]
+    desc_length = T.row_lengths(uuid.size, fields)
+    desc_varint = byte_rows.varint(desc_length)
+    packet_length = 2 + desc_varint[1] + desc_length  # field 60: two bytes of tag
+    return [
+        T.const(b"\x0a"),
+        _piece(byte_rows.varint(packet_length)),
+        T.const(b"\xe2\x03"),
+        _piece(desc_varint),
+        *fields,
+    ]

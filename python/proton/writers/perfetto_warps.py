@@ -170,59 +170,57 @@ class _WindowWarps:
 class _Pending:
     """Byte ranges of encoded warps not yet written, each with its warp's
     key (first timestamp, launch and warp) and part (header, packets):
-    `take` gives those whose turn has come, in trace order."""
+    `take` gives those whose turn has come, in trace order. Each added
+    batch is kept sorted by key, so a turn is a prefix of each batch:
+    warps held long (launches that overlap) cost nothing per turn."""
 
     def __init__(self):
-        self.buffers: dict[int, np.ndarray] = {}
-        self.entries: list[np.ndarray] = []
-        self.next_buffer = 0
+        self.batches: list[tuple[np.ndarray, np.ndarray]] = []  # (buffer, entries sorted by key)
         self.first = self.enum = None  # keys of the warps being added, by position
 
     def add(self, buffer: np.ndarray, position, offset, length, part: int = 0):
         position = np.asarray(position, dtype=np.int64)
         n = position.size
-        self.buffers[self.next_buffer] = buffer
-        self.entries.append(
-            np.stack(
-                [
-                    self.first[position].astype(np.int64),  # ns of a trace: below 2**63
-                    self.enum[position],
-                    np.full(n, part),
-                    np.full(n, self.next_buffer),
-                    np.broadcast_to(np.asarray(offset, np.int64), (n,)),
-                    np.broadcast_to(np.asarray(length, np.int64), (n,)),
-                ]
-            )
+        entries = np.stack(
+            [
+                self.first[position].astype(np.int64),  # ns of a trace: below 2**63
+                self.enum[position],
+                np.full(n, part),
+                np.broadcast_to(np.asarray(offset, np.int64), (n,)),
+                np.broadcast_to(np.asarray(length, np.int64), (n,)),
+            ]
         )
-        self.next_buffer += 1
+        self.batches.append((buffer, entries[:, np.lexsort((entries[2], entries[1], entries[0]))]))
 
     def take(self, before, up_to_first) -> list:
         """Views of the ranges of warps with key < `before` (None: any) and
         first timestamp <= `up_to_first` (None: any), in trace order."""
-        if not self.entries:
-            return []
-        entries = np.concatenate(self.entries, axis=1)
-        first, enum = entries[0], entries[1]
-        turn = np.ones(first.size, dtype=bool)
-        if before is not None:
-            turn &= (first < before[0]) | ((first == before[0]) & (enum < before[1]))
-        if up_to_first is not None:
-            turn &= first <= up_to_first
-        rest = entries[:, ~turn]
-        self.entries = [rest] if rest.shape[1] else []
-        taken = entries[:, turn]
-        views = _views(taken, self.buffers)
-        for unused in set(taken[3].tolist()) - set(rest[3].tolist()):
-            del self.buffers[unused]
-        return views
+        taken, kept = [], []
+        for buffer, entries in self.batches:
+            first, enum = entries[0], entries[1]
+            turn = len(first)
+            if up_to_first is not None:
+                turn = int(np.searchsorted(first, up_to_first, "right"))
+            if before is not None:
+                lo = int(np.searchsorted(first[:turn], before[0], "left"))
+                hi = int(np.searchsorted(first[:turn], before[0], "right"))
+                turn = lo + int(np.searchsorted(enum[lo:hi], before[1], "left"))
+            if turn:
+                taken.append((buffer, entries[:, :turn]))
+            if turn < len(first):
+                kept.append((buffer, entries[:, turn:]))
+        self.batches = kept
+        return _views(taken)
 
 
-def _views(entries: np.ndarray, buffers: dict) -> list:
-    """Memory views of entry ranges, by key and part; ranges that continue
-    the previous one in the same buffer merge."""
-    if not entries.shape[1]:
+def _views(batches: list) -> list:
+    """Memory views of the ranges of (buffer, entries), by key and part;
+    ranges that continue the previous one in the same buffer merge."""
+    if not batches:
         return []
-    first, enum, part, buf, off, length = entries
+    entries = np.concatenate([e for _, e in batches], axis=1)
+    buf = np.concatenate([np.full(e.shape[1], k) for k, (_, e) in enumerate(batches)])
+    first, enum, part, off, length = entries
     order = np.lexsort((part, enum, first))
     buf, off, length = buf[order], off[order], length[order]
     new = np.ones(buf.size, dtype=bool)
@@ -231,7 +229,7 @@ def _views(entries: np.ndarray, buffers: dict) -> list:
     ends = np.append(starts[1:], buf.size)
     total = np.cumsum(length)
     sizes = total[ends - 1] - total[starts] + length[starts]
-    views = {b: memoryview(buffers[b]) for b in set(buf[starts].tolist())}
+    views = [memoryview(b) for b, _ in batches]
     return [views[b][o : o + s] for b, o, s in zip(buf[starts].tolist(), off[starts].tolist(), sizes.tolist())]
 
 
