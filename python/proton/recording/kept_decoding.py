@@ -21,7 +21,8 @@ import numpy as np
 from ..contract.errors import ProfilerError
 from ..contract.events import LaunchEvents
 from ..contract.kernel_metadata import KernelMetadata
-from ..writers.launch_windows import WINDOW_EVENTS, LaunchFacts
+from ..writers import launch_windows
+from ..writers.launch_windows import LaunchFacts
 from . import decode, decode_batch
 from .buffer import BufferFormatError
 from .launches import KeptLaunch
@@ -43,10 +44,11 @@ class KeptBuffer:
     warnings: list = field(default_factory=list)  # the metadata's, for the report
 
 
-def windows(items: list, nbytes, events=lambda item: 0, max_events: int = WINDOW_EVENTS):
+def windows(items: list, nbytes, events=lambda item: 0):
     """Consecutive items, at most WINDOW_BYTES (by `nbytes(item)`) and
-    max_events (by `events(item)`) a window; an item larger than a window
-    alone."""
+    WINDOW_EVENTS (by `events(item)`) a window; an item larger than a
+    window alone."""
+    max_events = launch_windows.WINDOW_EVENTS
     window, size, count = [], 0, 0
     for item in items:
         grows, more = nbytes(item), events(item)
