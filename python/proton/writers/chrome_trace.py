@@ -13,9 +13,11 @@ Asynchronous events (X slices and flow-bound X endpoints) and marks as
 writers/async_events writes them, values as counters
 (writers/chrome_counters). Times are microseconds (ns precision) from the
 session's first warp entry, converted with each launch's measured SM
-clock. Text is built with numpy (proton.writers.packed_text), a slice of
-the events at a time, and streamed to the file: no Python object per
-event, and memory bounded by the slice."""
+clock. Text is built with numpy (proton.writers.packed_text), a window of
+launches (writers/launch_windows) and a slice of its events at a time,
+launches of one layout together (writers/stacked_launches), and streamed
+to the file: no Python object per event or per launch, and memory bounded
+by the window."""
 
 from __future__ import annotations
 
