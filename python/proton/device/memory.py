@@ -269,11 +269,11 @@ class Allocation:
             raise ValueError(f"slice [{offset}, {offset + nbytes}) outside an allocation of {self.nbytes} bytes")
         return Slice(self, offset, nbytes)
 
-    def read(self, offset: int = 0, nbytes: int | None = None) -> np.ndarray:
+    def read(self, offset: int = 0, nbytes: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Its bytes [offset, offset + nbytes) on the host (the GPU must be
-        done writing them)."""
+        done writing them), into `out` (contiguous uint8) if given."""
         nbytes = self.nbytes - offset if nbytes is None else nbytes
-        return self.memory.read(self, offset, nbytes)
+        return self.memory.read(self, offset, nbytes, out)
 
 
 @dataclass(eq=False)
@@ -292,8 +292,8 @@ class Slice:
     def device(self) -> int:
         return self.allocation.device
 
-    def read(self) -> np.ndarray:
-        return self.allocation.read(self.offset, self.nbytes)
+    def read(self, out: np.ndarray | None = None) -> np.ndarray:
+        return self.allocation.read(self.offset, self.nbytes, out)
 
 
 class DeviceMemory:
@@ -368,8 +368,13 @@ class DeviceMemory:
         with self._on(destination.allocation.key) as runtime:
             runtime.copy_async(destination.data_ptr(), source.data_ptr(), source.nbytes, stream)
 
-    def read(self, allocation: Allocation, offset: int, nbytes: int) -> np.ndarray:
-        out = np.empty(nbytes, dtype=np.uint8)
+    def read(self, allocation: Allocation, offset: int, nbytes: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The bytes, into `out` where given (finalize reads a window of
+        launches into one array: no copy to put them side by side)."""
+        if out is None:
+            out = np.empty(nbytes, dtype=np.uint8)
+        elif out.nbytes != nbytes or out.dtype != np.uint8 or not out.flags.c_contiguous:
+            raise ValueError(f"cannot read {nbytes} bytes into an array of {out.nbytes} ({out.dtype})")
         if nbytes:
             with self._on(allocation.key) as runtime:
                 runtime.to_host(out, allocation.pointer + offset)

@@ -17,10 +17,11 @@ from ..contract.kernel_metadata import BufferLayout
 from ..device import memory as device_memory
 from ..session.interface import Report
 from ..session.paths import distributed_rank, output_path
-from ..writers import chrome_trace as trace_chrome, hatchet_tree, perfetto_trace
+from ..writers import chrome_trace as trace_chrome, hatchet_tree, launch_windows, perfetto_trace
 from ..writers.files import write_or_fall_back
+from ..writers.launch_windows import LaunchFacts
 from ..writers.progress import Progress
-from . import arena as arenas, calibration, clock_sync, decode
+from . import arena as arenas, calibration, clock_sync, kept_decoding
 from . import launches as retention
 from .buffer import BufferFormatError
 from .launches import KeptLaunch
@@ -191,8 +192,9 @@ class SessionOutputs:
         if keys:
             device_memory.memory().synchronize(keys)
 
-    def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> list[LaunchEvents]:
-        """Decodes the launches, counting into `report`."""
+    def _decode(self, kept_launches: list[KeptLaunch], report: SessionReport) -> kept_decoding.DecodedKeptLaunches:
+        """Decodes the launches a window at a time, counting into `report`;
+        returns them as the writers' source (kept_decoding)."""
         names = self._kernel_names()
         report.launches_kept = len(kept_launches)
         report.launches_skipped = self.retention.not_kept_count()
@@ -207,60 +209,81 @@ class SessionOutputs:
         report.graphs += self._graph_notes(names)
         report.errors += self.replay_errors
         self.replay_errors = []
-        launches: list[LaunchEvents] = []
+        decoded, facts, held = [], LaunchFacts(), []
         progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
-        decoded_events = 0
-        for done, kept in enumerate(kept_launches):
-            progress.update(done, f"{decoded_events:,} events")
-            kernel = names[(kept.kernel, kept.variant)]
-            info = report.per_kernel.setdefault(kernel, _kernel_counts())
-            info["kept"] += 1
-            if kept.graph:
-                report.graphs.append(
-                    f"{kernel} launch {kept.index}, captured in graph {kept.graph.number}: "
-                    f"{kept.graph.replays} replay{'s' if kept.graph.replays != 1 else ''}; the last is recorded"
-                    + (" (each replay overwrites the one before)" if kept.graph.replays > 1 else "")
-                )
-            try:
-                if not arenas.guard_intact(kept.buffer):
-                    raise ProfilerError(
-                        "the memory right after its profile buffer was overwritten (a kernel wrote out of "
-                        "bounds there); its records are not trusted"
-                    )
-                data = kept.buffer.read()
-                meta = kernel_metadata.KERNELS.get(kept.kernel_id) or kernel_metadata.metadata_for_buffer(data, kernel)
-                if info["kept"] == 1:
-                    report.warnings += meta.warnings
-                    asked = self.mode.pipeline_options().buffer_type
-                    report.buffers[kernel] = buffer_description(meta.layout, asked)
-                events = decode.decode(
-                    data,
-                    meta,
-                    data.nbytes // meta.layout.bytes_per_cta,
-                    kernel=kernel,
-                    launch=kept.index,
-                    record_cost_cycles=cost,
-                )
-            except (BufferFormatError, ProfilerError) as error:
-                report.errors.append(f"{kernel} launch {kept.index}: {error}")
-                continue
-            events.call_stack = kept.call_stack
-            launches.append(events)
-            decoded_events += events.num_events
-            info["events"] += events.num_events
-            info["dropped"] += int(events.dropped.sum())
-            info["lossy_warps"] += int((events.dropped > 0).sum())
-            report.unmatched_records += events.unmatched
-            report.warnings += events.warnings
+        windows = list(kept_decoding.windows(kept_launches, lambda kept: kept.buffer.nbytes))
+        done, memory = 0, kept_decoding.WindowMemory()
+        for window in windows:
+            progress.update(done, f"{facts.num_events:,} events")
+            items = [self._prepare(kept, names, report) for kept in window]
+            readable = [item for item in items if isinstance(item, kept_decoding.KeptBuffer)]
+            results = iter(kept_decoding.decode_window(readable, cost, memory))
+            for kept, item in zip(window, items):
+                result = next(results) if isinstance(item, kept_decoding.KeptBuffer) else item
+                if self._count(kept, item, result, names, report):
+                    item.data, item.events = None, result.num_events
+                    decoded.append(item)
+                    facts.add(result)
+                    held.append(result)
+            if len(windows) > 1:
+                held = []  # decoded again as the writers write
+            done += len(window)
         progress.close()
-        report.events = sum(ev.num_events for ev in launches)
+        report.events = facts.num_events
         report.dropped_events = sum(info["dropped"] for info in report.per_kernel.values())
         if report.unmatched_records:
             report.warnings.append(
                 f"{report.unmatched_records} records had no partner (a scope cut by a full "
                 "buffer, or a warp that returned inside a scope)"
             )
-        return launches
+        return kept_decoding.DecodedKeptLaunches(decoded, cost, facts, held if len(windows) <= 1 else None)
+
+    def _prepare(self, kept: KeptLaunch, names, report: SessionReport):
+        """The launch's buffer read, with its metadata (KeptBuffer), or why
+        it cannot be (an error message); counts it as kept."""
+        kernel = names[(kept.kernel, kept.variant)]
+        info = report.per_kernel.setdefault(kernel, _kernel_counts())
+        info["kept"] += 1
+        if kept.graph:
+            report.graphs.append(
+                f"{kernel} launch {kept.index}, captured in graph {kept.graph.number}: "
+                f"{kept.graph.replays} replay{'s' if kept.graph.replays != 1 else ''}; the last is recorded"
+                + (" (each replay overwrites the one before)" if kept.graph.replays > 1 else "")
+            )
+        warnings = []
+        try:
+            if not arenas.guard_intact(kept.buffer):
+                raise ProfilerError(
+                    "the memory right after its profile buffer was overwritten (a kernel wrote out of "
+                    "bounds there); its records are not trusted"
+                )
+            data, meta = None, kernel_metadata.KERNELS.get(kept.kernel_id)
+            if meta is None:  # the buffer says which kernel wrote it
+                data = kept.buffer.read()
+                meta = kernel_metadata.metadata_for_buffer(data, kernel)
+            if info["kept"] == 1:
+                warnings = meta.warnings
+                asked = self.mode.pipeline_options().buffer_type
+                report.buffers[kernel] = buffer_description(meta.layout, asked)
+        except (BufferFormatError, ProfilerError) as error:
+            return _Unreadable(f"{kernel} launch {kept.index}: {error}", warnings)
+        return kept_decoding.KeptBuffer(kept, kernel, meta, data, warnings=warnings)
+
+    @staticmethod
+    def _count(kept: KeptLaunch, item, result, names, report: SessionReport) -> bool:
+        """Adds a launch's outcome to `report`, in launch order; whether it decoded."""
+        report.warnings += item.warnings
+        if not isinstance(result, LaunchEvents):
+            unreadable = isinstance(result, _Unreadable)
+            report.errors.append(result.message if unreadable else f"{item.kernel} launch {kept.index}: {result}")
+            return False
+        info = report.per_kernel[item.kernel]
+        info["events"] += result.num_events
+        info["dropped"] += int(result.dropped.sum())
+        info["lossy_warps"] += int((result.dropped > 0).sum())
+        report.unmatched_records += result.unmatched
+        report.warnings += result.warnings
+        return True
 
     def _final_notes(self) -> None:
         """What finalize says of launches that recorded nothing: captured
@@ -324,14 +347,23 @@ class SessionOutputs:
     def _host_clock(self, launches, devices: list, warnings: list) -> dict | None:
         """The offset at these launches' time, interpolated between the
         measurements around them; None without measurements."""
-        if not launches:
+        facts = launch_windows.source(launches).facts
+        if not facts.num_launches:
             return None
         device = devices[0] if devices else next(iter(self.clock_offsets), None)
         if len(devices) > 1:
             warnings.append(f"launches of GPUs {devices} in one trace: its host time uses GPU {device}'s clock offset")
-        origins = [ev.origin_ns for ev in launches]
-        offset = clock_sync.interpolate(self.clock_offsets.get(device, []), (min(origins) + max(origins)) // 2)
+        middle = (facts.origin_ns + facts.last_origin_ns) // 2
+        offset = clock_sync.interpolate(self.clock_offsets.get(device, []), middle)
         return None if offset is None else offset.host_clock()
+
+
+@dataclass
+class _Unreadable:
+    """A kept launch whose buffer could not be read or trusted."""
+
+    message: str
+    warnings: list
 
 
 def buffer_description(layout: BufferLayout, asked: str) -> str:
@@ -372,14 +404,15 @@ def write_outputs(
     clock = {} if host_clock is None else {"host_clock": host_clock}
     if compress_pftrace:
         clock["compress"] = True
+    launches = launch_windows.source(launches)  # each writer decodes a window at a time
     writers = {
-        "chrome_trace": lambda path: trace_chrome.write(path, launches, trace_chrome.session_origin(launches)),
+        "chrome_trace": lambda path: trace_chrome.write(path, launches, launches.facts.origin_ns),
         "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name, **clock),
         "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type, unrecorded=unrecorded),
     }
     warnings = [] if warnings is None else warnings
     # Writing tens of millions of events takes seconds per file: say which, on a terminal.
-    big = sum(ev.num_events for ev in launches) >= BIG_SESSION_EVENTS
+    big = launches.facts.num_events >= BIG_SESSION_EVENTS
     progress = Progress("proton: writing", len(outputs), "files")
     written = {}
     for done, kind in enumerate(outputs):

@@ -13,9 +13,11 @@ Asynchronous events (X slices and flow-bound X endpoints) and marks as
 writers/async_events writes them, values as counters
 (writers/chrome_counters). Times are microseconds (ns precision) from the
 session's first warp entry, converted with each launch's measured SM
-clock. Text is built with numpy (proton.writers.packed_text), a slice of
-the events at a time, and streamed to the file: no Python object per
-event, and memory bounded by the slice."""
+clock. Text is built with numpy (proton.writers.packed_text), a window of
+launches (writers/launch_windows) and a slice of its events at a time,
+launches of one layout together (writers/stacked_launches), and streamed
+to the file: no Python object per event or per launch, and memory bounded
+by the window."""
 
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ import os
 import numpy as np
 
 from ..contract.events import LaunchEvents
-from . import async_events, chrome_counters, packed_text as T
+from . import async_events, chrome_counters, launch_windows, packed_text as T
+from .stacked_launches import StackedLaunches
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
 
@@ -96,23 +99,47 @@ def write_events(path: str, trace: dict) -> str:
     return os.path.abspath(path)
 
 
-def write(path: str, launches: list[LaunchEvents], t0_ns: int) -> int:
-    """Writes the trace; returns the number of scope events written. The
-    file is written front to back only (it may be a pipe or a device)."""
-    written = 0
+def write(path: str, launches, t0_ns: int) -> int:
+    """Writes the trace of `launches` (LaunchEvents, or a session's source
+    of windows: writers/launch_windows); returns the number of scope events
+    written. The file is written front to back only (it may be a pipe or a
+    device), a window of launches at a time."""
+    source = launch_windows.source(launches)
     with open(path, "wb") as file:
         file.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         out = _LastRowOpen(file)
         next_flow = 1  # flow bind_ids, unique in the file
-        for ev in launches:
+        text = T.Text()
+        for window in source.windows():
+            next_flow = _write_window(out, window, t0_ns, next_flow, text)
+        out.close_list()
+    return source.facts.num_events
+
+
+def _write_window(out, window: list[LaunchEvents], t0_ns: int, next_flow: int, text) -> int:
+    """The window's rows, launch after launch: its scope slices (encoded a
+    group of launches at a time), then its asynchronous events and values.
+    Returns the next free flow id."""
+    groups = launch_windows.groups(window)
+    extras = [_has_extras(ev) for ev in window]
+    if len(groups) == 1 and not any(extras):  # one run of launches: straight to the file
+        for _, data, _ in _slices(StackedLaunches(window, t0_ns), text, split=False):
+            out.write(data)
+        return next_flow
+    held: list[list[bytes]] = [[] for _ in window]  # each launch's slice text, until its turn
+    for group in groups:
+        for first, data, bounds in _slices(StackedLaunches([window[i] for i in group], t0_ns), text, split=True):
+            for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+                held[group[first + k]].append(bytes(data[lo:hi]))
+    for ev, pieces, extra in zip(window, held, extras):
+        for piece in pieces:
+            out.write(piece)
+        if extra:
             tracks = Tracks(ev)
-            _slices(out, ev, tracks, t0_ns)
             rows, next_flow = async_events.chrome_rows(ev, tracks, t0_ns, next_flow)
             out.write(rows)
             out.write(chrome_counters.rows(ev, tracks, t0_ns))
-            written += ev.num_events
-        out.close_list()
-    return written
+    return next_flow
 
 
 class _LastRowOpen:
@@ -138,59 +165,103 @@ class _LastRowOpen:
         self.file.write((b"" if self.tail == b",\n" else self.tail) + b"\n]}\n")
 
 
-def _slices(out, ev: LaunchEvents, tracks: Tracks, t0_ns: int) -> None:
-    if ev.num_events == 0:
+def _has_extras(ev: LaunchEvents) -> bool:
+    """Whether the launch has asynchronous events, marks or values."""
+    a = ev.asynchronous
+    return bool(a.num_events or a.num_marks or a.num_values)
+
+
+def _slices(stack: StackedLaunches, text, split: bool):
+    """The scope slices' rows of stacked launches, a slice of events at a
+    time (whole launches where they fit): yields (index of the first
+    launch in the slice, its text, valid until the next one, and with
+    `split` the byte bounds of each launch's rows in it)."""
+    per_launch = stack.events_per_launch
+    if per_launch == 0:
         return
-    names = [
-        b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + tracks.kernel.encode()
-        for name in ev.scope_names
-    ]
-    # What depends on the warp only, once per warp, built with numpy: the
-    # process (launch, SM, CTA) and thread names of Tracks, as text.
-    rows = np.arange(ev.warp_ids.size)
-    launch = json.dumps(f"{ev.kernel} #{ev.launch} Core")[:-1].encode()  # without its closing quote
-    warp_names = sorted(set(ev.warp_ids.tolist()))
-    per_warp = T.record_strings(
-        rows.size,
-        [
-            T.const(b',"pid":' + launch),
-            *T.decimal(np.repeat(ev.warp_sm[:: max(ev.num_segments, 1)], max(ev.num_segments, 1))),  # the CTA's SM
-            T.const(b" CTA"),
-            *T.decimal(rows // max(ev.num_segments, 1)),
-            T.const(b'","tid":'),
-            T.table([tracks.thread(w).encode() for w in warp_names], np.searchsorted(warp_names, ev.warp_ids)),
-            T.const(b',"ts":'),
-        ],
-    )
-    # The args' rest, the same for a CTA's events: one piece per event.
-    closing = tracks.timing_pieces(b',"call_stack":' + tracks.call_stack.encode() + b"}},\n")
-    warp_cta = np.arange(ev.warp_ids.size) // max(ev.num_segments, 1)
-    order = _warp_and_start_order(ev)
-    shift = ev.origin_ns - t0_ns
-    text = T.Text()
-    for lo in range(0, ev.num_events, EVENTS_PER_SLICE):
-        hi = min(lo + EVENTS_PER_SLICE, ev.num_events)
-        pick = slice(lo, hi) if order is None else order[lo:hi]
-        row, scope = ev.row[pick], ev.scope[pick]
-        cta = warp_cta[row]
-        start_cycles, end_cycles = ev.start_cycles[pick], ev.end_cycles[pick]
-        start, end = ev.ns_at(start_cycles, row), ev.ns_at(end_cycles, row)
-        ts = np.rint(np.maximum(start + shift, 0)).astype(np.uint64)
+    pieces = _RowPieces(stack)
+    order = _warp_and_start_order(stack)
+    fit = max(1, EVENTS_PER_SLICE // per_launch)
+    lo = 0
+    while lo < stack.num_events:
+        launch = lo // per_launch
+        if per_launch <= EVENTS_PER_SLICE:
+            hi = min((launch + fit) * per_launch, stack.num_events)
+        else:
+            hi = min(lo + EVENTS_PER_SLICE, (launch + 1) * per_launch)
+        rows = pieces.rows(slice(lo, hi) if order is None else order[lo:hi])
+        data = text.rows(hi - lo, rows)
+        bounds = None
+        if split:
+            ends = np.minimum(np.arange(launch + 1, (hi - 1) // per_launch + 2) * per_launch, hi) - lo
+            bounds = np.concatenate(([0], np.cumsum(T.row_lengths(hi - lo, rows))[ends - 1])).tolist()
+        yield launch, data, bounds
+        lo = hi
+
+
+class _RowPieces:
+    """The pieces of a scope slice's row (packed_text) for stacked
+    launches: what depends on the scope, the warp (process and thread
+    names) and the CTA (TIMING_ARGS, call stack) built once per group."""
+
+    def __init__(self, stack: StackedLaunches):
+        self.stack = stack
+        kernel = json.dumps(stack.kernel).encode()
+        self.names = [
+            b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel for name in stack.scope_names
+        ]
+        segments = stack.num_segments
+        rows = np.arange(stack.warp_ids.size) % stack.rows_per_launch
+        launch = json.dumps(f"{stack.kernel} #")[:-1].encode()  # without its closing quote
+        warp_names = sorted(set(stack.warp_ids.tolist()))
+        self.per_warp = T.record_strings(
+            stack.warp_ids.size,
+            [
+                T.const(b',"pid":' + launch),
+                *T.decimal(np.repeat(stack.launch_numbers, stack.rows_per_launch)),
+                T.const(b" Core"),
+                *T.decimal(np.repeat(stack.warp_sm[::segments], segments)),  # the CTA's SM
+                T.const(b" CTA"),
+                *T.decimal(rows // segments),
+                T.const(b'","tid":'),
+                T.table(
+                    [json.dumps(stack.row_name(w)).encode() for w in warp_names],
+                    np.searchsorted(warp_names, stack.warp_ids),
+                ),
+                T.const(b',"ts":'),
+            ],
+        )
+        init, post = stack.cta_extremes()
+        call_stack = json.dumps(["ROOT", *stack.call_stack, stack.kernel]).encode()
+        self.closing = T.record_strings(
+            init.size,
+            [
+                T.const(f',"{TIMING_ARGS[0]}":'.encode()),
+                *T.decimal(init),
+                T.const(f',"{TIMING_ARGS[1]}":'.encode()),
+                *T.decimal(post),
+                T.const(f',"{TIMING_ARGS[2]}":0,"call_stack":'.encode() + call_stack + b"}},\n"),
+            ],
+        )
+
+    def rows(self, pick) -> list:
+        """The pieces of the events at `pick`."""
+        stack = self.stack
+        row = stack.row[pick]
+        cta = row // stack.num_segments
+        start_cycles, end_cycles = stack.start_cycles[pick], stack.end_cycles[pick]
+        start, end = stack.ns_at(start_cycles, row), stack.ns_at(end_cycles, row)
+        ts = np.rint(np.maximum(start + stack.shift[row], 0)).astype(np.uint64)
         dur = np.rint(np.maximum(end - start, 0)).astype(np.uint64)
         cycles = np.maximum(end_cycles - start_cycles, 0)
-        out.write(
-            text.rows(
-                hi - lo,
-                [
-                    T.table(names, scope),
-                    (per_warp[0][row], per_warp[1][row]),
-                    *T.microseconds(ts, b',"dur":'),
-                    *T.microseconds(dur, b',"args":{"cycles":'),
-                    *T.decimal(cycles),
-                    (closing[0][cta], closing[1][cta]),
-                ],
-            )
-        )
+        return [
+            T.table(self.names, stack.scope[pick]),
+            (self.per_warp[0][row], self.per_warp[1][row]),
+            *T.microseconds(ts, b',"dur":'),
+            *T.microseconds(dur, b',"args":{"cycles":'),
+            *T.decimal(cycles),
+            (self.closing[0][cta], self.closing[1][cta]),
+        ]
 
 
 def _warp_and_start_order(ev: LaunchEvents):
@@ -203,6 +274,6 @@ def _warp_and_start_order(ev: LaunchEvents):
     return np.lexsort((start, row))
 
 
-def session_origin(launches: list[LaunchEvents]) -> int:
+def session_origin(launches) -> int:
     """The first warp entry over all launches, global-timer ns."""
-    return min((ev.origin_ns for ev in launches), default=0)
+    return launch_windows.source(launches).facts.origin_ns

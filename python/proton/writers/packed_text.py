@@ -87,8 +87,9 @@ class Text:
     def __init__(self):
         self._memory = np.empty(0, dtype=np.uint8)
 
-    def rows(self, n: int, pieces: list):
-        """The text of n rows of `pieces`, one after the other (a bytes-like object)."""
+    def rows(self, n: int, pieces: list, binary: bool = False):
+        """The text of n rows of `pieces`, one after the other (a bytes-like
+        object); `binary`: the pieces may hold NUL bytes (protobuf rows)."""
         pieces = [p for p in pieces if p is not None]
         if n == 0 or not pieces:
             return b""
@@ -96,7 +97,7 @@ class Text:
         shortest = [int(np.min(p[1])) for p in pieces]
         after = np.cumsum(shortest[::-1])[::-1].tolist()[1:] + [0]  # shortest rest of a row after each piece
         if any(w - s > a for w, s, a in zip(widths, shortest, after)):
-            return _drop_padding(n, pieces)
+            return _drop_padding(n, pieces, binary)
         length = np.zeros(n, dtype=np.int64)
         for _, lengths in pieces:
             length += lengths
@@ -114,8 +115,9 @@ class Text:
         return memory[:total]
 
 
-def _drop_padding(n: int, pieces: list) -> bytes:
-    """Rows packed as fixed-width records, then their NUL padding dropped."""
+def _drop_padding(n: int, pieces: list, binary: bool = False) -> bytes:
+    """Rows packed as fixed-width records, then their NUL padding dropped
+    (`binary`: the bytes past each piece's length, where NUL is data)."""
     offsets, off = [], 0
     for values, _ in pieces:
         offsets.append(off)
@@ -132,7 +134,22 @@ def _drop_padding(n: int, pieces: list) -> bytes:
     rows = np.frombuffer(memory, dtype=dtype, count=n)
     for k, (values, _) in enumerate(pieces):
         rows[f"f{k}"] = values
+    if binary:
+        used = np.zeros((n, off), dtype=bool)
+        for at, (values, lengths) in zip(offsets, pieces):
+            width = values.dtype.itemsize
+            used[:, at : at + width] = np.arange(width)[None, :] < np.reshape(lengths, (-1, 1))
+        return np.frombuffer(memory, dtype=np.uint8)[used.reshape(-1)].tobytes()
     return memory.translate(None, PAD)  # in place of a copy of the records
+
+
+def row_lengths(n: int, pieces: list) -> np.ndarray:
+    """The length of each of n rows of `pieces` (as Text.rows lays them out)."""
+    length = np.zeros(n, dtype=np.int64)
+    for piece in pieces:
+        if piece is not None:
+            length += piece[1]
+    return length
 
 
 def record_strings(n: int, pieces: list) -> np.ndarray:

@@ -42,11 +42,16 @@ def packets(launches, origin_ns: int, next_uuid: int) -> tuple[bytes, int]:
     `next_uuid`. Returns the bytes and the next free uuid."""
     if not has_values(launches):
         return b"", next_uuid
-    out = [trace_packet(bytes([0x50, SEQUENCE_ID, 0x68, SEQ_INCREMENTAL_STATE_CLEARED]))]
+    out = [first_packet()]
     for ev, _, warp_uuid in launches:
-        data, next_uuid = _launch(ev, ev.origin_ns - origin_ns, warp_uuid, next_uuid)
+        data, next_uuid = launch_packets(ev, ev.origin_ns - origin_ns, warp_uuid, next_uuid)
         out.append(data)
     return b"".join(out), next_uuid
+
+
+def first_packet() -> bytes:
+    """The packet that opens the counters' sequence."""
+    return trace_packet(bytes([0x50, SEQUENCE_ID, 0x68, SEQ_INCREMENTAL_STATE_CLEARED]))
 
 
 def track_keys(ev: LaunchEvents):
@@ -61,7 +66,8 @@ def track_keys(ev: LaunchEvents):
     return names, used, dense
 
 
-def _launch(ev: LaunchEvents, shift_ns: int, warp_uuid: np.ndarray, next_uuid: int) -> tuple[bytes, int]:
+def launch_packets(ev: LaunchEvents, shift_ns: int, warp_uuid: np.ndarray, next_uuid: int) -> tuple[bytes, int]:
+    """A launch's counter tracks and points; and the next free uuid."""
     a = ev.asynchronous
     if a.num_values == 0:
         return b"", next_uuid

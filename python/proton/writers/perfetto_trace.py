@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import async_events, byte_rows, perfetto_counters, perfetto_deflate, perfetto_warps
+from . import async_events, launch_windows, perfetto_counters, perfetto_deflate, perfetto_tracks, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..contract.events import LaunchEvents
 
-EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
+from .perfetto_tracks import EXPLICIT_ORDER
+
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")
 
 
@@ -72,26 +73,26 @@ def host_clock_note(host_clock: dict | None) -> str:
 
 def write(
     path: str,
-    launches: list[LaunchEvents],
+    launches,
     gpu_name: str = "GPU 0",
     origin_ns: int | None = None,
     *,
     host_clock: dict | None = None,
     compress: bool = False,
 ) -> int:
-    """Writes the trace; returns the number of slices written. Timestamps
-    are global-timer ns minus `origin_ns` (default: the first warp entry).
-    `host_clock`: the measured {"realtime_minus_globaltimer_ns",
-    "uncertainty_ns", "samples"} of this GPU, or None. compress=True
-    deflates the packets (perfetto_deflate: about a third of the bytes,
-    slower to write)."""
+    """Writes the trace of `launches` (LaunchEvents, or a session's source
+    of windows: writers/launch_windows); returns the number of slices
+    written. Timestamps are global-timer ns minus `origin_ns` (default: the
+    first warp entry). `host_clock`: the measured
+    {"realtime_minus_globaltimer_ns", "uncertainty_ns", "samples"} of this
+    GPU, or None. compress=True deflates the packets (perfetto_deflate:
+    about a third of the bytes, slower to write)."""
     note = host_clock_note(host_clock)
+    source = launch_windows.source(launches)
+    facts = source.facts
     if origin_ns is None:
-        origin_ns = min((ev.origin_ns for ev in launches), default=0)
-    names: dict[str, int] = {}
-    for ev in launches:
-        for name in ev.scope_names:
-            names.setdefault(name, len(names) + 1)
+        origin_ns = facts.origin_ns
+    names = facts.scope_names
     builder = _builder()
     start = builder.add_packet()  # the sequence's interned names and clocks
     start.trusted_packet_sequence_id = SEQUENCE_ID
@@ -117,43 +118,70 @@ def write(
 
     gpu_uuid = 1
     track(gpu_uuid, gpu_name).description = f"global timer origin ns = {int(origin_ns)}{note}"
-    sms = sorted({int(sm) for ev in launches for sm in np.unique(ev.warp_sm)})
+    sms = sorted(int(sm) for sm in facts.sms)
     sm_uuid = {sm: 2 + i for i, sm in enumerate(sms)}
     for sm in sms:
         track(sm_uuid[sm], f"SM {sm}", gpu_uuid, rank=sm)
-    next_uuid = 2 + len(sms)
-    warps, lanes = [], []
+    warps_of = _warps_maker(names)
     with open(path, "wb") as file, perfetto_deflate.sink(file, compress) as out:
         out.write(builder.serialize())
-        for order, ev in enumerate(launches):
-            cta_uuid, warp_uuid = _uuids(next_uuid, ev)
-            next_uuid += ev.num_ctas * (1 + ev.num_segments)
-            out.write(_launch_tracks(ev, order, cta_uuid, warp_uuid, sm_uuid))
-            iid_of_scope = np.array([0] + [names[n] for n in ev.scope_names], dtype=np.uint64)[1:]
-            warps.append(perfetto_warps.Warps(ev, ev.origin_ns - origin_ns, iid_of_scope, warp_uuid))
-            lanes.append((ev, cta_uuid, warp_uuid))
-        perfetto_warps.write(out, warps)
-        data, next_uuid = _async_packets(lanes, origin_ns, next_uuid)
-        out.write(data)
-        out.write(perfetto_counters.packets(lanes, origin_ns, next_uuid)[0])
-    return sum(ev.num_events for ev in launches)
+        layout = perfetto_tracks.write(out, source, sm_uuid, 2 + len(sms), origin_ns, warps_of)
+        perfetto_warps.write(out, source, layout, warps_of, origin_ns)
+        next_uuid = layout.next_uuid
+        if facts.has_async:
+            next_uuid = _async_packets(out, source, layout, origin_ns, next_uuid)
+        if facts.has_values:
+            _counter_packets(out, source, layout, origin_ns, next_uuid)
+    return facts.num_events
 
 
-def _async_packets(launches, origin_ns: int, next_uuid: int) -> tuple[bytes, int]:
+def _warps_maker(names: dict):
+    """warps_of(stack, uuid): a group's perfetto_warps.Warps, its scopes'
+    interned name ids from `names`."""
+
+    def warps_of(stack, warp_uuid):
+        iid_of_scope = np.array([0] + [names[n] for n in stack.scope_names], dtype=np.uint64)[1:]
+        return perfetto_warps.Warps(stack, iid_of_scope, warp_uuid)
+
+    return warps_of
+
+
+def _lanes(source, layout):
+    """(launch, its CTA track uuids, its warp track uuids) of every launch
+    that has asynchronous events, marks or values, in launch order."""
+    order = 0
+    for window in source.windows():
+        for ev in window:
+            a = ev.asynchronous
+            if a.num_events or a.num_marks or a.num_values:
+                yield (ev, *_uuids(layout.first_uuid[order], ev))
+            order += 1
+
+
+def _async_packets(out, source, layout, origin_ns: int, next_uuid: int) -> int:
     """Asynchronous events and marks (writers/async_events) on their own
-    packet sequence, after the warps' packets; and the next free uuid."""
-    if not any(ev.asynchronous.num_events or ev.asynchronous.num_marks for ev, _, _ in launches):
-        return b"", next_uuid
+    packet sequence, after the warps' packets; returns the next free uuid."""
     builder = _builder()
     first = builder.add_packet()
     first.trusted_packet_sequence_id = async_events.SEQUENCE_ID
     first.sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED
     next_flow = 1
-    for ev, cta_uuid, warp_uuid in launches:
+    for ev, cta_uuid, warp_uuid in _lanes(source, layout):
         next_uuid, next_flow = async_events.perfetto_packets(
             builder, ev, ev.origin_ns - origin_ns, cta_uuid, warp_uuid, next_uuid, next_flow
         )
-    return builder.serialize(), next_uuid
+        out.write(builder.serialize())
+        builder = _builder()
+    out.write(builder.serialize())
+    return next_uuid
+
+
+def _counter_packets(out, source, layout, origin_ns: int, next_uuid: int) -> None:
+    """Values (writers/perfetto_counters) on their own packet sequence, last."""
+    out.write(perfetto_counters.first_packet())
+    for ev, _, warp_uuid in _lanes(source, layout):
+        data, next_uuid = perfetto_counters.launch_packets(ev, ev.origin_ns - origin_ns, warp_uuid, next_uuid)
+        out.write(data)
 
 
 def _uuids(first: int, ev: LaunchEvents):
@@ -161,55 +189,3 @@ def _uuids(first: int, ev: LaunchEvents):
     cta_uuid = first + np.arange(ctas, dtype=np.uint64)
     warp_uuid = first + ctas + np.arange(ctas * segments, dtype=np.uint64)
     return cta_uuid, warp_uuid
-
-
-def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -> bytes:
-    ctas, segments = ev.num_ctas, ev.num_segments
-    if ctas == 0:
-        return b""
-    cta_sm = ev.warp_sm.reshape(ctas, segments)[:, 0]
-    distinct = np.unique(cta_sm)
-    parent = np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)]
-    # Each CTA track's description: where in the program the launch came from.
-    stack = " > ".join(["ROOT", *ev.call_stack, ev.kernel])
-    ctas_bytes = _descriptors(
-        cta_uuid,
-        parent,
-        order * (1 << 20) + np.arange(ctas),
-        byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)]),
-        byte_rows.table([f"call stack: {stack}".encode()], np.zeros(ctas, dtype=np.intp)),
-    )
-    warp_names = sorted(set(ev.warp_ids.tolist()))
-    warps_bytes = _descriptors(
-        warp_uuid,
-        np.repeat(cta_uuid, segments),
-        ev.warp_ids,
-        byte_rows.table([ev.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, ev.warp_ids)),
-    )
-    return ctas_bytes + warps_bytes
-
-
-def _descriptors(uuid, parent, rank, names, descriptions=None) -> bytes:
-    """TracePacket{track_descriptor{uuid (1), name (2), parent_uuid (5),
-    child_ordering (11), sibling_order_rank (12), description (14)}} per row,
-    as Trace bytes."""
-    n = uuid.size
-    C = byte_rows.const
-    described = [] if descriptions is None else [C(b"\x72", n), byte_rows.varint(descriptions[1]), descriptions]
-    desc = byte_rows.concat(
-        [
-            C(b"\x08", n),
-            byte_rows.varint(uuid),
-            C(b"\x12", n),
-            byte_rows.varint(names[1]),
-            names,
-            C(b"\x28", n),
-            byte_rows.varint(parent),
-            C(bytes([0x58, EXPLICIT_ORDER]), n),
-            C(b"\x60", n),
-            byte_rows.varint(np.asarray(rank, dtype=np.uint64)),
-            *described,
-        ]
-    )
-    packet = byte_rows.concat([C(b"\xe2\x03", n), byte_rows.varint(desc[1]), desc])  # field 60
-    return byte_rows.join(byte_rows.concat([C(b"\x0a", n), byte_rows.varint(packet[1]), packet]))

@@ -18,7 +18,9 @@ import os
 
 import numpy as np
 
-from . import byte_rows
+from . import byte_rows, launch_windows
+from .perfetto_tracks import warp_uuids
+from .stacked_launches import StackedLaunches
 from .perfetto_packets import (
     SLICE_BEGIN,
     SLICE_END,
@@ -35,20 +37,23 @@ MIN_SHARED = 4  # warps a template must serve (building one costs about as much 
 IOV_MAX = 1024  # buffers per writev (Linux's limit)
 
 
-def rounded_ns(ns: np.ndarray, shift: int) -> np.ndarray:
-    """Trace timestamps: ns + shift, rounded, at least 0 (in place on a float copy)."""
-    out = np.add(ns, float(shift))
+def rounded_ns(ns: np.ndarray, shift) -> np.ndarray:
+    """Trace timestamps: ns + shift (a number, or one per value), rounded,
+    at least 0 (in place on a float copy)."""
+    out = np.add(ns, np.asarray(shift, dtype=np.float64))
     np.maximum(out, 0, out=out)
     np.rint(out, out=out)
     return out.astype(np.uint64)
 
 
 class Warps:
-    """One launch's warps that have events: where each one's events are
-    (in row order), its track uuid and its first timestamp."""
+    """Stacked launches' warps that have events (writers/stacked_launches):
+    where each one's events are (in row order), its track uuid and its
+    first timestamp, the launch's time shift applied."""
 
-    def __init__(self, ev, shift: int, iid_of_scope: np.ndarray, warp_uuid: np.ndarray):
-        self.ev, self.shift, self.iid_of_scope, self.uuid = ev, shift, iid_of_scope, warp_uuid
+    def __init__(self, ev, iid_of_scope: np.ndarray, warp_uuid: np.ndarray):
+        self.ev, self.iid_of_scope, self.uuid = ev, iid_of_scope, warp_uuid
+        self.shift = ev.shift  # per row
         row = ev.row
         rows = ev.warp_ids.size
         self.counts, sorted_rows = _row_counts(row, rows)
@@ -65,10 +70,10 @@ class Warps:
             np.minimum.at(low, row, ev.start_cycles)
             low = low[self.rows]
         first = ev.ns_at(low, self.rows)
-        self.first = rounded_ns(first, shift)  # a slice's begin is its warp's earliest packet
+        self.first = rounded_ns(first, self.shift[self.rows])  # a slice's begin is its warp's earliest packet
         # Rows of equal length in row order: a row's events are one row of a matrix.
         self.slab = self.perm is None and self.rows.size == rows > 0 and bool((self.counts == self.counts[0]).all())
-        self.clamp = bool(first.size) and float(first.min()) + shift < 0  # timestamps below 0 become 0
+        self.clamp = bool(first.size) and bool((first + self.shift[self.rows] < 0).any())  # below 0 becomes 0
 
     def take(self, values: np.ndarray, rows, count: int) -> np.ndarray:
         """values (per event) of `rows`, each with `count` events, as a matrix."""
@@ -104,71 +109,131 @@ def _row_counts(row: np.ndarray, rows: int, at_once: int = 1 << 20):
     return counts, ordered
 
 
-def write(out, launches: list[Warps]) -> None:
-    """All warps' headers and slice packets, by first timestamp (the
-    incremental clock's resets must not go back in time)."""
-    if not launches:
-        return
-    first = np.concatenate([w.first for w in launches])
-    launch = np.concatenate([np.full(w.rows.size, i) for i, w in enumerate(launches)])
-    row = np.concatenate([w.rows for w in launches])
-    order = np.argsort(first, kind="stable")
-    packets = np.concatenate([2 * w.counts[w.rows] for w in launches])[order]
-    ends = np.cumsum(packets)
-    begin = 0
-    while begin < order.size:
-        done = int(ends[begin - 1]) if begin else 0
-        end = max(int(np.searchsorted(ends, done + CHUNK_PACKETS, "right")), begin + 1)
-        chunk = order[begin:end]
-        parts = _Parts()
-        for i, w in enumerate(launches):
-            at = np.flatnonzero(launch[chunk] == i)
-            if at.size:
-                _encode(w, row[chunk[at]], at, parts)
-        _write_views(out, parts.views())
-        begin = end
+def write(out, source, layout, warps_of, origin_ns: int) -> None:
+    """All warps' headers and slice packets, by first timestamp over the
+    whole trace, ties in launch order, then warp order (the incremental
+    clock's resets must not go back in time). A window's warps are
+    encoded a chunk at a time; bytes wait only for warps of earlier
+    timestamps not yet encoded (launches that overlap in time).
+    `layout`: perfetto_tracks.TrackLayout; `warps_of(stack, uuid)` makes
+    a group's Warps."""
+    pending = _Pending()
+    later = layout.later_first_ns()
+    launch0 = 0
+    for w, window in enumerate(source.windows()):
+        chunks = _WindowWarps(window, launch0, layout, warps_of, origin_ns)
+        for chunk, before in chunks.chunks():
+            pending.first, pending.enum = chunks.first[chunk], chunks.enum[chunk]
+            for g, warps in enumerate(chunks.warps):
+                at = np.flatnonzero(chunks.group[chunk] == g)
+                if at.size:
+                    _encode(warps, chunks.row[chunk[at]], at, pending)
+            _write_views(out, pending.take(before, later[w]))
+        launch0 += len(window)
+    _write_views(out, pending.take(None, None))
 
 
-class _Parts:
-    """Byte ranges of the warps of a chunk, to be written by output
-    position (and part within a warp)."""
+class _WindowWarps:
+    """A window's warps with events, over its groups of stacked launches:
+    per warp its group, row, first timestamp and launch-and-warp key."""
+
+    def __init__(self, window, launch0: int, layout, warps_of, origin_ns: int):
+        self.warps, firsts, enums, groups, rows = [], [], [], [], []
+        for g, group in enumerate(launch_windows.groups(window)):
+            stack = StackedLaunches([window[i] for i in group], origin_ns)
+            base = np.array([layout.first_uuid[launch0 + i] for i in group], dtype=np.uint64)
+            warps = warps_of(stack, warp_uuids(stack, base))
+            launch = (launch0 + np.array(group, dtype=np.int64))[warps.rows // stack.rows_per_launch]
+            self.warps.append(warps)
+            firsts.append(warps.first)
+            enums.append(launch * (1 << 32) + warps.rows % stack.rows_per_launch)
+            groups.append(np.full(warps.rows.size, g))
+            rows.append(warps.rows)
+        self.first, self.enum = np.concatenate(firsts), np.concatenate(enums)
+        self.group, self.row = np.concatenate(groups), np.concatenate(rows)
+        self.packets = np.concatenate([2 * w.counts[w.rows] for w in self.warps])
+
+    def chunks(self):
+        """(warps of a chunk, in trace order; the key (first, enum) of the
+        next chunk's first warp, or None) for chunks of CHUNK_PACKETS."""
+        order = np.lexsort((self.enum, self.first))
+        ends = np.cumsum(self.packets[order])
+        begin = 0
+        while begin < order.size:
+            done = int(ends[begin - 1]) if begin else 0
+            end = max(int(np.searchsorted(ends, done + CHUNK_PACKETS, "right")), begin + 1)
+            after = None if end >= order.size else (int(self.first[order[end]]), int(self.enum[order[end]]))
+            yield order[begin:end], after
+            begin = end
+
+
+class _Pending:
+    """Byte ranges of encoded warps not yet written, each with its warp's
+    key (first timestamp, launch and warp) and part (header, packets):
+    `take` gives those whose turn has come, in trace order. Each added
+    batch is kept sorted by key, so a turn is a prefix of each batch:
+    warps held long (launches that overlap) cost nothing per turn."""
 
     def __init__(self):
-        self.buffers, self.entries = [], []
+        self.batches: list[tuple[np.ndarray, np.ndarray]] = []  # (buffer, entries sorted by key)
+        self.first = self.enum = None  # keys of the warps being added, by position
 
     def add(self, buffer: np.ndarray, position, offset, length, part: int = 0):
-        self.buffers.append(buffer)
         position = np.asarray(position, dtype=np.int64)
-        self.entries.append(
-            np.stack(
-                [
-                    position,
-                    np.full(position.size, part),
-                    np.full(position.size, len(self.buffers) - 1),
-                    np.asarray(offset, np.int64),
-                    np.asarray(length, np.int64),
-                ]
-            )
+        n = position.size
+        entries = np.stack(
+            [
+                self.first[position].astype(np.int64),  # ns of a trace: below 2**63
+                self.enum[position],
+                np.full(n, part),
+                np.broadcast_to(np.asarray(offset, np.int64), (n,)),
+                np.broadcast_to(np.asarray(length, np.int64), (n,)),
+            ]
         )
+        self.batches.append((buffer, entries[:, np.lexsort((entries[2], entries[1], entries[0]))]))
 
-    def views(self) -> list:
-        if not self.entries:
-            return []
-        pos, part, buf, off, length = np.concatenate(self.entries, axis=1)
-        order = np.lexsort((part, pos))
-        buf, off, length = buf[order], off[order], length[order]
-        # Ranges that continue the previous one in the same buffer merge.
-        new = np.ones(buf.size, dtype=bool)
-        new[1:] = (buf[1:] != buf[:-1]) | (off[1:] != off[:-1] + length[:-1])
-        starts = np.flatnonzero(new)
-        ends = np.append(starts[1:], buf.size)
-        total = np.cumsum(length)
-        sizes = total[ends - 1] - total[starts] + length[starts]
-        views = [memoryview(b) for b in self.buffers]
-        return [views[b][o : o + s] for b, o, s in zip(buf[starts].tolist(), off[starts].tolist(), sizes.tolist())]
+    def take(self, before, up_to_first) -> list:
+        """Views of the ranges of warps with key < `before` (None: any) and
+        first timestamp <= `up_to_first` (None: any), in trace order."""
+        taken, kept = [], []
+        for buffer, entries in self.batches:
+            first, enum = entries[0], entries[1]
+            turn = len(first)
+            if up_to_first is not None:
+                turn = int(np.searchsorted(first, up_to_first, "right"))
+            if before is not None:
+                lo = int(np.searchsorted(first[:turn], before[0], "left"))
+                hi = int(np.searchsorted(first[:turn], before[0], "right"))
+                turn = lo + int(np.searchsorted(enum[lo:hi], before[1], "left"))
+            if turn:
+                taken.append((buffer, entries[:, :turn]))
+            if turn < len(first):
+                kept.append((buffer, entries[:, turn:]))
+        self.batches = kept
+        return _views(taken)
 
 
-def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> None:
+def _views(batches: list) -> list:
+    """Memory views of the ranges of (buffer, entries), by key and part;
+    ranges that continue the previous one in the same buffer merge."""
+    if not batches:
+        return []
+    entries = np.concatenate([e for _, e in batches], axis=1)
+    buf = np.concatenate([np.full(e.shape[1], k) for k, (_, e) in enumerate(batches)])
+    first, enum, part, off, length = entries
+    order = np.lexsort((part, enum, first))
+    buf, off, length = buf[order], off[order], length[order]
+    new = np.ones(buf.size, dtype=bool)
+    new[1:] = (buf[1:] != buf[:-1]) | (off[1:] != off[:-1] + length[:-1])
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], buf.size)
+    total = np.cumsum(length)
+    sizes = total[ends - 1] - total[starts] + length[starts]
+    views = [memoryview(b) for b, _ in batches]
+    return [views[b][o : o + s] for b, o, s in zip(buf[starts].tolist(), off[starts].tolist(), sizes.tolist())]
+
+
+def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Pending) -> None:
     """Adds the bytes of `rows` (to be written at `position`)."""
     counts = w.counts[rows]
     distinct, number = np.unique(counts, return_counts=True)
@@ -191,7 +256,7 @@ def _encode(w: Warps, rows: np.ndarray, position: np.ndarray, parts: _Parts) -> 
         _encode_general(w, rows[general], position[general], parts)
 
 
-def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarray:
+def _encode_pattern(w: Warps, rows, position, scopes, parts: _Pending) -> np.ndarray:
     """Rows that wrote the same scope sequence (`scopes`) in one packet
     order, taken from the first row; returns a mask of the rows left to the
     general path (where that order is not the order of their cycles)."""
@@ -217,7 +282,7 @@ def _encode_pattern(w: Warps, rows, position, scopes, parts: _Parts) -> np.ndarr
         stamps, rows, position = stamps[keep], rows[keep], position[keep]
     # Timestamps as written (rounded ns; an end is never before its begin
     # since ns rise with cycles), as whole floats: their differences are exact.
-    stamps += float(w.shift)
+    stamps += w.shift[rows][:, None]
     if w.clamp:
         np.maximum(stamps, 0, out=stamps)
     np.rint(stamps, out=stamps)
@@ -308,7 +373,7 @@ def _put_varints(block, start, width, values) -> None:
             block[:, start[at] + k] = byte
 
 
-def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
+def _encode_general(w: Warps, rows, position, parts: _Pending) -> None:
     """Any warps: packets sorted per warp and encoded one by one (with numpy)."""
     ev = w.ev
     events = w.events(rows)
@@ -318,8 +383,8 @@ def _encode_general(w: Warps, rows, position, parts: _Parts) -> None:
     is_end = order >= n
     at = events[order % n]
     row = ev.row[at]
-    start = rounded_ns(ev.ns_at(ev.start_cycles[at], row), w.shift)
-    end = rounded_ns(ev.ns_at(ev.end_cycles[at], row), w.shift)
+    start = rounded_ns(ev.ns_at(ev.start_cycles[at], row), w.shift[row])
+    end = rounded_ns(ev.ns_at(ev.end_cycles[at], row), w.shift[row])
     stamps = np.where(is_end, np.maximum(end, start), start).view(np.int64)
     delta = np.zeros_like(stamps)
     delta[1:] = stamps[1:] - stamps[:-1]
