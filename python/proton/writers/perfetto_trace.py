@@ -18,7 +18,10 @@ sequence (the usual case) share one packet layout, padded to their widest
 deltas: their bytes are a template plus the timestamp deltas, without
 per-packet work.
 
-The GPU track's description notes the global-timer value the timestamps
+Each CTA track's description notes the launch's call stack and the CTA's
+span on the global timer ("global timer ns = <first entry>..<last
+return>"), which proton-merge-traces --torch aligns launches with. The
+GPU track's description notes the global-timer value the timestamps
 are relative to ("global timer origin ns = N") and, when measured, the
 offset of the host's real-time clock ("host realtime offset ns = X +- U
 (S samples)"), which proton-merge-traces reads to align several GPUs.
@@ -34,6 +37,9 @@ from ..contract.events import LaunchEvents
 
 EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")
+#: How a CTA track's description names the CTA's span on the global timer:
+#: "global timer ns = <first entry>..<last return>", absolute ns.
+CTA_SPAN = "global timer ns"
 
 
 def _builder():
@@ -170,14 +176,19 @@ def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -
     cta_sm = ev.warp_sm.reshape(ctas, segments)[:, 0]
     distinct = np.unique(cta_sm)
     parent = np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)]
-    # Each CTA track's description: where in the program the launch came from.
+    # Each CTA track's description: where in the program the launch came
+    # from, and the CTA's first entry and last return on the global timer
+    # (CTA_SPAN; proton-merge-traces --torch aligns launches on them).
     stack = " > ".join(["ROOT", *ev.call_stack, ev.kernel])
+    begin, end = cta_span_ns(ev)
     ctas_bytes = _descriptors(
         cta_uuid,
         parent,
         order * (1 << 20) + np.arange(ctas),
         byte_rows.strings([f"{ev.kernel} #{ev.launch} CTA {c}" for c in range(ctas)]),
-        byte_rows.table([f"call stack: {stack}".encode()], np.zeros(ctas, dtype=np.intp)),
+        byte_rows.strings(
+            [f"call stack: {stack}; {CTA_SPAN} = {b}..{e}" for b, e in zip(begin.tolist(), end.tolist())]
+        ),
     )
     warp_names = sorted(set(ev.warp_ids.tolist()))
     warps_bytes = _descriptors(
@@ -187,6 +198,18 @@ def _launch_tracks(ev: LaunchEvents, order: int, cta_uuid, warp_uuid, sm_uuid) -
         byte_rows.table([ev.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, ev.warp_ids)),
     )
     return ctas_bytes + warps_bytes
+
+
+def cta_span_ns(ev: LaunchEvents) -> tuple[np.ndarray, np.ndarray]:
+    """Per CTA, its warps' first kernel entry and last return, absolute
+    global-timer ns (integers)."""
+    segments = max(ev.num_segments, 1)
+    n = ev.num_ctas * segments
+    if not ev.num_ctas:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    begin = np.asarray(ev.warp_begin_ns[:n], dtype=np.float64).reshape(ev.num_ctas, segments).min(axis=1)
+    end = np.asarray(ev.warp_end_ns[:n], dtype=np.float64).reshape(ev.num_ctas, segments).max(axis=1)
+    return ev.origin_ns + np.rint(begin).astype(np.int64), ev.origin_ns + np.rint(end).astype(np.int64)
 
 
 def _descriptors(uuid, parent, rank, names, descriptions=None) -> bytes:
