@@ -190,6 +190,12 @@ def match(torch: torch_trace.TorchTrace, protons: list, tolerance_ns: float, dev
     offset, how = _initial_offset(live, by_name, mids, tolerance_ns)
     taken_after: dict[str, int] = defaultdict(lambda: -1)
     current = offset
+    next_of = {}  # the next live launch of the same name
+    last = {}
+    for m in live:
+        if m.kernel in last:
+            next_of[id(last[m.kernel])] = m
+        last[m.kernel] = m
     for m in live:
         if current is None:
             m.why = "no consistent offset between the clocks"
@@ -202,6 +208,13 @@ def match(torch: torch_trace.TorchTrace, protons: list, tolerance_ns: float, dev
         if best is None or abs(mid[best] - target) > tolerance_ns:
             near = "" if best is None else f" (nearest {abs(mid[best] - target) / 1000:.1f} us away)"
             m.why = f"no {m.kernel!r} kernel of torch's trace within {tolerance_ns / 1000:g} us of where it ran{near}"
+            continue
+        following = next_of.get(id(m))
+        if following is not None and abs(mid[best] - (following._mid + current)) < abs(mid[best] - target):
+            m.why = (
+                f"torch's nearest {m.kernel!r} kernel ({abs(mid[best] - target) / 1000:.1f} us away) is nearer "
+                f"to the next launch, {following.label}: torch did not record this one"
+            )
             continue
         taken_after[m.kernel] = best
         e = torch.events[ks[best]]
@@ -666,12 +679,13 @@ def merge_with_torch(
         raise TorchMergeError(f"tolerance {tolerance_us!r} us: must be positive")
     if not proton_paths:
         raise TorchMergeError("no Proton trace to merge with the torch trace")
-    torch = torch_trace.read(torch_path)
     protons = [proton_pftrace.read(p) for p in proton_paths]
+    torch = torch_trace.read(torch_path)
     report = TorchMergeReport(output)
     launches, _, how = match(torch, protons, tolerance_us * 1000.0, device)
     report.offset_ns = align(launches, fit)
     report.how = how
+    launches.sort(key=lambda m: (m.begin_ns is None, m.begin_ns or 0, m.file, m.kernel, m.launch))  # as they ran
     report.matched = [m for m in launches if m.torch_kernel is not None]
     report.unmatched = [m for m in launches if m.torch_kernel is None]
     for m in report.unmatched:  # placed with the median offset, apart from torch's kernels

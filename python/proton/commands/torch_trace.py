@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -87,6 +89,8 @@ def looks_like_json(path: str) -> bool:
     """Whether a file starts like a JSON object or list, plain or gzipped
     (a Perfetto trace starts with a packet tag, 0x0a)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device to peek
+            return False
         with open(path, "rb") as f:
             head = f.read(64)
     except OSError:
@@ -117,7 +121,7 @@ def read(path: str) -> TorchTrace:
     except json.JSONDecodeError as e:
         truncated = "; the file looks truncated" if e.pos >= len(raw.rstrip()) - 1 else ""
         raise TorchTraceError(
-            f"{path}: not a torch.profiler trace (invalid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+            f"{path}: not a torch.profiler trace (invalid JSON: {e.msg}, line {e.lineno} column {e.colno}"
             f"{truncated})"
         ) from None
     except RecursionError:
@@ -156,6 +160,10 @@ def read(path: str) -> TorchTrace:
         if ph == "X" and event.cat.lower() == "kernel":
             trace.kernels.append(len(trace.events))
         trace.events.append(event)
+    if not trace.kernels and any("call_stack" in e.args and "cycles" in e.args for e in trace.events[:100]):
+        raise TorchTraceError(
+            f"{path}: this is a Proton Chrome trace, not torch.profiler's: merge Proton's .pftrace instead"
+        )
     if not trace.kernels:
         raise TorchTraceError(
             f'{path}: the torch trace has no GPU kernel (no "X" event with "cat": "kernel"): '
