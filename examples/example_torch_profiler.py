@@ -61,7 +61,8 @@ def main() -> int:
     torch.testing.assert_close(z, torch.relu(x + y))
     torch_trace = os.path.join(args.out_dir, "torch_trace.json")
     prof.export_chrome_trace(torch_trace)
-    merged = proton.export_with_torch(torch_trace, report.files["pftrace"], os.path.join(args.out_dir, "timeline.pftrace"))
+    timeline = os.path.join(args.out_dir, "timeline.pftrace")
+    merged = proton.export_with_torch(torch_trace, report.files["pftrace"], timeline)
     print(f"wrote {merged.output}: {len(merged.matched)} launches under torch's kernels")
     return 0 if not merged.unmatched else 1
 

@@ -136,7 +136,8 @@ class TorchMergeReport:
         for m in self.unmatched[:50]:
             lines.append(f"  not matched: {m.label} ({m.file}): {m.why}")
         if len(self.unmatched) > 50:
-            lines.append(f"  ... and {len(self.unmatched) - 50} more not matched (all on the track 'Proton: not matched')")
+            more = len(self.unmatched) - 50
+            lines.append(f"  ... and {more} more not matched (all on the track 'Proton: not matched')")
         for name, count in sorted(self.torch_kernels_without_launch.items()):
             lines.append(f"  torch kernels {name!r} without a Proton launch: {count}")
         lines += [f"  note: {n}" for n in self.notes]
@@ -257,7 +258,8 @@ def _initial_offset(live, by_name, mids, tolerance_ns):
         for n, idx in groups.items():
             target = mid_of[idx] + c
             j = np.clip(np.searchsorted(mids[n], target), 1, max(len(mids[n]) - 1, 1))
-            near = np.minimum(np.abs(mids[n][j - 1] - target), np.abs(mids[n][np.minimum(j, len(mids[n]) - 1)] - target))
+            right = mids[n][np.minimum(j, len(mids[n]) - 1)]
+            near = np.minimum(np.abs(mids[n][j - 1] - target), np.abs(right - target))
             score += int((near <= tolerance_ns).sum())
         if score > best_score:
             best, best_score = c, score
@@ -394,7 +396,6 @@ def _torch_tracks(out: _Out, torch: torch_trace.TorchTrace):
 
 def _write_torch(out: _Out, torch: torch_trace.TorchTrace, threads, process, report) -> dict:
     """torch's events as packets (sorted); returns {event index: (track, begin packet)}."""
-    TracePacket = out.TracePacket
     rows = []  # (ts, rank, tie, packet)
     by_thread = defaultdict(list)
     for i, e in enumerate(torch.events):

@@ -92,7 +92,8 @@ def test_the_holder_is_named_torch_profiler_or_nsight(cupti_taken, fake_torch, f
     report = proton.finalize()
     assert any("CUPTI is held by torch.profiler (Kineto)" in w for w in report.warnings)
     fake_torch.stop()
-    monkeypatch.setenv("CUDA_INJECTION64_PATH", "/opt/nvidia/nsight-systems/2025.1/target-linux-x64/libToolsInjection64.so")
+    nsys = "/opt/nvidia/nsight-systems/2025.1/target-linux-x64/libToolsInjection64.so"
+    monkeypatch.setenv("CUDA_INJECTION64_PATH", nsys)
     proton.start(str(tmp_path / "b"), backend="cupti", quiet=True)
     report = proton.finalize()
     assert any("CUPTI is held by Nsight Systems (libToolsInjection64.so" in w for w in report.warnings)
