@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..contract.errors import ProfilerError
-from ..writers import files, perfetto_deflate
+from ..writers import files, perfetto_deflate, perfetto_frames
 from ..writers.perfetto_packets import CLOCK_ID, SLICE_BEGIN, SLICE_END
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
@@ -78,8 +78,6 @@ def _protos():
 
 
 def read(path: str) -> ProtonTrace:
-    from .merge_traces import MergeError, _frame  # the packet framing proton-merge-traces uses
-
     TracePacket = _protos()
     try:
         raw = files.read_input(path)
@@ -87,8 +85,8 @@ def read(path: str) -> ProtonTrace:
         raise ProtonTraceError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
         raw = perfetto_deflate.inflate(raw, path)
-        _, start, length = _frame(raw, path)
-    except (ValueError, MergeError) as e:
+        _, start, length = perfetto_frames.frame(raw, path)
+    except ValueError as e:
         raise ProtonTraceError(str(e)) from None
     data = np.frombuffer(raw, dtype=np.uint8)
     fast = (length > 3) & (data[np.minimum(start, data.size - 1)] == 0x50) if start.size else np.zeros(0, bool)
