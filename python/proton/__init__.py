@@ -41,6 +41,10 @@ def __getattr__(name):
         from .recording.session_outputs import SessionReport
 
         return SessionReport
+    if name == "export_with_torch":  # one timeline with torch.profiler's trace (proton-merge-traces --torch)
+        from .commands.torch_merge import export_with_torch
+
+        return export_with_torch
     raise AttributeError(f"module 'proton' has no attribute {name!r}")
 
 
@@ -53,6 +57,7 @@ __all__ = [
     "cpu_timed_scope",
     "enter_state",
     "exit_state",
+    "export_with_torch",
     "hooks",
     "metadata_state",
     "metric",

@@ -19,6 +19,13 @@ copied as bytes with their sequence id patched; the few other packets
 (tracks, clocks, warp headers) are edited with the perfetto package's protos.
 Compressed inputs (compress_pftrace=True) are inflated first; --compress
 deflates the output.
+
+With torch.profiler's exported Chrome trace (`--torch trace.json`, or
+given among the inputs: a JSON file is recognized as one), the output is
+one timeline on torch's time axis: torch's own events, and each Proton
+launch's SM > CTA > warp tracks under the torch kernel it ran as
+(commands/torch_merge: how launches are matched and re-timed, and the
+residual misalignment reported per launch).
 """
 
 from __future__ import annotations
@@ -35,8 +42,10 @@ import numpy as np
 from ..writers import files
 from ..contract.errors import ProfilerError, unicode_problem
 from ..writers.progress import Progress
-from ..writers import perfetto_deflate
+from ..writers import perfetto_deflate, perfetto_frames
 from ..writers.perfetto_packets import trace_packet
+from . import torch_trace
+from .torch_merge import DEFAULT_TOLERANCE_US, FITS, merge_with_torch
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
 _HOST = re.compile(r"host realtime offset ns = (-?\d+) \+- (\d+)")
@@ -67,52 +76,11 @@ class _Input:
 
 
 def _frame(data: bytes, path: str):
-    """Tag position, start and length of each Trace.packet."""
-    heads, starts, lengths = [], [], []
-    i, n = 0, len(data)
-    tried = False
-    while i < n:
-        if not tried and i + 3 < n and data[i + 1] < 0x80 and data[i + 2] == 0x50 and data[i + 3] < 0x80:
-            tried = True
-            rest = _frame_slices(data, i)
-            if rest is not None:  # the rest is Proton's slice region
-                tail = [np.array(a, dtype=np.int64) for a in (heads, starts, lengths)]
-                return tuple(np.concatenate((a, b)) for a, b in zip(tail, rest))
-        if data[i] != 0x0A:
-            raise MergeError(f"{path}: not a Perfetto trace (byte {i} does not start a packet)")
-        length, j, shift = 0, i + 1, 0
-        while True:  # the length's varint
-            if j >= n or shift > 63:
-                raise MergeError(f"{path}: not a Perfetto trace (truncated at byte {i})")
-            b = data[j]
-            length |= (b & 0x7F) << shift
-            j, shift = j + 1, shift + 7
-            if b < 0x80:
-                break
-        if j + length > n:
-            raise MergeError(f"{path}: not a Perfetto trace (truncated at byte {i})")
-        heads.append(i)
-        starts.append(j)
-        lengths.append(length)
-        i = j + length
-    return (np.array(heads, dtype=np.int64), np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64))
-
-
-def _frame_slices(data: bytes, at: int):
-    """Framing of data[at:] at once where it is a Proton slice region:
-    every packet < 128 bytes with the sequence id first ("0a L 50 seq").
-    Candidates are the places that look so; they are the packets if each
-    one ends where the next begins. None otherwise."""
-    b = np.frombuffer(data, dtype=np.uint8)[at:]
-    if b.size < 4:
-        return None
-    c = np.flatnonzero((b[:-3] == 0x0A) & (b[1:-2] < 0x80) & (b[2:-1] == 0x50) & (b[3:] < 0x80))
-    if not c.size or c[0] != 0:
-        return None
-    end = c + 2 + b[c + 1]
-    if end[-1] != b.size or not (end[:-1] == c[1:]).all():
-        return None
-    return c + at, c + at + 2, b[c + 1].astype(np.int64)
+    """Tag position, start and length of each Trace.packet (writers/perfetto_frames)."""
+    try:
+        return perfetto_frames.frame(data, path)
+    except perfetto_frames.FrameError as e:
+        raise MergeError(str(e)) from None
 
 
 def _read(path: str) -> _Input:
@@ -290,8 +258,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--labels", default=None, help="comma-separated process labels (default: rank 0, rank 1, ...)")
     p.add_argument("--force", action="store_true", help="replace an existing output file (never an input)")
     p.add_argument("--compress", action="store_true", help="deflate the output's packets (about a third of the bytes)")
+    p.add_argument(
+        "--torch",
+        default=None,
+        metavar="TRACE.json",
+        help="torch.profiler's exported Chrome trace (prof.export_chrome_trace): one timeline on torch's axis, "
+        "each Proton launch under the torch kernel it ran as (a .json input is taken as this too)",
+    )
+    p.add_argument(
+        "--tolerance-us",
+        type=float,
+        default=None,
+        help=f"with --torch: how far (us) a launch may lie from a same-named torch kernel to match it "
+        f"(default {DEFAULT_TOLERANCE_US:g})",
+    )
+    p.add_argument(
+        "--fit",
+        choices=FITS,
+        default=None,
+        help="with --torch: center (default) keeps Proton's durations and centers each launch in its torch "
+        "kernel; stretch maps each launch's span onto the kernel's exactly",
+    )
+    p.add_argument("--device", type=int, default=None, help="with --torch: match only torch kernels of this GPU")
     args = p.parse_args(argv)
     output, inputs = args.output, list(args.files)
+    torch_inputs = [f for f in inputs if torch_trace.looks_like_json(f)]
+    if args.torch is not None or torch_inputs:
+        return _main_torch(p, args, output, inputs, torch_inputs)
+    if args.tolerance_us is not None or args.fit is not None or args.device is not None:
+        p.error("--tolerance-us, --fit and --device go with --torch (a torch.profiler trace)")
     problem = _check_output(output, inputs, args.force)
     if problem:
         p.error(problem)
@@ -332,6 +327,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for path, shift in shifts.items():
         print(f"{path}: shifted by {shift} ns", file=info)
+    print(f"wrote {written_to}", file=info)
+    return 0
+
+
+def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
+    """proton-merge-traces with a torch.profiler trace."""
+    if args.torch is not None:
+        if torch_inputs:
+            p.error(f"{torch_inputs[0]} looks like a torch trace too: give one torch trace (--torch or an input)")
+        torch_path = args.torch
+    elif len(torch_inputs) > 1:
+        p.error(f"{len(torch_inputs)} JSON inputs ({', '.join(torch_inputs)}): give one torch.profiler trace")
+    else:
+        torch_path = torch_inputs[0]
+        inputs = [f for f in inputs if f != torch_path]
+    if not inputs:
+        p.error("no Proton .pftrace to merge with the torch trace")
+    if args.labels is not None:
+        p.error("--labels names ranks; with a torch trace, tracks are named after torch's processes")
+    if args.tolerance_us is not None and not args.tolerance_us > 0:
+        p.error(f"--tolerance-us {args.tolerance_us:g}: must be positive")
+    problem = _check_output(output, inputs + [torch_path], args.force)
+    if problem:
+        p.error(problem)
+    seen = {}
+    for f in inputs + [torch_path]:
+        key = os.path.realpath(f)
+        if key in seen:
+            p.error(f"{f} is given twice (as {seen[key]} too)")
+        seen[key] = f
+    info = sys.stderr if output == files.STDOUT else sys.stdout
+    written_to = "standard output" if output == files.STDOUT else output
+    try:
+        report = merge_with_torch(
+            torch_path,
+            inputs,
+            output,
+            tolerance_us=args.tolerance_us if args.tolerance_us is not None else DEFAULT_TOLERANCE_US,
+            fit=args.fit or "center",
+            device=args.device,
+            compress=args.compress,
+        )
+    except ProfilerError as e:
+        print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)
+        return 2
+    except OSError as e:
+        why = e.strerror or e
+        print(f"proton-merge-traces: error: cannot write {written_to}: {why}; nothing written", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("proton-merge-traces: error: not enough memory to merge these inputs; nothing written", file=sys.stderr)
+        return 2
+    print(report.summary(), file=sys.stderr)
     print(f"wrote {written_to}", file=info)
     return 0
 

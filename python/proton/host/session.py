@@ -132,6 +132,7 @@ class HostSession(SessionMetrics, ProfilerSession):
         self.device_slots = DeviceSlots()  # metrics that are device tensors
         self._uncaptured_at_start = 0
         self._closed: HostReport | None = None  # finalize's counts, once the runtime has let go of the session
+        self.untraced: str | None = None  # why the tracer could not start (CUPTI held by another client)
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -153,8 +154,17 @@ class HostSession(SessionMetrics, ProfilerSession):
             raise ProfilerError(f"at most {MAX_SESSIONS} host sessions can be open at once")
         if self.pc_sampling is not None and self.tracer.samples_pcs:
             _check_pc_sampling(host, self)
-        self.tracer.start(host, self)
-        if self.data == "trace":  # read the tracer's clock while it is surely loaded
+        try:
+            self.tracer.start(host, self)
+        except tracers.CuptiTaken as error:
+            # Another CUPTI client (torch.profiler, Nsight) holds CUPTI: go on
+            # without kernel timings rather than end the user's program.
+            self.untraced = str(error)
+            self._warnings.append(f"no kernel timings: {error}")
+            if not self.quiet or not _taken_warned:
+                print(f"proton: warning: {error}", file=sys.stderr)
+            _note_taken_warned()
+        if self.data == "trace" and self.untraced is None:  # read the tracer's clock while it is surely loaded
             activity_trace.clock = activity_trace.tracer_clock(host, self.tracer.name)
             self.clock_offset = activity_trace.clock_offset(activity_trace.clock)
         if threading.current_thread() is threading.main_thread():
@@ -170,6 +180,7 @@ class HostSession(SessionMetrics, ProfilerSession):
 
             self._launch_hook = install()
         self._uncaptured_at_start = host.counters().get("uncaptured_graph_kernels", 0)
+        _watch_torch_profiler(host)
         self.activate()
 
     def activate(self) -> None:
@@ -227,21 +238,35 @@ class HostSession(SessionMetrics, ProfilerSession):
         """Flushes the tracer into this session's current phase and closes
         the session in the runtime (the tracer stops with the last one).
         Returns the runtime's counters and PC sampling's error, if any."""
+        from .cupti_clients import torch_profiler_active
+
+        if self.tracer.tracing(host) and self.tracer.name == "CUPTI" and torch_profiler_active():
+            self._note_torch_profiler()
         try:
-            self.tracer.flush(host)
+            if self.tracer.tracing(host):
+                self.tracer.flush(host)
         except RuntimeError as error:
             warnings.append(f"flushing {self.tracer.name}: {error}")
+        warnings[:] = list(dict.fromkeys(warnings + self._warnings))
         self._take(host, reopen=False)
         pc_error = host.pc_sampling_error() if self.pc_sampling is not None else ""
         del _sessions[self.slot]
         _update_context()
         counters = host.counters()
         if not _sessions:
+            _unwatch_torch_profiler()
             try:
                 self.tracer.stop(host)
             except RuntimeError as error:
                 warnings.append(f"stopping {self.tracer.name}: {error}")
         return counters, pc_error
+
+    def _note_torch_profiler(self) -> None:
+        from .cupti_clients import TORCH_STARTED
+
+        message = TORCH_STARTED.format(names=repr(self.name))
+        if message not in self._warnings:
+            self._warnings.append(message)
 
     def _count_into(self, report: HostReport, counters: dict, pc_error: str) -> None:
         """The report's counts, and a warning for each loss."""
@@ -352,7 +377,8 @@ class HostSession(SessionMetrics, ProfilerSession):
         host = _host()
         _synchronize()
         try:
-            self.tracer.flush(host)
+            if self.tracer.tracing(host):
+                self.tracer.flush(host)
         except RuntimeError as error:
             self._warnings.append(f"flushing {self.tracer.name}: {error}")
         self._take(host, reopen=True)
@@ -473,6 +499,42 @@ def _check_pc_sampling(host, session: HostSession) -> None:
                 f"session {other.name!r} samples PCs with interval={other.pc_sampling.interval}; "
                 f"sessions open at the same time share it, not interval={session.pc_sampling.interval}"
             )
+
+
+_taken_warned = False
+_torch_watch = None  # cupti_clients._Watch while host sessions are open
+
+
+def _note_taken_warned() -> None:
+    global _taken_warned
+    _taken_warned = True
+
+
+def _watch_torch_profiler(host) -> None:
+    """While CUPTI host sessions are open: a torch.profiler starting then
+    gets no kernels; say so (once per start) and note it in their reports."""
+    global _torch_watch
+    if _torch_watch is not None:
+        return
+    from . import cupti_clients
+
+    def started() -> None:
+        tracing = [s for s in _sessions.values() if s.tracer.name == "CUPTI" and s.tracer.tracing(host)]
+        if not tracing:
+            return
+        names = ", ".join(repr(s.name) for s in tracing)
+        print(f"proton: warning: {cupti_clients.TORCH_STARTED.format(names=names)}", file=sys.stderr)
+        for s in tracing:
+            s._note_torch_profiler()
+
+    _torch_watch = cupti_clients.watch_torch_profiler(started)
+
+
+def _unwatch_torch_profiler() -> None:
+    global _torch_watch
+    if _torch_watch is not None:
+        _torch_watch.remove()
+        _torch_watch = None
 
 
 def _publish_active() -> None:

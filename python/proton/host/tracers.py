@@ -12,6 +12,10 @@ from ..contract.errors import ProfilerError
 from . import libraries
 
 
+class CuptiTaken(ProfilerError):
+    """Another CUPTI client holds the subscription (cupti_clients)."""
+
+
 class Tracer(abc.ABC):
     """One vendor tracer. Tracing is process-wide: host sessions open at the
     same time share one tracer, started by the first and stopped after the
@@ -40,6 +44,11 @@ class Tracer(abc.ABC):
         (none for AMD yet: the viewer then shows no utilization)."""
         return {}
 
+    def tracing(self, host) -> bool:
+        """Whether the tracer is started (a session may be open without it:
+        CuptiTaken)."""
+        return True
+
 
 class Cupti(Tracer):
     """backend="cupti" (NVIDIA): libcupti, optionally with PC sampling."""
@@ -66,7 +75,14 @@ class Cupti(Tracer):
             host.start_cupti()
         except RuntimeError as error:
             host.set_pc_sampling(False, 0)
+            if "MULTIPLE_SUBSCRIBERS" in str(error):
+                from .cupti_clients import taken_message
+
+                raise CuptiTaken(taken_message(session.name)) from None
             raise ProfilerError(f"cannot start CUPTI tracing: {error}") from None
+
+    def tracing(self, host) -> bool:
+        return bool(host.cupti_tracing())
 
     def flush(self, host) -> None:
         host.flush_cupti()

@@ -18,7 +18,10 @@ sequence (the usual case) share one packet layout, padded to their widest
 deltas: their bytes are a template plus the timestamp deltas, without
 per-packet work.
 
-The GPU track's description notes the global-timer value the timestamps
+Each CTA track's description notes the launch's call stack and the CTA's
+span on the global timer ("global timer ns = <first entry>..<last
+return>"), which proton-merge-traces --torch aligns launches with. The
+GPU track's description notes the global-timer value the timestamps
 are relative to ("global timer origin ns = N") and, when measured, the
 offset of the host's real-time clock ("host realtime offset ns = X +- U
 (S samples)"), which proton-merge-traces reads to align several GPUs.
@@ -35,6 +38,7 @@ from ..contract.events import LaunchEvents
 from .perfetto_tracks import EXPLICIT_ORDER
 
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")
+from .perfetto_tracks import CTA_SPAN, cta_span_ns  # noqa: F401 - the span note's readers import them here
 
 
 def _builder():

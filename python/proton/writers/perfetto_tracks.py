@@ -1,7 +1,8 @@
 """The CTA and warp tracks of a .pftrace (writers/perfetto_trace): per
 launch, a track per CTA (a child of its SM's, named "<kernel> #<launch>
-CTA <c>", its description the launch's call stack, ranked by launch then
-CTA) and a track per warp (a child of its CTA's, named after the warp,
+CTA <c>", its description the launch's call stack and the CTA's span on
+the global timer, which proton-merge-traces --torch aligns launches on;
+ranked by launch then CTA) and a track per warp (a child of its CTA's, named after the warp,
 ranked by warp id). A launch's tracks take consecutive uuids: its CTAs',
 then its warps'.
 
@@ -20,6 +21,9 @@ from . import byte_rows, launch_windows, packed_text as T
 from .stacked_launches import StackedLaunches
 
 EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
+#: How a CTA track's description names the CTA's span on the global timer:
+#: "global timer ns = <first entry>..<last return>", absolute ns.
+CTA_SPAN = "global timer ns"
 #: A CTA track's rank: launch order * LAUNCH_RANK + CTA.
 LAUNCH_RANK = 1 << 20
 
@@ -101,13 +105,46 @@ def _group_tracks(stack: StackedLaunches, base, order, sm_uuid: dict) -> tuple[b
     )
     rank[~is_cta] = stack.warp_ids.astype(np.uint64)
     uuid = np.repeat(base, per) + np.tile(np.arange(per, dtype=np.uint64), count)
-    stack_text = " > ".join(["ROOT", *stack.call_stack, stack.kernel])
-    described = f"call stack: {stack_text}".encode()
-    description = T.table([b"", b"\x72" + _varint(len(described)) + described], is_cta.astype(np.intp))
-    pieces = _descriptors(uuid, parent, rank, _names(stack, is_cta), description)
+    pieces = _descriptors(uuid, parent, rank, _names(stack, is_cta), _descriptions(stack, is_cta))
     data = bytes(T.Text().rows(uuid.size, pieces, binary=True))
     ends = np.cumsum(T.row_lengths(uuid.size, pieces))[np.arange(1, count + 1) * per - 1]
     return data, [0] + ends.tolist()
+
+
+def _descriptions(stack: StackedLaunches, is_cta: np.ndarray):
+    """Each track's description field (14), as a packed_text piece: a CTA's
+    is "call stack: ROOT > ... > <kernel>; global timer ns = <b>..<e>", a
+    warp's is empty."""
+    spans = [cta_span_ns(ev) for ev in stack.launches]
+    begin = np.concatenate([b for b, _ in spans])
+    end = np.concatenate([e for _, e in spans])
+    stack_text = " > ".join(["ROOT", *stack.call_stack, stack.kernel])
+    prefix = f"call stack: {stack_text}; {CTA_SPAN} = ".encode()
+    text = byte_rows.concat(
+        [
+            byte_rows.const(prefix, begin.size),
+            byte_rows.strings([str(v) for v in begin.tolist()]),
+            byte_rows.const(b"..", begin.size),
+            byte_rows.strings([str(v) for v in end.tolist()]),
+        ]
+    )
+    field = byte_rows.concat([byte_rows.const(b"\x72", begin.size), byte_rows.varint(text[1]), text])
+    matrix = np.zeros((is_cta.size, field[0].shape[1]), dtype=np.uint8)
+    lengths = np.zeros(is_cta.size, dtype=np.int64)
+    matrix[is_cta], lengths[is_cta] = field[0], field[1]
+    return _piece((matrix, lengths))
+
+
+def cta_span_ns(ev) -> tuple[np.ndarray, np.ndarray]:
+    """Per CTA of a launch (LaunchEvents), its warps' first kernel entry and
+    last return, absolute global-timer ns (integers)."""
+    segments = max(ev.num_segments, 1)
+    n = ev.num_ctas * segments
+    if not ev.num_ctas:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    begin = np.asarray(ev.warp_begin_ns[:n], dtype=np.float64).reshape(ev.num_ctas, segments).min(axis=1)
+    end = np.asarray(ev.warp_end_ns[:n], dtype=np.float64).reshape(ev.num_ctas, segments).max(axis=1)
+    return ev.origin_ns + np.rint(begin).astype(np.int64), ev.origin_ns + np.rint(end).astype(np.int64)
 
 
 def _names(stack: StackedLaunches, is_cta: np.ndarray):

@@ -41,3 +41,9 @@ def test_mma_mode_example_adds_the_mma_scopes(tmp_path):
     out = run_example("mma_mode.py", tmp_path)
     assert "'mma.issue'" in out and "'mma.wait'" in out, out
     assert "wgmma.mma_async" in out and "%clock64" in out, out
+
+
+def test_torch_profiler_example_says_why_it_does_nothing_without_a_gpu(tmp_path):
+    out = run_example("example_torch_profiler.py", tmp_path)
+    assert out.startswith("no GPU (") and "docs/torch_profiler.md" in out, out
+    assert not list(tmp_path.iterdir())  # nothing written

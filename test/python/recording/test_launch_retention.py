@@ -447,7 +447,7 @@ def test_traces_carry_the_host_scopes_of_each_launch(tmp_path, buffer):
 
     trace = Trace.FromString(open(report.files["pftrace"], "rb").read())
     described = {
-        p.track_descriptor.name.split(" CTA")[0]: p.track_descriptor.description
+        p.track_descriptor.name.split(" CTA")[0]: p.track_descriptor.description.split("; global timer ns = ")[0]
         for p in trace.packet
         if p.HasField("track_descriptor") and " CTA " in p.track_descriptor.name
     }
