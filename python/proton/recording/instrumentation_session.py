@@ -133,11 +133,24 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
         self._previous_allocator = _allocation._profile_allocator.get()
         _allocation.set_profile_allocator(self._allocate)
         triton.knobs.runtime.launch_enter_hook.add(self._on_launch)
-        self.benchmarks.install()
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            self.graphs.install(torch)
-        self.activate()
+        try:
+            self.benchmarks.install()
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                self.graphs.install(torch)
+            self.activate()
+        except BaseException:
+            self._uninstall(self._previous_allocator)  # a session that did not start leaves nothing behind
+            raise
+
+    def _uninstall(self, allocator) -> None:
+        """Takes out what start installed; `allocator` becomes Triton's
+        profile allocator."""
+        self.deactivate()
+        triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        self.benchmarks.uninstall()
+        _allocation.set_profile_allocator(allocator)
+        self.graphs.uninstall()
 
     def activate(self) -> None:
         if not self.active:
@@ -165,16 +178,12 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
         if not self._closed:
             if _session is self:
                 close_instrumentation()  # another may start while this one writes
-            self.deactivate()
-            triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
-            self.benchmarks.uninstall()
             previous = self._previous_allocator
             # Libraries keep compiled kernels and launch them after the session:
             # they still get memory to write into, never Triton's refusal.
-            _allocation.set_profile_allocator(
+            self._uninstall(
                 late_launch_sink if previous is None or isinstance(previous, _allocation.NullAllocator) else previous
             )
-            self.graphs.uninstall()
             self.report.unrecorded = self._unrecorded_kernels()  # before the tree is written: it lists them
             self._closed = True
         self._flush(final=True)
