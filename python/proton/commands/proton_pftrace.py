@@ -240,11 +240,10 @@ def _launches(path: str, tracks: dict):
 
 
 def _fallback_spans(trace: ProtonTrace) -> None:
-    """Launches without CTA span notes (traces of older Proton versions):
-    their span is their first and last slice."""
-    missing = [k for k, launch in trace.launches.items() if not launch.from_notes or launch.begin_ns is None]
-    if not missing:
-        return
+    """Each launch's span covers its slices: launches without CTA span notes
+    (traces of older Proton versions) take their first and last slice; a
+    span from the notes (global timer, ticking every 32 to 64 ns) is widened
+    where a slice timed by the SM clock starts before or ends after it."""
     lo, hi = {}, {}
     for w in range(trace.warp_uuid.size):
         a, b = int(trace.warp_lo[w]), int(trace.warp_hi[w])
@@ -254,8 +253,12 @@ def _fallback_spans(trace: ProtonTrace) -> None:
         first, last = int(trace.ts[a:b].min()), int(trace.ts[a:b].max())
         lo[key] = min(lo.get(key, first), first)
         hi[key] = max(hi.get(key, last), last)
-    for key in missing:
-        launch = trace.launches[key]
+    for key, launch in trace.launches.items():
+        if launch.from_notes and launch.begin_ns is not None:
+            if key in lo:
+                launch.begin_ns = min(launch.begin_ns, trace.origin_ns + lo[key])
+                launch.end_ns = max(launch.end_ns, trace.origin_ns + hi[key])
+            continue
         launch.from_notes = False
         if key in lo:
             launch.begin_ns, launch.end_ns = trace.origin_ns + lo[key], trace.origin_ns + hi[key]

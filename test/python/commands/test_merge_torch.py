@@ -373,6 +373,31 @@ def test_older_proton_traces_fall_back_to_their_first_and_last_scope(tmp_path, t
         assert all(ts <= b <= e <= ts + dur for _, b, e in rows)
 
 
+def test_a_launch_slice_covers_scopes_timed_past_its_span_note(tmp_path, two_kernels, monkeypatch):
+    """The span note comes from the global timer (32 to 64 ns ticks), scopes
+    from the SM clock: where a scope starts before the note's begin or ends
+    after its end, the launch's slice still holds every warp slice."""
+    launches, _ = two_kernels
+    real = perfetto_tracks.cta_span_ns
+    def narrower(ev):  # a third of the span off each end: scopes start before and end after it
+        begin, end = real(ev)
+        return begin + (end - begin) // 3, end - (end - begin) // 3
+
+    monkeypatch.setattr(perfetto_tracks, "cta_span_ns", narrower)
+    proton_path = write_proton(tmp_path / "p.pftrace", launches)
+    monkeypatch.undo()
+    torch_path = write_torch(tmp_path / "torch.json", kernels_for(launches))
+    report = torch_merge.merge_with_torch(torch_path, [proton_path], str(tmp_path / "m.pftrace"))
+    assert len(report.matched) == 5
+    tracks, slices, _, _ = read_merged(tmp_path / "m.pftrace")
+    got, _ = proton_slices(tracks, slices)
+    launch_spans = {tracks[t].name: (b, e) for t, _, b, e, _ in slices if tracks[t].name.endswith("(Proton)")}
+    assert got
+    for (launch, _, _), rows in got.items():
+        lo, hi = launch_spans[launch]
+        assert all(lo <= b <= e <= hi for _, b, e in rows), launch
+
+
 def test_asynchronous_events_and_compressed_inputs_are_re_timed(tmp_path):
     """A compressed Proton trace; counters and async events (other
     sequences) move with their launch."""

@@ -37,9 +37,9 @@ assert torch.equal(out, x + y)
 """
 
 ENDS = {
-    "exception": ("raise RuntimeError('the training step failed')", 1),
-    "sigint": ("os.kill(os.getpid(), signal.SIGINT); time.sleep(30)", -signal.SIGINT),  # Ctrl-C
-    "sigterm": ("os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)", -signal.SIGTERM),
+    "exception": ("raise RuntimeError('the training step failed')", (1,)),
+    "sigint": ("os.kill(os.getpid(), signal.SIGINT); time.sleep(30)", (1, -signal.SIGINT)),  # Ctrl-C
+    "sigterm": ("os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)", (-signal.SIGTERM,)),
 }
 
 
@@ -60,15 +60,16 @@ def launches_in(tree_path):
 def test_the_profile_is_written_however_the_program_ends(tmp_path, how):
     end, status = ENDS[how]
     done, name = run(tmp_path, end)
-    assert done.returncode == status, done.stderr[-3000:]
+    assert done.returncode in status, done.stderr[-3000:]
     counts = launches_in(name + ".hatchet")
     assert counts == {"vector_add": 20}, (counts, done.stderr[-2000:])
 
 
 def test_sigkill_with_size_flushing_keeps_every_part_written(tmp_path):
-    """Each part holds 5 launches' buffers (the size given); a SIGKILL after
-    20 launches leaves the parts of the phases written before it."""
-    done, name = run(tmp_path, "os.kill(os.getpid(), signal.SIGKILL)", flush="1MB")
+    """A part is written each time the kept buffers reach 64 KiB (a few
+    launches); a SIGKILL after 20 launches leaves the parts of the phases
+    written before it, each a complete profile."""
+    done, name = run(tmp_path, "os.kill(os.getpid(), signal.SIGKILL)", flush="64KiB")
     assert done.returncode == -signal.SIGKILL, done.stderr[-3000:]
     parts = sorted(tmp_path.glob("run.part_*.hatchet"))
     assert parts, list(tmp_path.iterdir())
