@@ -311,6 +311,40 @@ def test_device_tensor_metrics(tmp_path, x):
     assert sum(n["metrics"].get("loss", 0) for n in captured) == 4 * 3.0, json.dumps(root)[:3000]
 
 
+def test_a_capture_across_streams_with_device_tensor_metrics_stays_valid(tmp_path, x):
+    """A capture that forks onto a second stream and joins back, with a
+    device-tensor launch metric (launch_metadata) and a scope metric on the
+    forked stream: the profiler's adds are captured on the stream of the
+    launch, so the capture stays valid, replays compute right, and each
+    replay adds its values."""
+    counter = torch.full((), 5.0, device="cuda")
+    counted[(1,)](x, counter, BLOCK=128)  # compiled outside the session
+    torch.cuda.synchronize()
+    proton.start(str(tmp_path / "streams"), backend="cupti", hook="triton", quiet=True)
+    main, side = torch.cuda.Stream(), torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    before = x.clone()
+    with torch.cuda.stream(main):
+        with torch.cuda.graph(graph, stream=main):
+            side.wait_stream(main)
+            with torch.cuda.stream(side):
+                with proton.scope("forked", metrics={"loss": counter}):
+                    counted[(1,)](x, counter, BLOCK=128)
+            main.wait_stream(side)
+            counted[(1,)](x, counter, BLOCK=128)
+    torch.cuda.synchronize()
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    report = proton.finalize()
+    assert torch.equal(x[:128], before[:128] + 6.0)  # two kernels x three replays
+    root = json.load(open(report.files["tree"]))[0]
+    forked = [n for n in _all(root) if n["frame"]["name"] == "forked"]
+    assert sum(n["metrics"].get("loss", 0) for n in forked) == 3 * 5.0, json.dumps(root)[:3000]
+    flops = [n["metrics"].get("flops", 0) for n in _all(root) if n["frame"]["name"] == "tensor_flops"]
+    assert sum(flops) == 6 * 5.0, json.dumps(root)[:3000]
+
+
 def _all(node):
     out = [node]
     for child in node["children"]:
