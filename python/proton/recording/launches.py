@@ -31,7 +31,7 @@ NOT_KEPT_REASONS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class KeptLaunch:
     kernel: str  # Triton's name of the kernel
     index: int  # this kernel variant's launch number in the session
