@@ -85,7 +85,7 @@ def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | 
     batches: dict[tuple, list[int]] = {}
     for i, item in enumerate(window):
         batches.setdefault((item.kernel, id(item.meta), item.kept.buffer.nbytes), []).append(i)
-    blocks = _read(window, list(batches.values()), memory or WindowMemory())
+    blocks, rows = _read(window, list(batches.values()), memory or WindowMemory())
     for members, block in zip(batches.values(), blocks):
         items = [window[i] for i in members]
         try:
@@ -99,7 +99,7 @@ def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | 
                 record_cost_cycles=cost,
             )
         except (decode_batch.NotBatchable, BufferFormatError, ProfilerError):
-            results = [_decode_one(item, cost) for item in items]
+            results = [_decode_one(window[i], rows[i], cost) for i in members]
         for i, result in zip(members, results):
             if isinstance(result, LaunchEvents):
                 result.call_stack = window[i].kept.call_stack
@@ -107,13 +107,14 @@ def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | 
     return out
 
 
-def _read(window: list[KeptBuffer], batches: list[list[int]], memory: WindowMemory) -> list:
+def _read(window: list[KeptBuffer], batches: list[list[int]], memory: WindowMemory) -> tuple[list, list]:
     """Each batch's buffers as one (launches, bytes) array, read side by
-    side into `memory` (a buffer read before is copied there); sets each
-    item's data to its row."""
+    side into `memory` (a buffer read before, `data`, is copied there), and
+    each item's row. The items are not changed: several passes may decode
+    them at once (launch_windows.SharedPasses)."""
     sizes = [window[b[0]].kept.buffer.nbytes for b in batches]
     room = memory.take(sum(size * len(b) for size, b in zip(sizes, batches)))
-    blocks, at = [], 0
+    blocks, rows, at = [], [None] * len(window), 0
     for members, size in zip(batches, sizes):
         block = room[at : at + size * len(members)].reshape(len(members), size)
         for row, i in zip(block, members):
@@ -122,18 +123,18 @@ def _read(window: list[KeptBuffer], batches: list[list[int]], memory: WindowMemo
                 item.kept.buffer.read(out=row)
             else:
                 row[:] = item.data
-            item.data = row
+            rows[i] = row
         blocks.append(block)
         at += size * len(members)
-    return blocks
+    return blocks, rows
 
 
-def _decode_one(item: KeptBuffer, cost: float):
+def _decode_one(item: KeptBuffer, data, cost: float):
     try:
         return decode.decode(
-            item.data,
+            data,
             item.meta,
-            item.data.nbytes // item.meta.layout.bytes_per_cta,
+            data.nbytes // item.meta.layout.bytes_per_cta,
             kernel=item.kernel,
             launch=item.kept.index,
             record_cost_cycles=cost,
@@ -164,8 +165,6 @@ class DecodedKeptLaunches:
         memory = WindowMemory()
         for window in windows(self.items, lambda item: item.kept.buffer.nbytes, lambda item: item.events):
             decoded = decode_window(window, self.cost, memory)
-            for item in window:
-                item.data = None
             for result in decoded:
                 if not isinstance(result, LaunchEvents):
                     raise ProfilerError(f"a launch decoded at first failed to decode again: {result}")

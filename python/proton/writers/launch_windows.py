@@ -11,6 +11,7 @@ the writers encode together (writers/stacked_launches)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,3 +115,118 @@ def groups(window: list[LaunchEvents]) -> list[list[int]]:
     for i, ev in enumerate(window):
         by_key.setdefault(structure_key(ev), []).append(i)
     return list(by_key.values())
+
+
+class SharedPasses:
+    """One source read by several writers at once, each on a thread of its
+    own (session_outputs.write_outputs): `reader(k)` is writer k's source.
+    The first pass of each reader shares one decoding of each window; a
+    reader runs at most LAG windows ahead of the slowest reader still in
+    that pass, so memory stays a few windows'. A reader's later passes
+    (Perfetto's second, a write retried elsewhere) read the source alone.
+    A reader that stops (an error, its pass done, its thread ended) leaves
+    the shared pass; the windows it has not read are dropped for it."""
+
+    LAG = 2
+
+    def __init__(self, source, readers: int):
+        self.source = source
+        self.facts = source.facts
+        self._lock = threading.Condition()
+        self._windows: dict[int, list] = {}  # index -> window, while a reader still needs it
+        self._position = {k: 0 for k in range(readers)}  # reader in the pass -> next window it reads
+        self._iterator = None  # the shared pass over source.windows()
+        self._produced = 0  # windows taken from the iterator
+        self._producing = False
+        self._end: int | None = None  # windows in the source, once known
+        self._error: BaseException | None = None
+
+    def reader(self, k: int) -> "_SharedReader":
+        return _SharedReader(self, k)
+
+    def _window(self, k: int, index: int):
+        """Reader k's window `index` (None past the last), waiting for the
+        slowest reader or for another reader's decoding of it."""
+        with self._lock:
+            self._position[k] = index
+            self._drop_read()
+            self._lock.notify_all()  # a reader waiting for the slowest may go on
+            while True:
+                if self._error is not None and index >= self._produced:
+                    raise self._error
+                if index in self._windows:
+                    return self._windows[index]
+                if self._end is not None and index >= self._end:
+                    return None
+                slowest = min(self._position.values())
+                if not self._producing and index == self._produced and index < slowest + self.LAG:
+                    break
+                self._lock.wait()
+            self._producing = True
+        try:  # decoded outside the lock: the other readers go on meanwhile
+            if self._iterator is None:
+                self._iterator = iter(self.source.windows())
+            window = next(self._iterator, None)
+            error = None
+        except BaseException as caught:  # noqa: BLE001 - handed to every reader that reaches it
+            window, error = None, caught
+        with self._lock:
+            self._producing = False
+            if error is not None:
+                self._error = error
+            elif window is None:
+                self._end = index
+            else:
+                self._windows[index] = window
+                self._produced += 1
+            self._lock.notify_all()
+            if error is not None:
+                raise error
+            return window
+
+    def _leave(self, k: int) -> None:
+        with self._lock:
+            if self._position.pop(k, None) is not None:
+                self._drop_read()
+                self._lock.notify_all()
+
+    def _drop_read(self) -> None:
+        """Forgets the windows every reader still in the pass has read."""
+        slowest = min(self._position.values(), default=self._produced)
+        for index in [i for i in self._windows if i < slowest]:
+            del self._windows[index]
+
+
+class _SharedReader:
+    """One writer's source in SharedPasses: its first windows() is the
+    shared pass, later ones read the source alone."""
+
+    def __init__(self, shared: SharedPasses, k: int):
+        self.shared, self.k = shared, k
+        self.facts = shared.facts
+        self._passes = 0
+
+    def __iter__(self):
+        for window in self.windows():
+            yield from window
+
+    def windows(self):
+        self._passes += 1
+        if self._passes > 1:
+            self.close()  # a pass left unfinished no longer holds the others
+            yield from self.shared.source.windows()
+            return
+        try:
+            index = 0
+            while True:
+                window = self.shared._window(self.k, index)
+                if window is None:
+                    return
+                yield window
+                index += 1
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Leaves the shared pass (also when the writer never read it)."""
+        self.shared._leave(self.k)
