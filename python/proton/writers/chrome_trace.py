@@ -28,6 +28,7 @@ import numpy as np
 
 from ..contract.events import LaunchEvents
 from . import async_events, chrome_counters, launch_windows, packed_text as T
+from .files import BackgroundWrites
 from .stacked_launches import StackedLaunches
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
@@ -106,13 +107,19 @@ def write(path: str, launches, t0_ns: int) -> int:
     device), a window of launches at a time."""
     source = launch_windows.source(launches)
     with open(path, "wb") as file:
-        file.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
-        out = _LastRowOpen(file)
-        next_flow = 1  # flow bind_ids, unique in the file
-        text = T.Text()
-        for window in source.windows():
-            next_flow = _write_window(out, window, t0_ns, next_flow, text)
-        out.close_list()
+        writes = BackgroundWrites(file)  # the file's writes overlap the next text's building
+        try:
+            writes.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
+            out = _LastRowOpen(writes)
+            next_flow = 1  # flow bind_ids, unique in the file
+            text = T.Text(writes)
+            for window in source.windows():
+                next_flow = _write_window(out, window, t0_ns, next_flow, text)
+            out.close_list()
+        except BaseException:
+            writes.abandon()
+            raise
+        writes.close()
     return source.facts.num_events
 
 

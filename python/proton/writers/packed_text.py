@@ -82,10 +82,15 @@ def microseconds(ns: np.ndarray, suffix: bytes = b"") -> list:
 
 class Text:
     """Builds rows into memory kept between calls (a writer's slices of
-    events): the text returned is valid until the next call."""
+    events): the text returned is valid until the next call; with `writes`
+    (files.BackgroundWrites, handed the text), until those writes are done:
+    two memories take turns, each reused once the writes of its text are
+    done."""
 
-    def __init__(self):
-        self._memory = np.empty(0, dtype=np.uint8)
+    def __init__(self, writes=None):
+        self._memories = [np.empty(0, dtype=np.uint8)] * (1 if writes is None else 2)
+        self._writes, self._turn = writes, 0
+        self._written_by = [0] * len(self._memories)  # writes handed over up to the memory's reuse
 
     def rows(self, n: int, pieces: list, binary: bool = False):
         """The text of n rows of `pieces`, one after the other (a bytes-like
@@ -104,15 +109,24 @@ class Text:
         at = np.cumsum(length)
         total = int(at[-1])
         at -= length
-        if self._memory.size < total + max(widths):
-            self._memory = np.empty(total + max(widths), dtype=np.uint8)
-        memory = self._memory
+        memory = self._take(total + max(widths))
         for (values, lengths), width in zip(pieces, widths):
             # Fixed-width strings at any byte offset: a view with a stride of one byte.
             slots = np.ndarray((memory.size - width + 1,), dtype=values.dtype, buffer=memory, strides=(1,))
             slots[at] = values
             at += lengths
         return memory[:total]
+
+
+    def _take(self, nbytes: int) -> np.ndarray:
+        """The next memory, at least `nbytes`, once the writes of its last text are done."""
+        if self._writes is not None:
+            self._written_by[self._turn] = self._writes.submitted  # the text before this call: handed over
+            self._turn = (self._turn + 1) % len(self._memories)
+            self._writes.wait(self._written_by[self._turn])
+        if self._memories[self._turn].size < nbytes:
+            self._memories[self._turn] = np.empty(nbytes, dtype=np.uint8)
+        return self._memories[self._turn]
 
 
 def _drop_padding(n: int, pieces: list, binary: bool = False) -> bytes:

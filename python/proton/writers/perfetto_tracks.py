@@ -83,37 +83,63 @@ def warp_uuids(stack: StackedLaunches, base: np.ndarray) -> np.ndarray:
 
 
 def _group_tracks(stack: StackedLaunches, base, order, sm_uuid: dict) -> tuple[bytes, list]:
-    """The tracks of stacked launches, launch after launch, and the byte
-    bounds of each launch's."""
+    """The tracks of stacked launches, launch after launch (its CTAs', then
+    its warps'), and the byte bounds of each launch's. CTA and warp tracks
+    are encoded apart (names of much different lengths would defeat
+    packed_text's scatter), then each launch's two runs put side by side."""
     ctas, rows, segments, count = stack.ctas_per_launch, stack.rows_per_launch, stack.num_segments, stack.count
-    per = ctas + rows
-    if per == 0 or ctas == 0:
+    if ctas + rows == 0 or ctas == 0:
         return b"", [0] * (count + 1)
-    is_cta = np.tile(np.arange(per) < ctas, count)
     cta_sm = stack.warp_sm.reshape(count * ctas, segments)[:, 0]
     distinct = np.unique(cta_sm)
-    parent = np.empty(count * per, dtype=np.uint64)
-    parent[is_cta] = np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)]
-    parent[~is_cta] = np.repeat(base, rows) + np.tile(np.arange(rows, dtype=np.uint64) // np.uint64(segments), count)
-    rank = np.empty(count * per, dtype=np.uint64)
-    rank[is_cta] = np.repeat(order.astype(np.uint64) * np.uint64(LAUNCH_RANK), ctas) + np.tile(
-        np.arange(ctas, dtype=np.uint64), count
-    )
-    rank[~is_cta] = stack.warp_ids.astype(np.uint64)
-    uuid = np.repeat(base, per) + np.tile(np.arange(per, dtype=np.uint64), count)
+    ctas_at = np.tile(np.arange(ctas, dtype=np.uint64), count)
     stack_text = " > ".join(["ROOT", *stack.call_stack, stack.kernel])
     described = f"call stack: {stack_text}".encode()
-    description = T.table([b"", b"\x72" + _varint(len(described)) + described], is_cta.astype(np.intp))
-    pieces = _descriptors(uuid, parent, rank, _names(stack, is_cta), description)
-    data = bytes(T.Text().rows(uuid.size, pieces, binary=True))
-    ends = np.cumsum(T.row_lengths(uuid.size, pieces))[np.arange(1, count + 1) * per - 1]
+    cta_text, cta_bounds = _rows(
+        ctas,
+        _descriptors(
+            np.repeat(base, ctas) + ctas_at,
+            np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)],
+            np.repeat(order.astype(np.uint64) * np.uint64(LAUNCH_RANK), ctas) + ctas_at,
+            _cta_names(stack),
+            T.const(b"\x72" + _varint(len(described)) + described),
+        ),
+        count,
+    )
+    warp_names = sorted(set(stack.warp_ids.tolist()))
+    warp_text, warp_bounds = _rows(
+        rows,
+        _descriptors(
+            np.repeat(base + np.uint64(ctas), rows) + np.tile(np.arange(rows, dtype=np.uint64), count),
+            np.repeat(base, rows) + np.tile(np.arange(rows, dtype=np.uint64) // np.uint64(segments), count),
+            stack.warp_ids.astype(np.uint64),
+            byte_rows.table(
+                [stack.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, stack.warp_ids)
+            ),
+            None,
+        ),
+        count,
+    )
+    parts, bounds = [], [0]
+    for k in range(count):
+        parts += [cta_text[cta_bounds[k] : cta_bounds[k + 1]], warp_text[warp_bounds[k] : warp_bounds[k + 1]]]
+        bounds.append(cta_bounds[k + 1] + warp_bounds[k + 1])
+    return b"".join(parts), bounds
+
+
+def _rows(per_launch: int, pieces: list, count: int) -> tuple[memoryview, list]:
+    """The bytes of `count` launches' rows of `pieces` (`per_launch` rows
+    each), and the byte bounds of each launch's."""
+    n = per_launch * count
+    data = memoryview(T.Text().rows(n, pieces, binary=True)).cast("B")
+    ends = np.cumsum(T.row_lengths(n, pieces))[np.arange(1, count + 1) * per_launch - 1]
     return data, [0] + ends.tolist()
 
 
-def _names(stack: StackedLaunches, is_cta: np.ndarray):
-    """Track names, as byte rows: "<kernel> #<launch> CTA <c>" and the warps'."""
+def _cta_names(stack: StackedLaunches):
+    """CTA track names, "<kernel> #<launch> CTA <c>", as byte rows."""
     ctas = stack.ctas_per_launch
-    cta_names = T.record_strings(
+    strings, lengths = T.record_strings(
         stack.count * ctas,
         [
             T.const(f"{stack.kernel} #".encode()),
@@ -122,18 +148,7 @@ def _names(stack: StackedLaunches, is_cta: np.ndarray):
             *T.decimal(np.tile(np.arange(ctas), stack.count)),
         ],
     )
-    warp_names = sorted(set(stack.warp_ids.tolist()))
-    warp_rows = byte_rows.table(
-        [stack.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, stack.warp_ids)
-    )
-    cta_matrix = cta_names[0].view(np.uint8).reshape(cta_names[0].size, -1)
-    width = max(cta_matrix.shape[1], warp_rows[0].shape[1])
-    matrix = np.zeros((is_cta.size, width), dtype=np.uint8)
-    lengths = np.empty(is_cta.size, dtype=np.int64)
-    matrix[is_cta, : cta_matrix.shape[1]] = cta_matrix
-    matrix[~is_cta, : warp_rows[0].shape[1]] = warp_rows[0]
-    lengths[is_cta], lengths[~is_cta] = cta_names[1], warp_rows[1]
-    return matrix, lengths
+    return strings.view(np.uint8).reshape(strings.size, -1), lengths
 
 
 def _varint(value: int) -> bytes:
