@@ -168,18 +168,18 @@ def row_lengths(n: int, pieces: list) -> np.ndarray:
 
 def record_strings(n: int, pieces: list) -> np.ndarray:
     """Rows as fixed-width strings (with padding), for a table of per-row
-    text that later rows gather from; returns the (strings, lengths) piece."""
+    text that later rows gather from; returns the (strings, lengths) piece.
+    Each row is laid out in a slot as wide as all its pieces' widths
+    together, so that no piece's padding reaches the next row."""
     pieces = [p for p in pieces if p is not None]
-    text = Text().rows(n, pieces)
-    length = np.zeros(n, dtype=np.int64)
-    for _, lengths in pieces:
-        length += lengths
-    return _strings_of(np.frombuffer(bytes(text), dtype=np.uint8), length)
-
-
-def _strings_of(text: np.ndarray, lengths: np.ndarray):
-    """Left-aligned fixed-width strings of consecutive texts of `lengths`."""
-    width = max(int(lengths.max()) if lengths.size else 0, 1)
-    out = np.zeros((lengths.size, width), dtype=np.uint8)
-    out[np.arange(width)[None, :] < lengths[:, None]] = text
-    return out.view(f"V{width}").reshape(-1), lengths
+    length = row_lengths(n, pieces)
+    width = max(int(length.max()) if n else 0, 1)
+    stride = sum(p[0].dtype.itemsize for p in pieces) or 1
+    memory = np.zeros(n * stride + stride, dtype=np.uint8)
+    at = np.arange(n, dtype=np.int64) * stride
+    for values, lengths in pieces:
+        slots = np.ndarray((memory.size - values.dtype.itemsize + 1,), dtype=values.dtype, buffer=memory, strides=(1,))
+        slots[at] = values
+        at += lengths
+    table = np.ascontiguousarray(memory[: n * stride].reshape(n, stride)[:, :width])
+    return table.view(f"V{width}").reshape(-1), length
