@@ -16,8 +16,9 @@ session's first warp entry, converted with each launch's measured SM
 clock. Text is built with numpy (proton.writers.packed_text), a window of
 launches (writers/launch_windows) and a slice of its events at a time,
 launches of one layout together (writers/stacked_launches), and streamed
-to the file: no Python object per event or per launch, and memory bounded
-by the window."""
+to the file by a thread of its own (files.BackgroundWrites) while the next
+rows are built: no Python object per event or per launch, and memory
+bounded by the window."""
 
 from __future__ import annotations
 
