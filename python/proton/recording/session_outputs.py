@@ -220,13 +220,15 @@ class SessionOutputs:
             items = [self._prepare(kept, names, report) for kept in window]
             readable = [item for item in items if isinstance(item, kept_decoding.KeptBuffer)]
             results = iter(kept_decoding.decode_window(readable, cost, memory))
+            good = []
             for kept, item in zip(window, items):
                 result = next(results) if isinstance(item, kept_decoding.KeptBuffer) else item
                 if self._count(kept, item, result, names, report):
                     item.data, item.events = None, result.num_events
                     decoded.append(item)
-                    facts.add(result)
-                    held.append(result)
+                    good.append(result)
+            facts.add_window(good)
+            held += good
             if len(windows) > 1:
                 held = []  # decoded again as the writers write
             done += len(window)

@@ -215,9 +215,9 @@ class _RowPieces:
     def __init__(self, stack: StackedLaunches):
         self.stack = stack
         kernel = json.dumps(stack.kernel).encode()
-        self.names = [
-            b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel for name in stack.scope_names
-        ]
+        self.names = T.strings(
+            [b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel for name in stack.scope_names]
+        )
         segments = stack.num_segments
         rows = np.arange(stack.warp_ids.size) % stack.rows_per_launch
         launch = json.dumps(f"{stack.kernel} #")[:-1].encode()  # without its closing quote
@@ -263,12 +263,12 @@ class _RowPieces:
         dur = np.rint(np.maximum(end - start, 0)).astype(np.uint64)
         cycles = np.maximum(end_cycles - start_cycles, 0)
         return [
-            T.table(self.names, stack.scope[pick]),
-            (self.per_warp[0][row], self.per_warp[1][row]),
+            T.Gather(*self.names, stack.scope[pick]),
+            T.Gather(*self.per_warp, row),
             *T.microseconds(ts, b',"dur":'),
             *T.microseconds(dur, b',"args":{"cycles":'),
             *T.decimal(cycles),
-            (self.closing[0][cta], self.closing[1][cta]),
+            T.Gather(*self.closing, cta),
         ]
 
 

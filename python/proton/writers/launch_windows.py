@@ -36,8 +36,27 @@ class LaunchFacts:
     num_launches: int = 0
     has_async: bool = False  # events or marks
     has_values: bool = False
+    #: Per launch, in order: its CTA and warp tracks (CTAs x (1 + warps)), and
+    #: its warps' earliest first slice start, ns since its origin (None: no
+    #: events), which let the Perfetto writer plan its tracks and the order of
+    #: its warps before the first window (perfetto_trace).
+    launch_tracks: list = field(default_factory=list)
+    launch_first: list = field(default_factory=list)
+    launch_origins: list = field(default_factory=list)
 
     def add(self, ev: LaunchEvents) -> None:
+        self._add(ev)
+        self.launch_first += earliest_warp_ns([ev])
+
+    def add_window(self, window: list[LaunchEvents]) -> None:
+        """add() of each launch, the earliest warps found a group of launches at a time."""
+        for ev in window:
+            self._add(ev)
+        self.launch_first += earliest_warp_ns(window)
+
+    def _add(self, ev: LaunchEvents) -> None:
+        self.launch_tracks.append(ev.num_ctas * (1 + ev.num_segments))
+        self.launch_origins.append(ev.origin_ns)
         first = self.num_launches == 0
         self.origin_ns = ev.origin_ns if first else min(self.origin_ns, ev.origin_ns)
         self.last_origin_ns = ev.origin_ns if first else max(self.last_origin_ns, ev.origin_ns)
@@ -52,9 +71,53 @@ class LaunchFacts:
     @staticmethod
     def of(launches) -> "LaunchFacts":
         facts = LaunchFacts()
-        for ev in launches:
-            facts.add(ev)
+        for window in _cut(launches):
+            facts.add_window(window)
         return facts
+
+
+def _cut(launches):
+    """Consecutive launches, at most WINDOW_EVENTS events a window (or one launch)."""
+    window, events = [], 0
+    for ev in launches:
+        if window and events + ev.num_events > WINDOW_EVENTS:
+            yield window
+            window, events = [], 0
+        window.append(ev)
+        events += ev.num_events
+    if window:
+        yield window
+
+
+def earliest_warp_ns(window: list[LaunchEvents]) -> list:
+    """Per launch: the earliest first slice start of its warps, ns since
+    its origin, as perfetto_warps.Warps finds each warp's (before the
+    launch's shift: Warps.first is this plus the shift, rounded, and
+    rounding keeps the order), None for a launch without events. Launches
+    of one layout are stacked (stacked_launches)."""
+    from .stacked_launches import StackedLaunches
+
+    out: list = [None] * len(window)
+    for group in groups(window):
+        stack = StackedLaunches([window[i] for i in group], 0)
+        rows = stack.rows_per_launch * stack.count
+        row = stack.row
+        if not row.size:
+            continue
+        counts = np.bincount(row, minlength=rows)
+        present = np.flatnonzero(counts)
+        if bool((row[1:] >= row[:-1]).all()):
+            low = np.minimum.reduceat(stack.start_cycles, (np.cumsum(counts) - counts)[present])
+        else:
+            low = np.full(rows, np.iinfo(np.int64).max)
+            np.minimum.at(low, row, stack.start_cycles)
+            low = low[present]
+        first = stack.ns_at(low, present)
+        launch = present // stack.rows_per_launch
+        bounds = np.flatnonzero(np.concatenate(([True], launch[1:] != launch[:-1])))
+        for k, value in zip(launch[bounds].tolist(), np.minimum.reduceat(first, bounds).tolist()):
+            out[group[k]] = value
+    return out
 
 
 class LaunchList:
@@ -69,15 +132,7 @@ class LaunchList:
         return iter(self.launches)
 
     def windows(self):
-        window, events = [], 0
-        for ev in self.launches:
-            if window and events + ev.num_events > WINDOW_EVENTS:
-                yield window
-                window, events = [], 0
-            window.append(ev)
-            events += ev.num_events
-        if window:
-            yield window
+        yield from _cut(self.launches)
 
 
 def source(launches):

@@ -15,6 +15,7 @@ Numbers are written four digits at a time from a table.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,10 +50,35 @@ def const(data: bytes):
     return (np.frombuffer(data, dtype=f"V{len(data)}")[0], len(data)) if data else None
 
 
+class Gather(NamedTuple):
+    """A piece whose row i is the table's string index[i] (values,
+    lengths: a (strings, lengths) piece of the table's entries), gathered
+    as the rows are laid out, into memory Text keeps (no copy per call)."""
+
+    values: np.ndarray
+    lengths: np.ndarray
+    index: np.ndarray
+
+    def row_lengths(self) -> np.ndarray:
+        return self.lengths[self.index]
+
+
+def _plain(piece):
+    """A piece as (values, lengths) per row."""
+    if isinstance(piece, Gather):
+        return piece.values[piece.index], piece.row_lengths()
+    return piece
+
+
 def table(entries: list[bytes], index: np.ndarray):
     """Row i holds entries[index[i]] (Python work per distinct entry, not per row)."""
     values, lengths = _strings(entries)
     return values[index], lengths[index]
+
+
+def strings(entries: list[bytes]):
+    """A table of byte strings as the (values, lengths) of a Gather."""
+    return _strings(entries)
 
 
 def decimal(values: np.ndarray, suffix: bytes = b"") -> list:
@@ -91,6 +117,7 @@ class Text:
         self._memories = [np.empty(0, dtype=np.uint8)] * (1 if writes is None else 2)
         self._writes, self._turn = writes, 0
         self._written_by = [0] * len(self._memories)  # writes handed over up to the memory's reuse
+        self._scratch = np.empty(0, dtype=np.uint8)
 
     def rows(self, n: int, pieces: list, binary: bool = False):
         """The text of n rows of `pieces`, one after the other (a bytes-like
@@ -99,24 +126,34 @@ class Text:
         if n == 0 or not pieces:
             return b""
         widths = [p[0].dtype.itemsize for p in pieces]
-        shortest = [int(np.min(p[1])) for p in pieces]
+        lengths = [p.row_lengths() if isinstance(p, Gather) else p[1] for p in pieces]
+        shortest = [int(np.min(x)) for x in lengths]
         after = np.cumsum(shortest[::-1])[::-1].tolist()[1:] + [0]  # shortest rest of a row after each piece
         if any(w - s > a for w, s, a in zip(widths, shortest, after)):
-            return _drop_padding(n, pieces, binary)
+            return _drop_padding(n, [_plain(p) for p in pieces], binary)
         length = np.zeros(n, dtype=np.int64)
-        for _, lengths in pieces:
-            length += lengths
+        for x in lengths:
+            length += x
         at = np.cumsum(length)
         total = int(at[-1])
         at -= length
         memory = self._take(total + max(widths))
-        for (values, lengths), width in zip(pieces, widths):
+        for piece, piece_lengths, width in zip(pieces, lengths, widths):
+            values = self._gathered(piece, n) if isinstance(piece, Gather) else piece[0]
             # Fixed-width strings at any byte offset: a view with a stride of one byte.
             slots = np.ndarray((memory.size - width + 1,), dtype=values.dtype, buffer=memory, strides=(1,))
             slots[at] = values
-            at += lengths
+            at += piece_lengths
         return memory[:total]
 
+    def _gathered(self, piece: "Gather", n: int) -> np.ndarray:
+        """A Gather piece's strings, row by row, in scratch memory kept
+        between calls (fresh memory for each would cost page faults)."""
+        nbytes = n * piece.values.dtype.itemsize
+        if self._scratch.size < nbytes:
+            self._scratch = np.empty(nbytes, dtype=np.uint8)
+        out = np.ndarray((n,), dtype=piece.values.dtype, buffer=self._scratch)
+        return np.take(piece.values, piece.index, out=out, mode="clip")
 
     def _take(self, nbytes: int) -> np.ndarray:
         """The next memory, at least `nbytes`, once the writes of its last text are done."""
@@ -162,7 +199,7 @@ def row_lengths(n: int, pieces: list) -> np.ndarray:
     length = np.zeros(n, dtype=np.int64)
     for piece in pieces:
         if piece is not None:
-            length += piece[1]
+            length += piece.row_lengths() if isinstance(piece, Gather) else piece[1]
     return length
 
 
@@ -171,7 +208,7 @@ def record_strings(n: int, pieces: list) -> np.ndarray:
     text that later rows gather from; returns the (strings, lengths) piece.
     Each row is laid out in a slot as wide as all its pieces' widths
     together, so that no piece's padding reaches the next row."""
-    pieces = [p for p in pieces if p is not None]
+    pieces = [_plain(p) for p in pieces if p is not None]
     length = row_lengths(n, pieces)
     width = max(int(length.max()) if n else 0, 1)
     stride = sum(p[0].dtype.itemsize for p in pieces) or 1

@@ -7,8 +7,8 @@ then its warps'.
 
 Launches of one layout are encoded together (stacked_launches), each
 launch's bytes then written in launch order. The pass also returns what
-the warp pass needs (TrackLayout): each launch's first uuid, and each
-window's earliest warp timestamp."""
+the warp pass needs (TrackLayout): each launch's first uuid, planned from
+the launches' facts before the first window."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import byte_rows, launch_windows, packed_text as T
+from . import byte_rows, packed_text as T
 from .stacked_launches import StackedLaunches
 
 EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
@@ -26,52 +26,29 @@ LAUNCH_RANK = 1 << 20
 
 @dataclass
 class TrackLayout:
-    """Per launch (in order) its first track uuid; per window its
-    earliest warp timestamp (None: no events); the next free uuid."""
+    """Per launch (in order) its first track uuid; the next free uuid."""
 
     first_uuid: list = field(default_factory=list)
-    window_first_ns: list = field(default_factory=list)
     next_uuid: int = 0
 
-    def later_first_ns(self) -> list:
-        """Per window, the earliest warp timestamp of the source after it
-        (None: none has events)."""
-        out, low = [], None
-        for first in reversed(self.window_first_ns):
-            out.append(low)
-            if first is not None:
-                low = first if low is None else min(low, first)
-        return out[::-1]
+
+def plan(launch_tracks: list, next_uuid: int) -> TrackLayout:
+    """Each launch's first uuid, from its number of tracks (LaunchFacts.launch_tracks)."""
+    counts = np.asarray(launch_tracks, dtype=np.int64)
+    ends = next_uuid + np.cumsum(counts)
+    return TrackLayout((ends - counts).tolist(), int(ends[-1]) if counts.size else next_uuid)
 
 
-def write(out, source, sm_uuid: dict, next_uuid: int, origin_ns: int, warps_of) -> TrackLayout:
-    """Writes every launch's CTA and warp tracks; `warps_of(stack, uuid)`
-    gives a group's perfetto_warps.Warps, whose first timestamps make the
-    layout's window_first_ns."""
-    layout = TrackLayout(next_uuid=next_uuid)
-    order = 0
-    for window in source.windows():
-        bases = []
-        for ev in window:
-            bases.append(layout.next_uuid)
-            layout.next_uuid += ev.num_ctas * (1 + ev.num_segments)
-        held: list[bytes] = [b""] * len(window)
-        earliest = None
-        for group in launch_windows.groups(window):
-            stack = StackedLaunches([window[i] for i in group], origin_ns)
-            base = np.array([bases[i] for i in group], dtype=np.uint64)
-            data, bounds = _group_tracks(stack, base, np.array(group) + order, sm_uuid)
-            for k, i in enumerate(group):
-                held[i] = data[bounds[k] : bounds[k + 1]]
-            first = warps_of(stack, warp_uuids(stack, base)).first
-            if first.size:
-                low = int(first.min())
-                earliest = low if earliest is None else min(earliest, low)
-        out.write(b"".join(held))
-        layout.first_uuid += bases
-        layout.window_first_ns.append(earliest)
-        order += len(window)
-    return layout
+def write_window(out, stacks: list, launch0: int, sm_uuid: dict) -> None:
+    """Writes a window's CTA and warp tracks, launch after launch; `stacks`:
+    (indices in the window, StackedLaunches, their first uuids) per group
+    of launches of one layout, `launch0` the window's first launch."""
+    held: list[bytes] = [b""] * sum(len(group) for group, _, _ in stacks)
+    for group, stack, base in stacks:
+        data, bounds = _group_tracks(stack, base, np.array(group) + launch0, sm_uuid)
+        for k, i in enumerate(group):
+            held[i] = data[bounds[k] : bounds[k + 1]]
+    out.write(b"".join(held))
 
 
 def warp_uuids(stack: StackedLaunches, base: np.ndarray) -> np.ndarray:
