@@ -313,3 +313,47 @@ class BackgroundWrites:
         self._error = self._error or OSError("abandoned")
         self._queue.put(None)
         self._thread.join()
+
+
+class BackgroundCalls:
+    """`call(*args)` run on a thread of its own, in order, at most `depth`
+    waiting: a context manager whose value submits a call; leaving it
+    waits for all and raises the first error of a call (an error of the
+    block drops the calls still waiting)."""
+
+    def __init__(self, call, depth: int = 2):
+        import queue
+        import threading
+
+        self.call = call
+        self._error: BaseException | None = None
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._thread = threading.Thread(target=self._run, name="proton-background", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            args = self._queue.get()
+            if args is None:
+                return
+            if self._error is None:
+                try:
+                    self.call(*args)
+                except BaseException as error:  # noqa: BLE001 - raised in the submitter's thread
+                    self._error = error
+
+    def submit(self, *args) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(args)
+
+    def __enter__(self):
+        self._thread.start()
+        return self.submit
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is not None:
+            self._error = self._error or value
+        self._queue.put(None)
+        self._thread.join()
+        if kind is None and self._error is not None:
+            raise self._error

@@ -36,6 +36,7 @@ import numpy as np
 from . import async_events, launch_windows, perfetto_counters, perfetto_deflate, perfetto_tracks, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..contract.events import LaunchEvents
+from .files import BackgroundCalls
 from .stacked_launches import StackedLaunches
 
 from .perfetto_tracks import EXPLICIT_ORDER
@@ -137,15 +138,17 @@ def write(
         with perfetto_deflate.sink(file, compress) as out, perfetto_deflate.sink(spill_file, compress) as spill:
             out.write(builder.serialize())
             warps = perfetto_warps.WarpWriter(spill, layout, warps_of, origin_ns, later)
-            launch0 = 0
-            for window in source.windows():
-                stacks = []
-                for group in launch_windows.groups(window):
-                    base = np.array([layout.first_uuid[launch0 + i] for i in group], dtype=np.uint64)
-                    stacks.append((group, StackedLaunches([window[i] for i in group], origin_ns), base))
-                perfetto_tracks.write_window(out, stacks, launch0, sm_uuid)
-                warps.window(stacks, launch0, len(window))
-                launch0 += len(window)
+            # The warps of a window are encoded on a thread of their own while the tracks are.
+            with BackgroundCalls(warps.window) as encode:
+                launch0 = 0
+                for window in source.windows():
+                    stacks = []
+                    for group in launch_windows.groups(window):
+                        base = np.array([layout.first_uuid[launch0 + i] for i in group], dtype=np.uint64)
+                        stacks.append((group, StackedLaunches([window[i] for i in group], origin_ns), base))
+                    encode(stacks, launch0, len(window))
+                    perfetto_tracks.write_window(out, stacks, launch0, sm_uuid)
+                    launch0 += len(window)
             warps.close()
         _append(file, spill_file)
         if facts.has_async or facts.has_values:
