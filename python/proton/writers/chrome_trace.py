@@ -215,26 +215,37 @@ class _RowPieces:
     def __init__(self, stack: StackedLaunches):
         self.stack = stack
         kernel = json.dumps(stack.kernel).encode()
-        self.names = T.strings(
-            [b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel for name in stack.scope_names]
-        )
-        segments = stack.num_segments
-        rows = np.arange(stack.warp_ids.size) % stack.rows_per_launch
         launch = json.dumps(f"{stack.kernel} #")[:-1].encode()  # without its closing quote
-        warp_names = sorted(set(stack.warp_ids.tolist()))
-        self.per_warp = T.record_strings(
-            stack.warp_ids.size,
+        # What is the same for every event of a scope, up to the launch number in the pid.
+        self.names = T.strings(
             [
-                T.const(b',"pid":' + launch),
-                *T.decimal(np.repeat(stack.launch_numbers, stack.rows_per_launch)),
+                b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel + b',"pid":' + launch
+                for name in stack.scope_names
+            ]
+        )
+        segments, per_launch = stack.num_segments, stack.rows_per_launch
+        ctas = stack.ctas_per_launch
+        # Per (launch, CTA): the launch number and the CTA's SM; per warp of a
+        # launch (the same in every launch of the group): the rest of pid, tid.
+        self.launch_core = T.record_strings(
+            stack.count * ctas,
+            [
+                *T.decimal(np.repeat(stack.launch_numbers, ctas)),
                 T.const(b" Core"),
-                *T.decimal(np.repeat(stack.warp_sm[::segments], segments)),  # the CTA's SM
+                *T.decimal(stack.warp_sm[::segments]),  # the CTA's SM
+            ],
+        )
+        warp_ids = stack.first.warp_ids
+        warp_names = sorted(set(warp_ids.tolist()))
+        self.per_warp = T.record_strings(
+            per_launch,
+            [
                 T.const(b" CTA"),
-                *T.decimal(rows // segments),
+                *T.decimal(np.arange(per_launch) // segments),
                 T.const(b'","tid":'),
                 T.table(
                     [json.dumps(stack.row_name(w)).encode() for w in warp_names],
-                    np.searchsorted(warp_names, stack.warp_ids),
+                    np.searchsorted(warp_names, warp_ids),
                 ),
                 T.const(b',"ts":'),
             ],
@@ -248,9 +259,10 @@ class _RowPieces:
                 *T.decimal(init),
                 T.const(f',"{TIMING_ARGS[1]}":'.encode()),
                 *T.decimal(post),
-                T.const(f',"{TIMING_ARGS[2]}":0,"call_stack":'.encode() + call_stack + b"}},\n"),
             ],
         )
+        # The same for every event of the group: written once per row, not gathered.
+        self.tail = T.const(f',"{TIMING_ARGS[2]}":0,"call_stack":'.encode() + call_stack + b"}},\n")
 
     def rows(self, pick) -> list:
         """The pieces of the events at `pick`."""
@@ -264,11 +276,13 @@ class _RowPieces:
         cycles = np.maximum(end_cycles - start_cycles, 0)
         return [
             T.Gather(*self.names, stack.scope[pick]),
-            T.Gather(*self.per_warp, row),
+            T.Gather(*self.launch_core, cta),
+            T.Gather(*self.per_warp, row % stack.rows_per_launch),
             *T.microseconds(ts, b',"dur":'),
             *T.microseconds(dur, b',"args":{"cycles":'),
             *T.decimal(cycles),
             T.Gather(*self.closing, cta),
+            self.tail,
         ]
 
 
