@@ -17,6 +17,7 @@ comes back in launch order."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,23 +79,38 @@ class WindowMemory:
         return self.memory[:nbytes]
 
 
-def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | None = None) -> list:
+#: Launches of a batch decoded apart at least, when a window is decoded on several threads.
+MIN_PART = 32
+
+
+def decode_window(
+    window: list[KeptBuffer], cost: float, memory: WindowMemory | None = None, workers: int = 1
+) -> list:
     """Each launch's LaunchEvents (with its call stack) or its decode
     error, in the window's order. Launches of one kernel, metadata and
     buffer size are read side by side (those not read yet) and decoded
     together; where that fails, one by one (so that each error names its
-    launch)."""
+    launch). With `workers` > 1, a batch is cut into up to that many parts
+    decoded on threads at once (numpy works without the GIL); a launch
+    decodes the same in any batch (decode_batch)."""
     out: list = [None] * len(window)
     batches: dict[tuple, list[int]] = {}
     for i, item in enumerate(window):
         batches.setdefault((item.kernel, id(item.meta), item.kept.buffer.nbytes), []).append(i)
     blocks, rows = _read(window, list(batches.values()), memory or WindowMemory())
+    jobs = []
     for members, block in zip(batches.values(), blocks):
+        parts = max(1, min(workers, len(members) // MIN_PART))
+        cuts = [len(members) * k // parts for k in range(parts + 1)]
+        jobs += [(members[lo:hi], block[lo:hi]) for lo, hi in zip(cuts[:-1], cuts[1:])]
+
+    def run(job):
+        members, block = job
         items = [window[i] for i in members]
         try:
             if len(items) < 2:
                 raise decode_batch.NotBatchable("one launch")
-            results = decode_batch.decode_launches(
+            return decode_batch.decode_launches(
                 block,
                 items[0].meta,
                 kernel=items[0].kernel,
@@ -102,7 +118,14 @@ def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | 
                 record_cost_cycles=cost,
             )
         except (decode_batch.NotBatchable, BufferFormatError, ProfilerError):
-            results = [_decode_one(window[i], rows[i], cost) for i in members]
+            return [_decode_one(window[i], rows[i], cost) for i in members]
+
+    if workers > 1 and len(jobs) > 1:
+        with ThreadPoolExecutor(min(workers, len(jobs))) as pool:
+            done = list(pool.map(run, jobs))
+    else:
+        done = [run(job) for job in jobs]
+    for (members, _), results in zip(jobs, done):
         for i, result in zip(members, results):
             if isinstance(result, LaunchEvents):
                 result.call_stack = window[i].kept.call_stack

@@ -219,7 +219,7 @@ class SessionOutputs:
             progress.update(done, f"{facts.num_events:,} events")
             items = [self._prepare(kept, names, report) for kept in window]
             readable = [item for item in items if isinstance(item, kept_decoding.KeptBuffer)]
-            results = iter(kept_decoding.decode_window(readable, cost, memory))
+            results = iter(kept_decoding.decode_window(readable, cost, memory, workers=_decode_workers()))
             good = []
             for kept, item in zip(window, items):
                 result = next(results) if isinstance(item, kept_decoding.KeptBuffer) else item
@@ -467,6 +467,12 @@ def _write_side_by_side(launches, paths: dict, writers: dict, warnings: list) ->
                     os.remove(results[kind])
         raise results[kinds[failed]]
     return results
+
+
+def _decode_workers() -> int:
+    """Threads that decode a window of kept launches before the outputs are written."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cores))
 
 
 def _device(torch) -> tuple[dict, str]:

@@ -45,13 +45,14 @@ class LaunchFacts:
     launch_origins: list = field(default_factory=list)
 
     def add(self, ev: LaunchEvents) -> None:
-        self._add(ev)
-        self.launch_first += earliest_warp_ns([ev])
+        self.add_window([ev])
 
     def add_window(self, window: list[LaunchEvents]) -> None:
-        """add() of each launch, the earliest warps found a group of launches at a time."""
+        """add() of each launch, the SMs and earliest warps found a group of launches at a time."""
         for ev in window:
             self._add(ev)
+        if window:
+            self.sms.update(np.unique(np.concatenate([ev.warp_sm for ev in window])).tolist())
         self.launch_first += earliest_warp_ns(window)
 
     def _add(self, ev: LaunchEvents) -> None:
@@ -62,7 +63,6 @@ class LaunchFacts:
         self.last_origin_ns = ev.origin_ns if first else max(self.last_origin_ns, ev.origin_ns)
         for name in ev.scope_names:
             self.scope_names.setdefault(name, len(self.scope_names) + 1)
-        self.sms.update(np.unique(ev.warp_sm).tolist())
         self.num_events += ev.num_events
         self.num_launches += 1
         self.has_async = self.has_async or bool(ev.asynchronous.num_events or ev.asynchronous.num_marks)
@@ -94,30 +94,38 @@ def earliest_warp_ns(window: list[LaunchEvents]) -> list:
     its origin, as perfetto_warps.Warps finds each warp's (before the
     launch's shift: Warps.first is this plus the shift, rounded, and
     rounding keeps the order), None for a launch without events. Launches
-    of one layout are stacked (stacked_launches)."""
-    from .stacked_launches import StackedLaunches
-
+    of one layout (groups) share their rows: their events' start cycles
+    are taken as one matrix."""
     out: list = [None] * len(window)
     for group in groups(window):
-        stack = StackedLaunches([window[i] for i in group], 0)
-        rows = stack.rows_per_launch * stack.count
-        row = stack.row
+        first = window[group[0]]
+        row = first.row
         if not row.size:
             continue
-        counts = np.bincount(row, minlength=rows)
+        if not bool((row[1:] >= row[:-1]).all()):  # not in row order: one launch at a time
+            for i in group:
+                out[i] = _earliest_unordered(window[i])
+            continue
+        counts = np.bincount(row, minlength=first.warp_ids.size)
         present = np.flatnonzero(counts)
-        if bool((row[1:] >= row[:-1]).all()):
-            low = np.minimum.reduceat(stack.start_cycles, (np.cumsum(counts) - counts)[present])
-        else:
-            low = np.full(rows, np.iinfo(np.int64).max)
-            np.minimum.at(low, row, stack.start_cycles)
-            low = low[present]
-        first = stack.ns_at(low, present)
-        launch = present // stack.rows_per_launch
-        bounds = np.flatnonzero(np.concatenate(([True], launch[1:] != launch[:-1])))
-        for k, value in zip(launch[bounds].tolist(), np.minimum.reduceat(first, bounds).tolist()):
-            out[group[k]] = value
+        launches = [window[i] for i in group]
+        cycles = np.stack([ev.start_cycles for ev in launches])
+        low = np.minimum.reduceat(cycles, (np.cumsum(counts) - counts)[present], axis=1)
+        offset = np.stack([ev.warp_offset_ns[present] for ev in launches])
+        clk_end = np.stack([ev.warp_clk_end[present] for ev in launches])
+        clock = np.array([ev.clock_ghz for ev in launches])[:, None]
+        # LaunchEvents.ns_at's operations, a launch per row.
+        earliest = (offset + (low - clk_end) / clock).min(axis=1)
+        for i, value in zip(group, earliest.tolist()):
+            out[i] = value
     return out
+
+
+def _earliest_unordered(ev: LaunchEvents):
+    low = np.full(ev.warp_ids.size, np.iinfo(np.int64).max)
+    np.minimum.at(low, ev.row, ev.start_cycles)
+    present = np.flatnonzero(low != np.iinfo(np.int64).max)
+    return float(ev.ns_at(low[present], present).min())
 
 
 class LaunchList:
