@@ -6,6 +6,7 @@ Perfetto's CTA and warp tracks encoded apart; each gives the bytes the
 writers give alone."""
 
 import json
+import os
 import threading
 
 import numpy as np
@@ -228,3 +229,61 @@ def test_tracks_of_stacked_launches_are_each_launchs_tracks():
             StackedLaunches([ev], launches[0].origin_ns), base[k : k + 1], np.array([k]), sm_uuid
         )
         assert data[bounds[k] : bounds[k + 1]] == alone
+
+
+def test_earliest_warps_are_the_perfetto_warps_first(monkeypatch):
+    """LaunchFacts.launch_first, shifted and rounded, is the earliest
+    Warps.first of each launch: rows in order or not, launches without
+    events, launches of several layouts in one window."""
+    from proton.writers import perfetto_warps
+
+    launches = loop_launches(6)
+    shuffled = launches[4]
+    order = np.random.default_rng(0).permutation(shuffled.num_events)
+    for name in ("row", "scope", "start_cycles", "end_cycles"):
+        setattr(shuffled, name, getattr(shuffled, name)[order])
+    empty = launches[5]
+    for name in ("row", "scope", "start_cycles", "end_cycles"):
+        setattr(empty, name, getattr(empty, name)[:0])
+    facts = launch_windows.LaunchFacts.of(launches)
+    t0 = facts.origin_ns - 12_345
+    assert facts.launch_first[5] is None and facts.launch_tracks == [ev.num_ctas * 5 for ev in launches]
+    for ev, first in zip(launches[:5], facts.launch_first):
+        warps = perfetto_warps.Warps(StackedLaunches([ev], t0), np.ones(3, np.uint64), np.arange(99, dtype=np.uint64))
+        shifted = perfetto_warps.rounded_ns(np.array([first]), float(ev.origin_ns - t0))[0]
+        assert shifted == warps.first.min()
+    later = perfetto_warps.later_first(facts, t0)
+    firsts = [
+        int(perfetto_warps.rounded_ns(np.array([f]), float(ev.origin_ns - t0))[0]) if f is not None else None
+        for ev, f in zip(launches, facts.launch_first)
+    ]
+    for i in range(len(launches) + 1):
+        rest = [f for f in firsts[i:] if f is not None]
+        assert later[i] == (min(rest) if rest else None)
+
+
+@pytest.mark.parametrize("refuse", [(), ("copy_file_range",), ("copy_file_range", "sendfile")])
+def test_the_warps_spill_is_appended_whole_and_removed(tmp_path, monkeypatch, refuse):
+    """The Perfetto warps' packets, spilled beside the trace, are appended
+    by copy_file_range, else sendfile, else read and written; the spill
+    is gone afterwards."""
+    launches = loop_launches()
+    reference = tmp_path / "reference.pftrace"
+    perfetto_trace.write(str(reference), launches, "GPU 0")
+
+    def refused(*args, **kwargs):
+        raise OSError(22, "Invalid argument")
+
+    for name in refuse:
+        monkeypatch.setattr(perfetto_trace, f"_{name}", refused)
+    path = tmp_path / "out" / "run.pftrace"
+    path.parent.mkdir()
+    perfetto_trace.write(str(path), launches, "GPU 0")
+    assert path.read_bytes() == reference.read_bytes()
+    assert os.listdir(path.parent) == ["run.pftrace"]
+
+
+def test_a_pftrace_to_a_device_spills_in_the_temporary_directory(tmp_path, monkeypatch):
+    monkeypatch.setattr(perfetto_trace.tempfile, "tempdir", str(tmp_path))
+    perfetto_trace.write(os.devnull, loop_launches(3), "GPU 0")
+    assert os.listdir(tmp_path) == []
