@@ -30,7 +30,7 @@ from .perfetto_packets import (
     warp_headers,
 )
 
-CHUNK_PACKETS = 1 << 19  # slice packets encoded at a time
+CHUNK_PACKETS = 1 << 15  # slice packets encoded at a time
 MAX_PATTERNS = 8  # scope sequences tried per event count before the general path
 MIN_SHARED = 4  # warps a template must serve (building one costs about as much as encoding a few warps)
 IOV_MAX = 1024  # buffers per writev (Linux's limit)
@@ -210,7 +210,9 @@ class _Pending:
                 np.broadcast_to(np.asarray(length, np.int64), (n,)),
             ]
         )
-        self.batches.append((buffer, entries[:, np.lexsort((entries[2], entries[1], entries[0]))]))
+        if not bool((position[1:] > position[:-1]).all()):  # positions are in key order: sorted already
+            entries = entries[:, np.lexsort((entries[2], entries[1], entries[0]))]
+        self.batches.append((buffer, entries))
 
     def take(self, before, up_to_first) -> list:
         """Views of the ranges of warps with key < `before` (None: any) and
