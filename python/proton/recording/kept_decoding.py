@@ -33,6 +33,10 @@ from .launches import KeptLaunch
 
 #: Buffer bytes read and decoded at a time.
 WINDOW_BYTES = 64 << 20
+#: The same, in the first decoding (session_outputs._decode), which holds
+#: no more than a window: small windows keep its arrays small enough for
+#: the allocator to reuse (fresh memory costs a page fault per page).
+FIRST_PASS_BYTES = 4 << 20
 
 
 @dataclass
@@ -48,15 +52,16 @@ class KeptBuffer:
     warnings: list = field(default_factory=list)  # the metadata's, for the report
 
 
-def windows(items: list, nbytes, events=lambda item: 0):
-    """Consecutive items, at most WINDOW_BYTES (by `nbytes(item)`) and
-    WINDOW_EVENTS (by `events(item)`) a window; an item larger than a
-    window alone."""
+def windows(items: list, nbytes, events=lambda item: 0, max_bytes: int | None = None):
+    """Consecutive items, at most `max_bytes` (WINDOW_BYTES; by
+    `nbytes(item)`) and WINDOW_EVENTS (by `events(item)`) a window; an
+    item larger than a window alone."""
     max_events = launch_windows.WINDOW_EVENTS
+    max_bytes = WINDOW_BYTES if max_bytes is None else max_bytes
     window, size, count = [], 0, 0
     for item in items:
         grows, more = nbytes(item), events(item)
-        over = size + grows > WINDOW_BYTES or count + more > max_events
+        over = size + grows > max_bytes or count + more > max_events
         if window and over:
             yield window
             window, size, count = [], 0, 0

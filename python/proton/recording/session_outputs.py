@@ -213,8 +213,14 @@ class SessionOutputs:
         self.replay_errors = []
         decoded, facts, held = [], LaunchFacts(), []
         progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
-        windows = list(kept_decoding.windows(kept_launches, lambda kept: kept.buffer.nbytes))
+        windows = list(
+            kept_decoding.windows(
+                kept_launches, lambda kept: kept.buffer.nbytes, max_bytes=kept_decoding.FIRST_PASS_BYTES
+            )
+        )
         done, memory = 0, kept_decoding.WindowMemory()
+        # Buffers that fit in one writer's window stay decoded for the writers.
+        hold = len(kept_launches) <= 1 or sum(k.buffer.nbytes for k in kept_launches) <= kept_decoding.WINDOW_BYTES
         for window in windows:
             progress.update(done, f"{facts.num_events:,} events")
             items = [self._prepare(kept, names, report) for kept in window]
@@ -229,7 +235,7 @@ class SessionOutputs:
                     good.append(result)
             facts.add_window(good)
             held += good
-            if len(windows) > 1:
+            if not hold:
                 held = []  # decoded again as the writers write
             done += len(window)
         progress.close()
@@ -240,7 +246,7 @@ class SessionOutputs:
                 f"{report.unmatched_records} records had no partner (a scope cut by a full "
                 "buffer, or a warp that returned inside a scope)"
             )
-        return kept_decoding.DecodedKeptLaunches(decoded, cost, facts, held if len(windows) <= 1 else None)
+        return kept_decoding.DecodedKeptLaunches(decoded, cost, facts, held if hold else None)
 
     def _prepare(self, kept: KeptLaunch, names, report: SessionReport):
         """The launch's buffer read, with its metadata (KeptBuffer), or why
