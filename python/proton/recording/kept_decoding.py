@@ -3,13 +3,12 @@ writers read them (writers/launch_windows): finalize's memory is then a
 window's, not the session's, whatever the number of launches.
 
 The session decodes every launch once to count and check it
-(session_outputs._decode, through `decode_window`); the writers then
-decode the launches again, a window at a time, as they write: the
-outputs' threads share one decoding of each window for their first pass
-(launch_windows.SharedPasses), the Perfetto trace's second pass decodes
-on its own. Passes never change the items, so that they may run at once.
-A session whose buffers fit in one window keeps its decoded launches
-instead.
+(session_outputs._decode, through `decode_window`, in small windows,
+FIRST_PASS_BYTES, on several threads); the writers then decode the
+launches again, a window at a time, as they write: the outputs' threads
+share one decoding of each window (launch_windows.SharedPasses). Passes
+never change the items, so that they may run at once. A session whose
+buffers fit in one writer's window keeps its decoded launches instead.
 
 Within a window, launches of one kernel, metadata and buffer size are
 decoded together (decode_batch), in any order of launches; the window

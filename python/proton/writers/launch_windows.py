@@ -7,7 +7,8 @@ time (recording/kept_decoding), so that a writer's memory is a window's,
 whatever the session's length; a plain list of LaunchEvents is cut into
 windows here. Within a window, `groups` finds the launches that share one
 event layout (one kernel, its warps, its scopes in the same order), which
-the writers encode together (writers/stacked_launches)."""
+the writers encode together (writers/stacked_launches). SharedPasses
+lets writers on threads of their own read one decoding of each window."""
 
 from __future__ import annotations
 

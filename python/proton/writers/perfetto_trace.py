@@ -18,6 +18,13 @@ sequence (the usual case) share one packet layout, padded to their widest
 deltas: their bytes are a template plus the timestamp deltas, without
 per-packet work.
 
+One pass over the launches, a window at a time: the launches' facts
+(launch_windows.LaunchFacts: each launch's track count and earliest warp)
+plan the track uuids and the warps' order before the first window; a
+window's tracks go to the file, its warps' packets (encoded on a thread of
+their own meanwhile) to a spill file beside it, which is appended, copied
+by the kernel, once the last track is written (tracks come first).
+
 The GPU track's description notes the global-timer value the timestamps
 are relative to ("global timer origin ns = N") and, when measured, the
 offset of the host's real-time clock ("host realtime offset ns = X +- U

@@ -8,7 +8,8 @@ layout (each varint as wide as its column's widest value, narrower ones
 padded), filled from a template with each warp's values, as whole
 (warps x bytes) matrices. Any other warp is sorted and encoded packet by
 packet (still vectorized, a few times slower). The chunk's bytes go to the
-file in order with writev, without joining them first.
+file in order with writev, without joining them first. Chunks are small
+(CHUNK_PACKETS) so that their arrays are memory the allocator reuses.
 """
 
 from __future__ import annotations
