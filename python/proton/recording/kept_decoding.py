@@ -87,9 +87,7 @@ class WindowMemory:
 MIN_PART = 32
 
 
-def decode_window(
-    window: list[KeptBuffer], cost: float, memory: WindowMemory | None = None, workers: int = 1
-) -> list:
+def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | None = None, workers: int = 1) -> list:
     """Each launch's LaunchEvents (with its call stack) or its decode
     error, in the window's order. Launches of one kernel, metadata and
     buffer size are read side by side (those not read yet) and decoded

@@ -187,7 +187,8 @@ class SharedPasses:
     The first pass of each reader shares one decoding of each window; a
     reader runs at most LAG windows ahead of the slowest reader still in
     that pass, so memory stays a few windows'. A reader's later passes
-    (Perfetto's second, a write retried elsewhere) read the source alone.
+    (Perfetto's asynchronous events, a write retried elsewhere) read the
+    source alone.
     A reader that stops (an error, its pass done, its thread ended) leaves
     the shared pass; the windows it has not read are dropped for it."""
 

@@ -55,8 +55,7 @@ def run_readers(source, plans):
     shared = launch_windows.SharedPasses(source, len(plans))
     outs = [[] for _ in plans]
     threads = [
-        threading.Thread(target=read_all, args=(shared.reader(k), outs[k]), kwargs=plan)
-        for k, plan in enumerate(plans)
+        threading.Thread(target=read_all, args=(shared.reader(k), outs[k]), kwargs=plan) for k, plan in enumerate(plans)
     ]
     for t in threads:
         t.start()
