@@ -6,8 +6,10 @@ report of what was kept, lost and written (SessionReport)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from ..contract import kernel_metadata
@@ -211,21 +213,29 @@ class SessionOutputs:
         self.replay_errors = []
         decoded, facts, held = [], LaunchFacts(), []
         progress = Progress(f"proton: session {self.name!r}: decoding", len(kept_launches), "launches")
-        windows = list(kept_decoding.windows(kept_launches, lambda kept: kept.buffer.nbytes))
+        windows = list(
+            kept_decoding.windows(
+                kept_launches, lambda kept: kept.buffer.nbytes, max_bytes=kept_decoding.FIRST_PASS_BYTES
+            )
+        )
         done, memory = 0, kept_decoding.WindowMemory()
+        # Buffers that fit in one writer's window stay decoded for the writers.
+        hold = len(kept_launches) <= 1 or sum(k.buffer.nbytes for k in kept_launches) <= kept_decoding.WINDOW_BYTES
         for window in windows:
             progress.update(done, f"{facts.num_events:,} events")
             items = [self._prepare(kept, names, report) for kept in window]
             readable = [item for item in items if isinstance(item, kept_decoding.KeptBuffer)]
-            results = iter(kept_decoding.decode_window(readable, cost, memory))
+            results = iter(kept_decoding.decode_window(readable, cost, memory, workers=_decode_workers()))
+            good = []
             for kept, item in zip(window, items):
                 result = next(results) if isinstance(item, kept_decoding.KeptBuffer) else item
                 if self._count(kept, item, result, names, report):
                     item.data, item.events = None, result.num_events
                     decoded.append(item)
-                    facts.add(result)
-                    held.append(result)
-            if len(windows) > 1:
+                    good.append(result)
+            facts.add_window(good)
+            held += good
+            if not hold:
                 held = []  # decoded again as the writers write
             done += len(window)
         progress.close()
@@ -236,7 +246,7 @@ class SessionOutputs:
                 f"{report.unmatched_records} records had no partner (a scope cut by a full "
                 "buffer, or a warp that returned inside a scope)"
             )
-        return kept_decoding.DecodedKeptLaunches(decoded, cost, facts, held if len(windows) <= 1 else None)
+        return kept_decoding.DecodedKeptLaunches(decoded, cost, facts, held if hold else None)
 
     def _prepare(self, kept: KeptLaunch, names, report: SessionReport):
         """The launch's buffer read, with its metadata (KeptBuffer), or why
@@ -406,21 +416,69 @@ def write_outputs(
         clock["compress"] = True
     launches = launch_windows.source(launches)  # each writer decodes a window at a time
     writers = {
-        "chrome_trace": lambda path: trace_chrome.write(path, launches, launches.facts.origin_ns),
-        "pftrace": lambda path: perfetto_trace.write(path, launches, gpu_name, **clock),
-        "tree": lambda path: hatchet_tree.write(path, launches, devices, device_type, unrecorded=unrecorded),
+        "chrome_trace": lambda path, source: trace_chrome.write(path, source, source.facts.origin_ns),
+        "pftrace": lambda path, source: perfetto_trace.write(path, source, gpu_name, **clock),
+        "tree": lambda path, source: hatchet_tree.write(path, source, devices, device_type, unrecorded=unrecorded),
     }
     warnings = [] if warnings is None else warnings
     # Writing tens of millions of events takes seconds per file: say which, on a terminal.
     big = launches.facts.num_events >= BIG_SESSION_EVENTS
     progress = Progress("proton: writing", len(outputs), "files")
-    written = {}
-    for done, kind in enumerate(outputs):
-        path = output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part)
-        progress.update(done, os.path.basename(path), now=big)
-        written[kind] = write_or_fall_back(path, writers[kind], warnings)
+    paths = {kind: output_path(name, OUTPUT_SUFFIXES[kind], rank=rank, part=part) for kind in outputs}
+    progress.update(0, ", ".join(os.path.basename(p) for p in paths.values()), now=big)
+    written = _write_side_by_side(launches, paths, writers, warnings)
     progress.close()
     return written
+
+
+def _write_side_by_side(launches, paths: dict, writers: dict, warnings: list) -> dict:
+    """Writes each output (write_or_fall_back) on a thread of its own, all
+    reading one decoding of each window (launch_windows.SharedPasses): the
+    writers' numpy work and file writes overlap, and each window is decoded
+    once for all of them. Warnings come in the outputs' order; where
+    outputs fail, the first one's error is raised once all have ended."""
+    kinds = list(paths)
+    if len(kinds) == 1:
+        kind = kinds[0]
+        return {kind: write_or_fall_back(paths[kind], lambda path: writers[kind](path, launches), warnings)}
+    shared = launch_windows.SharedPasses(launches, len(kinds))
+    results: dict = {kind: None for kind in kinds}
+    notes: dict = {kind: [] for kind in kinds}
+
+    def run(k: int, kind: str) -> None:
+        reader = shared.reader(k)
+        try:
+            results[kind] = write_or_fall_back(paths[kind], lambda path: writers[kind](path, reader), notes[kind])
+        except BaseException as error:  # noqa: BLE001 - raised by the caller, in the outputs' order
+            results[kind] = error
+        finally:
+            reader.close()
+
+    threads = [
+        threading.Thread(target=run, args=(k, kind), name=f"proton-write-{kind}", daemon=True)
+        for k, kind in enumerate(kinds)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    failed = next((k for k, kind in enumerate(kinds) if isinstance(results[kind], BaseException)), None)
+    for kind in kinds[: len(kinds) if failed is None else failed + 1]:
+        warnings += notes[kind]
+    if failed is not None:
+        # As if written one after the other: the outputs after the failed one are not left behind.
+        for kind in kinds[failed + 1 :]:
+            if isinstance(results[kind], str):
+                with contextlib.suppress(OSError):
+                    os.remove(results[kind])
+        raise results[kinds[failed]]
+    return results
+
+
+def _decode_workers() -> int:
+    """Threads that decode a window of kept launches before the outputs are written."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cores))
 
 
 def _device(torch) -> tuple[dict, str]:

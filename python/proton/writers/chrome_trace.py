@@ -16,8 +16,9 @@ session's first warp entry, converted with each launch's measured SM
 clock. Text is built with numpy (proton.writers.packed_text), a window of
 launches (writers/launch_windows) and a slice of its events at a time,
 launches of one layout together (writers/stacked_launches), and streamed
-to the file: no Python object per event or per launch, and memory bounded
-by the window."""
+to the file by a thread of its own (files.BackgroundWrites) while the next
+rows are built: no Python object per event or per launch, and memory
+bounded by the window."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from ..contract.events import LaunchEvents
 from . import async_events, chrome_counters, launch_windows, packed_text as T
+from .files import BackgroundWrites
 from .stacked_launches import StackedLaunches
 
 EVENTS_PER_SLICE = 1 << 15  # 32k events: about 3 MB of text, small next to the events
@@ -106,13 +108,19 @@ def write(path: str, launches, t0_ns: int) -> int:
     device), a window of launches at a time."""
     source = launch_windows.source(launches)
     with open(path, "wb") as file:
-        file.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
-        out = _LastRowOpen(file)
-        next_flow = 1  # flow bind_ids, unique in the file
-        text = T.Text()
-        for window in source.windows():
-            next_flow = _write_window(out, window, t0_ns, next_flow, text)
-        out.close_list()
+        writes = BackgroundWrites(file)  # the file's writes overlap the next text's building
+        try:
+            writes.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
+            out = _LastRowOpen(writes)
+            next_flow = 1  # flow bind_ids, unique in the file
+            text = T.Text(writes)
+            for window in source.windows():
+                next_flow = _write_window(out, window, t0_ns, next_flow, text)
+            out.close_list()
+        except BaseException:
+            writes.abandon()
+            raise
+        writes.close()
     return source.facts.num_events
 
 
@@ -207,26 +215,37 @@ class _RowPieces:
     def __init__(self, stack: StackedLaunches):
         self.stack = stack
         kernel = json.dumps(stack.kernel).encode()
-        self.names = [
-            b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel for name in stack.scope_names
-        ]
-        segments = stack.num_segments
-        rows = np.arange(stack.warp_ids.size) % stack.rows_per_launch
         launch = json.dumps(f"{stack.kernel} #")[:-1].encode()  # without its closing quote
-        warp_names = sorted(set(stack.warp_ids.tolist()))
-        self.per_warp = T.record_strings(
-            stack.warp_ids.size,
+        # What is the same for every event of a scope, up to the launch number in the pid.
+        self.names = T.strings(
             [
-                T.const(b',"pid":' + launch),
-                *T.decimal(np.repeat(stack.launch_numbers, stack.rows_per_launch)),
+                b'{"ph":"X","name":' + json.dumps(name).encode() + b',"cat":' + kernel + b',"pid":' + launch
+                for name in stack.scope_names
+            ]
+        )
+        segments, per_launch = stack.num_segments, stack.rows_per_launch
+        ctas = stack.ctas_per_launch
+        # Per (launch, CTA): the launch number and the CTA's SM; per warp of a
+        # launch (the same in every launch of the group): the rest of pid, tid.
+        self.launch_core = T.record_strings(
+            stack.count * ctas,
+            [
+                *T.decimal(np.repeat(stack.launch_numbers, ctas)),
                 T.const(b" Core"),
-                *T.decimal(np.repeat(stack.warp_sm[::segments], segments)),  # the CTA's SM
+                *T.decimal(stack.warp_sm[::segments]),  # the CTA's SM
+            ],
+        )
+        warp_ids = stack.first.warp_ids
+        warp_names = sorted(set(warp_ids.tolist()))
+        self.per_warp = T.record_strings(
+            per_launch,
+            [
                 T.const(b" CTA"),
-                *T.decimal(rows // segments),
+                *T.decimal(np.arange(per_launch) // segments),
                 T.const(b'","tid":'),
                 T.table(
                     [json.dumps(stack.row_name(w)).encode() for w in warp_names],
-                    np.searchsorted(warp_names, stack.warp_ids),
+                    np.searchsorted(warp_names, warp_ids),
                 ),
                 T.const(b',"ts":'),
             ],
@@ -240,9 +259,10 @@ class _RowPieces:
                 *T.decimal(init),
                 T.const(f',"{TIMING_ARGS[1]}":'.encode()),
                 *T.decimal(post),
-                T.const(f',"{TIMING_ARGS[2]}":0,"call_stack":'.encode() + call_stack + b"}},\n"),
             ],
         )
+        # The same for every event of the group: written once per row, not gathered.
+        self.tail = T.const(f',"{TIMING_ARGS[2]}":0,"call_stack":'.encode() + call_stack + b"}},\n")
 
     def rows(self, pick) -> list:
         """The pieces of the events at `pick`."""
@@ -255,12 +275,14 @@ class _RowPieces:
         dur = np.rint(np.maximum(end - start, 0)).astype(np.uint64)
         cycles = np.maximum(end_cycles - start_cycles, 0)
         return [
-            T.table(self.names, stack.scope[pick]),
-            (self.per_warp[0][row], self.per_warp[1][row]),
+            T.Gather(*self.names, stack.scope[pick]),
+            T.Gather(*self.launch_core, cta),
+            T.Gather(*self.per_warp, row % stack.rows_per_launch),
             *T.microseconds(ts, b',"dur":'),
             *T.microseconds(dur, b',"args":{"cycles":'),
             *T.decimal(cycles),
-            (self.closing[0][cta], self.closing[1][cta]),
+            T.Gather(*self.closing, cta),
+            self.tail,
         ]
 
 

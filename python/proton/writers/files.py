@@ -250,3 +250,110 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "a special file"
+
+
+class BackgroundWrites:
+    """Writes handed to `write` go to `file` on a thread of its own, in
+    order, at most `depth` waiting (the system call runs without the GIL,
+    so the writer builds its next bytes meanwhile). The caller must leave
+    the bytes it hands over unchanged until `wait(count)` says the first
+    `count` writes are done (`submitted` counts the writes handed over).
+    An error of a write is raised by the next call; `close` waits for all
+    (and raises the first error), `abandon` drops what waits."""
+
+    def __init__(self, file, depth: int = 2):
+        import queue
+        import threading
+
+        self.file = file
+        self.submitted = 0
+        self._done = 0
+        self._error: BaseException | None = None
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="proton-file-writes", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self._queue.get()
+            if data is None:
+                return
+            try:
+                if self._error is None:
+                    self.file.write(data)
+            except BaseException as error:  # noqa: BLE001 - raised in the writer's thread
+                self._error = error
+            with self._cond:
+                self._done += 1
+                self._cond.notify_all()
+
+    def _check(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def write(self, data) -> None:
+        self._check()
+        self._queue.put(data)
+        self.submitted += 1
+
+    def wait(self, count: int) -> None:
+        """Until the first `count` writes are done."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._done >= count)
+        self._check()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        self._check()
+
+    def abandon(self) -> None:
+        """Stops after the write under way (on an error of the caller's)."""
+        self._error = self._error or OSError("abandoned")
+        self._queue.put(None)
+        self._thread.join()
+
+
+class BackgroundCalls:
+    """`call(*args)` run on a thread of its own, in order, at most `depth`
+    waiting: a context manager whose value submits a call; leaving it
+    waits for all and raises the first error of a call (an error of the
+    block drops the calls still waiting)."""
+
+    def __init__(self, call, depth: int = 2):
+        import queue
+        import threading
+
+        self.call = call
+        self._error: BaseException | None = None
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._thread = threading.Thread(target=self._run, name="proton-background", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            args = self._queue.get()
+            if args is None:
+                return
+            if self._error is None:
+                try:
+                    self.call(*args)
+                except BaseException as error:  # noqa: BLE001 - raised in the submitter's thread
+                    self._error = error
+
+    def submit(self, *args) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(args)
+
+    def __enter__(self):
+        self._thread.start()
+        return self.submit
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is not None:
+            self._error = self._error or value
+        self._queue.put(None)
+        self._thread.join()
+        if kind is None and self._error is not None:
+            raise self._error

@@ -15,6 +15,7 @@ Numbers are written four digits at a time from a table.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,10 +50,35 @@ def const(data: bytes):
     return (np.frombuffer(data, dtype=f"V{len(data)}")[0], len(data)) if data else None
 
 
+class Gather(NamedTuple):
+    """A piece whose row i is the table's string index[i] (values,
+    lengths: a (strings, lengths) piece of the table's entries), gathered
+    as the rows are laid out, into memory Text keeps (no copy per call)."""
+
+    values: np.ndarray
+    lengths: np.ndarray
+    index: np.ndarray
+
+    def row_lengths(self) -> np.ndarray:
+        return self.lengths[self.index]
+
+
+def _plain(piece):
+    """A piece as (values, lengths) per row."""
+    if isinstance(piece, Gather):
+        return piece.values[piece.index], piece.row_lengths()
+    return piece
+
+
 def table(entries: list[bytes], index: np.ndarray):
     """Row i holds entries[index[i]] (Python work per distinct entry, not per row)."""
     values, lengths = _strings(entries)
     return values[index], lengths[index]
+
+
+def strings(entries: list[bytes]):
+    """A table of byte strings as the (values, lengths) of a Gather."""
+    return _strings(entries)
 
 
 def decimal(values: np.ndarray, suffix: bytes = b"") -> list:
@@ -82,10 +108,16 @@ def microseconds(ns: np.ndarray, suffix: bytes = b"") -> list:
 
 class Text:
     """Builds rows into memory kept between calls (a writer's slices of
-    events): the text returned is valid until the next call."""
+    events): the text returned is valid until the next call; with `writes`
+    (files.BackgroundWrites, handed the text), until those writes are done:
+    two memories take turns, each reused once the writes of its text are
+    done."""
 
-    def __init__(self):
-        self._memory = np.empty(0, dtype=np.uint8)
+    def __init__(self, writes=None):
+        self._memories = [np.empty(0, dtype=np.uint8)] * (1 if writes is None else 2)
+        self._writes, self._turn = writes, 0
+        self._written_by = [0] * len(self._memories)  # writes handed over up to the memory's reuse
+        self._scratch = np.empty(0, dtype=np.uint8)
 
     def rows(self, n: int, pieces: list, binary: bool = False):
         """The text of n rows of `pieces`, one after the other (a bytes-like
@@ -94,25 +126,44 @@ class Text:
         if n == 0 or not pieces:
             return b""
         widths = [p[0].dtype.itemsize for p in pieces]
-        shortest = [int(np.min(p[1])) for p in pieces]
+        lengths = [p.row_lengths() if isinstance(p, Gather) else p[1] for p in pieces]
+        shortest = [int(np.min(x)) for x in lengths]
         after = np.cumsum(shortest[::-1])[::-1].tolist()[1:] + [0]  # shortest rest of a row after each piece
         if any(w - s > a for w, s, a in zip(widths, shortest, after)):
-            return _drop_padding(n, pieces, binary)
+            return _drop_padding(n, [_plain(p) for p in pieces], binary)
         length = np.zeros(n, dtype=np.int64)
-        for _, lengths in pieces:
-            length += lengths
+        for x in lengths:
+            length += x
         at = np.cumsum(length)
         total = int(at[-1])
         at -= length
-        if self._memory.size < total + max(widths):
-            self._memory = np.empty(total + max(widths), dtype=np.uint8)
-        memory = self._memory
-        for (values, lengths), width in zip(pieces, widths):
+        memory = self._take(total + max(widths))
+        for piece, piece_lengths, width in zip(pieces, lengths, widths):
+            values = self._gathered(piece, n) if isinstance(piece, Gather) else piece[0]
             # Fixed-width strings at any byte offset: a view with a stride of one byte.
             slots = np.ndarray((memory.size - width + 1,), dtype=values.dtype, buffer=memory, strides=(1,))
             slots[at] = values
-            at += lengths
+            at += piece_lengths
         return memory[:total]
+
+    def _gathered(self, piece: "Gather", n: int) -> np.ndarray:
+        """A Gather piece's strings, row by row, in scratch memory kept
+        between calls (fresh memory for each would cost page faults)."""
+        nbytes = n * piece.values.dtype.itemsize
+        if self._scratch.size < nbytes:
+            self._scratch = np.empty(nbytes, dtype=np.uint8)
+        out = np.ndarray((n,), dtype=piece.values.dtype, buffer=self._scratch)
+        return np.take(piece.values, piece.index, out=out, mode="clip")
+
+    def _take(self, nbytes: int) -> np.ndarray:
+        """The next memory, at least `nbytes`, once the writes of its last text are done."""
+        if self._writes is not None:
+            self._written_by[self._turn] = self._writes.submitted  # the text before this call: handed over
+            self._turn = (self._turn + 1) % len(self._memories)
+            self._writes.wait(self._written_by[self._turn])
+        if self._memories[self._turn].size < nbytes:
+            self._memories[self._turn] = np.empty(nbytes, dtype=np.uint8)
+        return self._memories[self._turn]
 
 
 def _drop_padding(n: int, pieces: list, binary: bool = False) -> bytes:
@@ -148,24 +199,24 @@ def row_lengths(n: int, pieces: list) -> np.ndarray:
     length = np.zeros(n, dtype=np.int64)
     for piece in pieces:
         if piece is not None:
-            length += piece[1]
+            length += piece.row_lengths() if isinstance(piece, Gather) else piece[1]
     return length
 
 
 def record_strings(n: int, pieces: list) -> np.ndarray:
     """Rows as fixed-width strings (with padding), for a table of per-row
-    text that later rows gather from; returns the (strings, lengths) piece."""
-    pieces = [p for p in pieces if p is not None]
-    text = Text().rows(n, pieces)
-    length = np.zeros(n, dtype=np.int64)
-    for _, lengths in pieces:
-        length += lengths
-    return _strings_of(np.frombuffer(bytes(text), dtype=np.uint8), length)
-
-
-def _strings_of(text: np.ndarray, lengths: np.ndarray):
-    """Left-aligned fixed-width strings of consecutive texts of `lengths`."""
-    width = max(int(lengths.max()) if lengths.size else 0, 1)
-    out = np.zeros((lengths.size, width), dtype=np.uint8)
-    out[np.arange(width)[None, :] < lengths[:, None]] = text
-    return out.view(f"V{width}").reshape(-1), lengths
+    text that later rows gather from; returns the (strings, lengths) piece.
+    Each row is laid out in a slot as wide as all its pieces' widths
+    together, so that no piece's padding reaches the next row."""
+    pieces = [_plain(p) for p in pieces if p is not None]
+    length = row_lengths(n, pieces)
+    width = max(int(length.max()) if n else 0, 1)
+    stride = sum(p[0].dtype.itemsize for p in pieces) or 1
+    memory = np.zeros(n * stride + stride, dtype=np.uint8)
+    at = np.arange(n, dtype=np.int64) * stride
+    for values, lengths in pieces:
+        slots = np.ndarray((memory.size - values.dtype.itemsize + 1,), dtype=values.dtype, buffer=memory, strides=(1,))
+        slots[at] = values
+        at += lengths
+    table = np.ascontiguousarray(memory[: n * stride].reshape(n, stride)[:, :width])
+    return table.view(f"V{width}").reshape(-1), length

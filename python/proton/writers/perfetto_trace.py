@@ -18,6 +18,13 @@ sequence (the usual case) share one packet layout, padded to their widest
 deltas: their bytes are a template plus the timestamp deltas, without
 per-packet work.
 
+One pass over the launches, a window at a time: the launches' facts
+(launch_windows.LaunchFacts: each launch's track count and earliest warp)
+plan the track uuids and the warps' order before the first window; a
+window's tracks go to the file, its warps' packets (encoded on a thread of
+their own meanwhile) to a spill file beside it, which is appended, copied
+by the kernel, once the last track is written (tracks come first).
+
 Each CTA track's description notes the launch's call stack and the CTA's
 span on the global timer ("global timer ns = <first entry>..<last
 return>"), which proton-merge-traces --torch aligns launches with. The
@@ -29,11 +36,18 @@ offset of the host's real-time clock ("host realtime offset ns = X +- U
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
+import tempfile
+
 import numpy as np
 
 from . import async_events, launch_windows, perfetto_counters, perfetto_deflate, perfetto_tracks, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..contract.events import LaunchEvents
+from .files import BackgroundCalls
+from .stacked_launches import StackedLaunches
 
 from .perfetto_tracks import EXPLICIT_ORDER
 
@@ -127,16 +141,90 @@ def write(
     for sm in sms:
         track(sm_uuid[sm], f"SM {sm}", gpu_uuid, rank=sm)
     warps_of = _warps_maker(names)
-    with open(path, "wb") as file, perfetto_deflate.sink(file, compress) as out:
-        out.write(builder.serialize())
-        layout = perfetto_tracks.write(out, source, sm_uuid, 2 + len(sms), origin_ns, warps_of)
-        perfetto_warps.write(out, source, layout, warps_of, origin_ns)
-        next_uuid = layout.next_uuid
-        if facts.has_async:
-            next_uuid = _async_packets(out, source, layout, origin_ns, next_uuid)
-        if facts.has_values:
-            _counter_packets(out, source, layout, origin_ns, next_uuid)
+    layout = perfetto_tracks.plan(facts.launch_tracks, 2 + len(sms))
+    later = perfetto_warps.later_first(facts, origin_ns)
+    with open(path, "wb") as file, _spill(path) as spill_file:
+        # One pass over the launches: the tracks go to the file, the warps'
+        # packets (which must follow every track) to the spill, appended after.
+        with perfetto_deflate.sink(file, compress) as out, perfetto_deflate.sink(spill_file, compress) as spill:
+            out.write(builder.serialize())
+            warps = perfetto_warps.WarpWriter(spill, layout, warps_of, origin_ns, later)
+            # The warps of a window are encoded on a thread of their own while the tracks are.
+            with BackgroundCalls(warps.window) as encode:
+                launch0 = 0
+                for window in source.windows():
+                    stacks = []
+                    for group in launch_windows.groups(window):
+                        base = np.array([layout.first_uuid[launch0 + i] for i in group], dtype=np.uint64)
+                        stacks.append((group, StackedLaunches([window[i] for i in group], origin_ns), base))
+                    encode(stacks, launch0, len(window))
+                    perfetto_tracks.write_window(out, stacks, launch0, sm_uuid)
+                    launch0 += len(window)
+            warps.close()
+        _append(file, spill_file)
+        if facts.has_async or facts.has_values:
+            with perfetto_deflate.sink(file, compress) as out:
+                next_uuid = layout.next_uuid
+                if facts.has_async:
+                    next_uuid = _async_packets(out, source, layout, origin_ns, next_uuid)
+                if facts.has_values:
+                    _counter_packets(out, source, layout, origin_ns, next_uuid)
     return facts.num_events
+
+
+@contextlib.contextmanager
+def _spill(path: str):
+    """A temporary file for the warps' packets: beside the output where it
+    is a file to be (on the disk that takes the trace), else in the
+    temporary directory; removed when closed."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        regular = not os.path.exists(path) or stat.S_ISREG(os.stat(path).st_mode)
+        spill = tempfile.TemporaryFile(dir=folder if regular else None, prefix=".proton-pftrace-")
+    except OSError:
+        spill = tempfile.TemporaryFile(prefix=".proton-pftrace-")
+    with spill:
+        yield spill
+
+
+def _append(file, spill) -> None:
+    """Appends the spill's bytes to `file`: copied by the kernel where it
+    can (copy_file_range, sendfile), else read and written."""
+    file.flush()
+    spill.flush()
+    size, done = os.fstat(spill.fileno()).st_size, 0
+    for copy in (_copy_file_range, _sendfile):
+        try:
+            while done < size:
+                copied = copy(spill.fileno(), file.fileno(), done, size - done)
+                if copied <= 0:
+                    break
+                done += copied
+        except OSError:
+            pass
+        if done >= size:
+            return
+    spill.seek(done)
+    while True:
+        data = spill.read(CHUNK_COPY)
+        if not data:
+            return
+        file.write(data)
+
+
+CHUNK_COPY = 8 << 20
+
+
+def _copy_file_range(source: int, target: int, offset: int, count: int) -> int:
+    if not hasattr(os, "copy_file_range"):
+        raise OSError("no copy_file_range")
+    return os.copy_file_range(source, target, min(count, 1 << 30), offset_src=offset)
+
+
+def _sendfile(source: int, target: int, offset: int, count: int) -> int:
+    if not hasattr(os, "sendfile"):
+        raise OSError("no sendfile")
+    return os.sendfile(target, source, offset, min(count, 1 << 30))
 
 
 def _warps_maker(names: dict):

@@ -8,8 +8,8 @@ then its warps'.
 
 Launches of one layout are encoded together (stacked_launches), each
 launch's bytes then written in launch order. The pass also returns what
-the warp pass needs (TrackLayout): each launch's first uuid, and each
-window's earliest warp timestamp."""
+the warp pass needs (TrackLayout): each launch's first uuid, planned from
+the launches' facts before the first window."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import byte_rows, launch_windows, packed_text as T
+from . import byte_rows, packed_text as T
 from .stacked_launches import StackedLaunches
 
 EXPLICIT_ORDER = 3  # TrackDescriptor.ChildTracksOrdering.EXPLICIT
@@ -30,52 +30,29 @@ LAUNCH_RANK = 1 << 20
 
 @dataclass
 class TrackLayout:
-    """Per launch (in order) its first track uuid; per window its
-    earliest warp timestamp (None: no events); the next free uuid."""
+    """Per launch (in order) its first track uuid; the next free uuid."""
 
     first_uuid: list = field(default_factory=list)
-    window_first_ns: list = field(default_factory=list)
     next_uuid: int = 0
 
-    def later_first_ns(self) -> list:
-        """Per window, the earliest warp timestamp of the source after it
-        (None: none has events)."""
-        out, low = [], None
-        for first in reversed(self.window_first_ns):
-            out.append(low)
-            if first is not None:
-                low = first if low is None else min(low, first)
-        return out[::-1]
+
+def plan(launch_tracks: list, next_uuid: int) -> TrackLayout:
+    """Each launch's first uuid, from its number of tracks (LaunchFacts.launch_tracks)."""
+    counts = np.asarray(launch_tracks, dtype=np.int64)
+    ends = next_uuid + np.cumsum(counts)
+    return TrackLayout((ends - counts).tolist(), int(ends[-1]) if counts.size else next_uuid)
 
 
-def write(out, source, sm_uuid: dict, next_uuid: int, origin_ns: int, warps_of) -> TrackLayout:
-    """Writes every launch's CTA and warp tracks; `warps_of(stack, uuid)`
-    gives a group's perfetto_warps.Warps, whose first timestamps make the
-    layout's window_first_ns."""
-    layout = TrackLayout(next_uuid=next_uuid)
-    order = 0
-    for window in source.windows():
-        bases = []
-        for ev in window:
-            bases.append(layout.next_uuid)
-            layout.next_uuid += ev.num_ctas * (1 + ev.num_segments)
-        held: list[bytes] = [b""] * len(window)
-        earliest = None
-        for group in launch_windows.groups(window):
-            stack = StackedLaunches([window[i] for i in group], origin_ns)
-            base = np.array([bases[i] for i in group], dtype=np.uint64)
-            data, bounds = _group_tracks(stack, base, np.array(group) + order, sm_uuid)
-            for k, i in enumerate(group):
-                held[i] = data[bounds[k] : bounds[k + 1]]
-            first = warps_of(stack, warp_uuids(stack, base)).first
-            if first.size:
-                low = int(first.min())
-                earliest = low if earliest is None else min(earliest, low)
-        out.write(b"".join(held))
-        layout.first_uuid += bases
-        layout.window_first_ns.append(earliest)
-        order += len(window)
-    return layout
+def write_window(out, stacks: list, launch0: int, sm_uuid: dict) -> None:
+    """Writes a window's CTA and warp tracks, launch after launch; `stacks`:
+    (indices in the window, StackedLaunches, their first uuids) per group
+    of launches of one layout, `launch0` the window's first launch."""
+    held: list[bytes] = [b""] * sum(len(group) for group, _, _ in stacks)
+    for group, stack, base in stacks:
+        data, bounds = _group_tracks(stack, base, np.array(group) + launch0, sm_uuid)
+        for k, i in enumerate(group):
+            held[i] = data[bounds[k] : bounds[k + 1]]
+    out.write(b"".join(held))
 
 
 def warp_uuids(stack: StackedLaunches, base: np.ndarray) -> np.ndarray:
@@ -87,52 +64,73 @@ def warp_uuids(stack: StackedLaunches, base: np.ndarray) -> np.ndarray:
 
 
 def _group_tracks(stack: StackedLaunches, base, order, sm_uuid: dict) -> tuple[bytes, list]:
-    """The tracks of stacked launches, launch after launch, and the byte
-    bounds of each launch's."""
+    """The tracks of stacked launches, launch after launch (its CTAs', then
+    its warps'), and the byte bounds of each launch's. CTA and warp tracks
+    are encoded apart (names of much different lengths would defeat
+    packed_text's scatter), then each launch's two runs put side by side."""
     ctas, rows, segments, count = stack.ctas_per_launch, stack.rows_per_launch, stack.num_segments, stack.count
-    per = ctas + rows
-    if per == 0 or ctas == 0:
+    if ctas + rows == 0 or ctas == 0:
         return b"", [0] * (count + 1)
-    is_cta = np.tile(np.arange(per) < ctas, count)
     cta_sm = stack.warp_sm.reshape(count * ctas, segments)[:, 0]
     distinct = np.unique(cta_sm)
-    parent = np.empty(count * per, dtype=np.uint64)
-    parent[is_cta] = np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)]
-    parent[~is_cta] = np.repeat(base, rows) + np.tile(np.arange(rows, dtype=np.uint64) // np.uint64(segments), count)
-    rank = np.empty(count * per, dtype=np.uint64)
-    rank[is_cta] = np.repeat(order.astype(np.uint64) * np.uint64(LAUNCH_RANK), ctas) + np.tile(
-        np.arange(ctas, dtype=np.uint64), count
+    ctas_at = np.tile(np.arange(ctas, dtype=np.uint64), count)
+    cta_text, cta_bounds = _rows(
+        ctas,
+        _descriptors(
+            np.repeat(base, ctas) + ctas_at,
+            np.array([sm_uuid[int(sm)] for sm in distinct], dtype=np.uint64)[np.searchsorted(distinct, cta_sm)],
+            np.repeat(order.astype(np.uint64) * np.uint64(LAUNCH_RANK), ctas) + ctas_at,
+            _cta_names(stack),
+            _cta_descriptions(stack),
+        ),
+        count,
     )
-    rank[~is_cta] = stack.warp_ids.astype(np.uint64)
-    uuid = np.repeat(base, per) + np.tile(np.arange(per, dtype=np.uint64), count)
-    pieces = _descriptors(uuid, parent, rank, _names(stack, is_cta), _descriptions(stack, is_cta))
-    data = bytes(T.Text().rows(uuid.size, pieces, binary=True))
-    ends = np.cumsum(T.row_lengths(uuid.size, pieces))[np.arange(1, count + 1) * per - 1]
+    warp_names = sorted(set(stack.warp_ids.tolist()))
+    warp_text, warp_bounds = _rows(
+        rows,
+        _descriptors(
+            np.repeat(base + np.uint64(ctas), rows) + np.tile(np.arange(rows, dtype=np.uint64), count),
+            np.repeat(base, rows) + np.tile(np.arange(rows, dtype=np.uint64) // np.uint64(segments), count),
+            stack.warp_ids.astype(np.uint64),
+            byte_rows.table(
+                [stack.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, stack.warp_ids)
+            ),
+            None,
+        ),
+        count,
+    )
+    parts, bounds = [], [0]
+    for k in range(count):
+        parts += [cta_text[cta_bounds[k] : cta_bounds[k + 1]], warp_text[warp_bounds[k] : warp_bounds[k + 1]]]
+        bounds.append(cta_bounds[k + 1] + warp_bounds[k + 1])
+    return b"".join(parts), bounds
+
+
+def _rows(per_launch: int, pieces: list, count: int) -> tuple[memoryview, list]:
+    """The bytes of `count` launches' rows of `pieces` (`per_launch` rows
+    each), and the byte bounds of each launch's."""
+    n = per_launch * count
+    data = memoryview(T.Text().rows(n, pieces, binary=True)).cast("B")
+    ends = np.cumsum(T.row_lengths(n, pieces))[np.arange(1, count + 1) * per_launch - 1]
     return data, [0] + ends.tolist()
 
 
-def _descriptions(stack: StackedLaunches, is_cta: np.ndarray):
-    """Each track's description field (14), as a packed_text piece: a CTA's
-    is "call stack: ROOT > ... > <kernel>; global timer ns = <b>..<e>", a
-    warp's is empty."""
+def _cta_descriptions(stack: StackedLaunches):
+    """Each CTA track's description field (14), as a packed_text piece:
+    "call stack: ROOT > ... > <kernel>; global timer ns = <b>..<e>"."""
     spans = [cta_span_ns(ev) for ev in stack.launches]
     begin = np.concatenate([b for b, _ in spans])
     end = np.concatenate([e for _, e in spans])
     stack_text = " > ".join(["ROOT", *stack.call_stack, stack.kernel])
-    prefix = f"call stack: {stack_text}; {CTA_SPAN} = ".encode()
     text = byte_rows.concat(
         [
-            byte_rows.const(prefix, begin.size),
+            byte_rows.const(f"call stack: {stack_text}; {CTA_SPAN} = ".encode(), begin.size),
             byte_rows.strings([str(v) for v in begin.tolist()]),
             byte_rows.const(b"..", begin.size),
             byte_rows.strings([str(v) for v in end.tolist()]),
         ]
     )
-    field = byte_rows.concat([byte_rows.const(b"\x72", begin.size), byte_rows.varint(text[1]), text])
-    matrix = np.zeros((is_cta.size, field[0].shape[1]), dtype=np.uint8)
-    lengths = np.zeros(is_cta.size, dtype=np.int64)
-    matrix[is_cta], lengths[is_cta] = field[0], field[1]
-    return _piece((matrix, lengths))
+    return _piece(byte_rows.concat([byte_rows.const(b"\x72", begin.size), byte_rows.varint(text[1]), text]))
 
 
 def cta_span_ns(ev) -> tuple[np.ndarray, np.ndarray]:
@@ -147,10 +145,10 @@ def cta_span_ns(ev) -> tuple[np.ndarray, np.ndarray]:
     return ev.origin_ns + np.rint(begin).astype(np.int64), ev.origin_ns + np.rint(end).astype(np.int64)
 
 
-def _names(stack: StackedLaunches, is_cta: np.ndarray):
-    """Track names, as byte rows: "<kernel> #<launch> CTA <c>" and the warps'."""
+def _cta_names(stack: StackedLaunches):
+    """CTA track names, "<kernel> #<launch> CTA <c>", as byte rows."""
     ctas = stack.ctas_per_launch
-    cta_names = T.record_strings(
+    strings, lengths = T.record_strings(
         stack.count * ctas,
         [
             T.const(f"{stack.kernel} #".encode()),
@@ -159,18 +157,7 @@ def _names(stack: StackedLaunches, is_cta: np.ndarray):
             *T.decimal(np.tile(np.arange(ctas), stack.count)),
         ],
     )
-    warp_names = sorted(set(stack.warp_ids.tolist()))
-    warp_rows = byte_rows.table(
-        [stack.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, stack.warp_ids)
-    )
-    cta_matrix = cta_names[0].view(np.uint8).reshape(cta_names[0].size, -1)
-    width = max(cta_matrix.shape[1], warp_rows[0].shape[1])
-    matrix = np.zeros((is_cta.size, width), dtype=np.uint8)
-    lengths = np.empty(is_cta.size, dtype=np.int64)
-    matrix[is_cta, : cta_matrix.shape[1]] = cta_matrix
-    matrix[~is_cta, : warp_rows[0].shape[1]] = warp_rows[0]
-    lengths[is_cta], lengths[~is_cta] = cta_names[1], warp_rows[1]
-    return matrix, lengths
+    return strings.view(np.uint8).reshape(strings.size, -1), lengths
 
 
 def _varint(value: int) -> bytes:

@@ -8,7 +8,8 @@ layout (each varint as wide as its column's widest value, narrower ones
 padded), filled from a template with each warp's values, as whole
 (warps x bytes) matrices. Any other warp is sorted and encoded packet by
 packet (still vectorized, a few times slower). The chunk's bytes go to the
-file in order with writev, without joining them first.
+file in order with writev, without joining them first. Chunks are small
+(CHUNK_PACKETS) so that their arrays are memory the allocator reuses.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ import os
 
 import numpy as np
 
-from . import byte_rows, launch_windows
+from . import byte_rows
 from .perfetto_tracks import warp_uuids
-from .stacked_launches import StackedLaunches
 from .perfetto_packets import (
     SLICE_BEGIN,
     SLICE_END,
@@ -31,7 +31,7 @@ from .perfetto_packets import (
     warp_headers,
 )
 
-CHUNK_PACKETS = 1 << 19  # slice packets encoded at a time
+CHUNK_PACKETS = 1 << 15  # slice packets encoded at a time
 MAX_PATTERNS = 8  # scope sequences tried per event count before the general path
 MIN_SHARED = 4  # warps a template must serve (building one costs about as much as encoding a few warps)
 IOV_MAX = 1024  # buffers per writev (Linux's limit)
@@ -109,39 +109,60 @@ def _row_counts(row: np.ndarray, rows: int, at_once: int = 1 << 20):
     return counts, ordered
 
 
-def write(out, source, layout, warps_of, origin_ns: int) -> None:
+def later_first(facts, origin_ns: int) -> list:
+    """Per launch index i (0 to the number of launches): the earliest warp
+    timestamp, as Warps.first writes it, of launches i and after (None:
+    none has events), from LaunchFacts.launch_first and the origins."""
+    n = len(facts.launch_first)
+    has = np.array([f is not None for f in facts.launch_first], dtype=bool)
+    first = np.array([f for f in facts.launch_first if f is not None], dtype=np.float64)
+    # A launch's shift, as the float its int becomes (StackedLaunches.shift).
+    shift = np.array([float(o - origin_ns) for o, h in zip(facts.launch_origins, has.tolist()) if h])
+    stamps = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)
+    stamps[:n][has] = rounded_ns(first, shift).astype(np.int64)  # ns of a trace: below 2**63
+    low = np.minimum.accumulate(stamps[::-1])[::-1]
+    return [None if v == np.iinfo(np.int64).max else v for v in low.tolist()]
+
+
+class WarpWriter:
     """All warps' headers and slice packets, by first timestamp over the
     whole trace, ties in launch order, then warp order (the incremental
-    clock's resets must not go back in time). A window's warps are
-    encoded a chunk at a time; bytes wait only for warps of earlier
-    timestamps not yet encoded (launches that overlap in time).
-    `layout`: perfetto_tracks.TrackLayout; `warps_of(stack, uuid)` makes
-    a group's Warps."""
-    pending = _Pending()
-    later = layout.later_first_ns()
-    launch0 = 0
-    for w, window in enumerate(source.windows()):
-        chunks = _WindowWarps(window, launch0, layout, warps_of, origin_ns)
+    clock's resets must not go back in time), a window at a time. A
+    window's warps are encoded a chunk at a time; bytes wait only for warps
+    of earlier timestamps not yet encoded (launches that overlap in time):
+    `later` (later_first) says which timestamps are still to come.
+    `layout`: perfetto_tracks.TrackLayout; `warps_of(stack, uuid)` makes a
+    group's Warps."""
+
+    def __init__(self, out, layout, warps_of, origin_ns: int, later: list):
+        self.out, self.layout, self.warps_of, self.later = out, layout, warps_of, later
+        self.origin_ns = origin_ns
+        self.pending = _Pending()
+
+    def window(self, stacks: list, launch0: int, launches: int) -> None:
+        """`stacks`: (indices in the window, StackedLaunches, first uuids)
+        per group of the window, whose first launch is `launch0`."""
+        pending, later = self.pending, self.later[launch0 + launches]
+        chunks = _WindowWarps(stacks, launch0, self.warps_of)
         for chunk, before in chunks.chunks():
             pending.first, pending.enum = chunks.first[chunk], chunks.enum[chunk]
             for g, warps in enumerate(chunks.warps):
                 at = np.flatnonzero(chunks.group[chunk] == g)
                 if at.size:
                     _encode(warps, chunks.row[chunk[at]], at, pending)
-            _write_views(out, pending.take(before, later[w]))
-        launch0 += len(window)
-    _write_views(out, pending.take(None, None))
+            _write_views(self.out, pending.take(before, later))
+
+    def close(self) -> None:
+        _write_views(self.out, self.pending.take(None, None))
 
 
 class _WindowWarps:
     """A window's warps with events, over its groups of stacked launches:
     per warp its group, row, first timestamp and launch-and-warp key."""
 
-    def __init__(self, window, launch0: int, layout, warps_of, origin_ns: int):
+    def __init__(self, stacks: list, launch0: int, warps_of):
         self.warps, firsts, enums, groups, rows = [], [], [], [], []
-        for g, group in enumerate(launch_windows.groups(window)):
-            stack = StackedLaunches([window[i] for i in group], origin_ns)
-            base = np.array([layout.first_uuid[launch0 + i] for i in group], dtype=np.uint64)
+        for g, (group, stack, base) in enumerate(stacks):
             warps = warps_of(stack, warp_uuids(stack, base))
             launch = (launch0 + np.array(group, dtype=np.int64))[warps.rows // stack.rows_per_launch]
             self.warps.append(warps)
@@ -190,7 +211,9 @@ class _Pending:
                 np.broadcast_to(np.asarray(length, np.int64), (n,)),
             ]
         )
-        self.batches.append((buffer, entries[:, np.lexsort((entries[2], entries[1], entries[0]))]))
+        if not bool((position[1:] > position[:-1]).all()):  # positions are in key order: sorted already
+            entries = entries[:, np.lexsort((entries[2], entries[1], entries[0]))]
+        self.batches.append((buffer, entries))
 
     def take(self, before, up_to_first) -> list:
         """Views of the ranges of warps with key < `before` (None: any) and

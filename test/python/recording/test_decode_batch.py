@@ -154,3 +154,25 @@ def test_what_the_batch_cannot_do_exactly_is_refused():
     words[0, 0, raw_buffer.W_CLOCK_END + 1] += 2
     with pytest.raises((decode_batch.NotBatchable, BufferFormatError)):
         decode_batch.decode_launches([long, stretched], meta32, kernel="k", launches=[0, 1])
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_window_decoded_on_threads_equals_one_thread(monkeypatch, workers):
+    """Batches cut into parts on threads (a bad buffer in one part): each
+    launch as decode.decode gives it, in the window's order."""
+    monkeypatch.setattr(kept_decoding, "MIN_PART", 2)
+    a, meta_a = make(ctas=3)
+    bad = a.copy()
+    bad[:4] = 0
+    window = []
+    for index in range(11):
+        data = bad if index == 7 else later(index)
+        window.append(kept_decoding.KeptBuffer(FakeKept(FakeSlice(data), index, (f"s{index}",)), "a", meta_a))
+    threaded = kept_decoding.decode_window(window, 0.0, workers=workers)
+    alone = kept_decoding.decode_window(window, 0.0)
+    for index, (got, want) in enumerate(zip(threaded, alone)):
+        if index == 7:
+            assert isinstance(got, BufferFormatError) and str(got) == str(want)
+            continue
+        assert_same(got, want)
+        assert got.call_stack == (f"s{index}",)

@@ -27,6 +27,7 @@ def session(tmp_path, monkeypatch):
     """A trace session of LAUNCHES launches, finalized a launch per window."""
     monkeypatch.setattr(launch_windows, "WINDOW_EVENTS", EVENTS_PER_LAUNCH)
     monkeypatch.setattr(kept_decoding, "WINDOW_BYTES", 1)
+    monkeypatch.setattr(kept_decoding, "FIRST_PASS_BYTES", 1)
     data, meta = make(ctas=3, kernel_id=31)
     kernel_metadata.register(meta)
     s = proton.start(str(tmp_path / "run"), backend="instrumentation", data="trace", quiet=True)
@@ -89,3 +90,27 @@ def test_a_destination_failing_mid_stream_falls_back_whole(tmp_path, session, mo
         assert sorted(os.listdir(tmp_path)) == ["run.pftrace"]  # nothing partial beside it
     finally:
         os.remove(fallback)
+
+
+def test_the_first_decoding_in_small_windows_holds_what_fits_one(tmp_path, monkeypatch):
+    """The first decoding's windows are smaller than a writer's: launches
+    whose buffers fit in one writer's window stay decoded for the writers
+    (no second decoding), the others are decoded again as written."""
+    data, meta = make(ctas=3, kernel_id=31)
+    kernel_metadata.register(meta)
+    monkeypatch.setattr(kept_decoding, "FIRST_PASS_BYTES", 1)  # a launch per window
+    decoded = []
+    original = kept_decoding.decode_window
+
+    def counting(window, *args, **kwargs):
+        decoded.append(len(window))
+        return original(window, *args, **kwargs)
+
+    monkeypatch.setattr(kept_decoding, "decode_window", counting)
+    s = proton.start(str(tmp_path / "run"), backend="instrumentation", data="trace", quiet=True)
+    for _ in range(LAUNCHES):
+        launch(s, data, "k")
+    report = proton.finalize()
+    assert decoded == [1] * LAUNCHES  # held: the writers did not decode again
+    assert launches_in_chrome_trace(tmp_path / "run.chrome_trace") == [f"k #{i}" for i in range(LAUNCHES)]
+    assert slices_in_pftrace(tmp_path / "run.pftrace") == report.events
