@@ -95,7 +95,7 @@ def _group_tracks(stack: StackedLaunches, base, order, sm_uuid: dict) -> tuple[b
             byte_rows.table(
                 [stack.row_name(w).encode() for w in warp_names], np.searchsorted(warp_names, stack.warp_ids)
             ),
-            None,
+            [],
         ),
         count,
     )
@@ -115,22 +115,23 @@ def _rows(per_launch: int, pieces: list, count: int) -> tuple[memoryview, list]:
     return data, [0] + ends.tolist()
 
 
-def _cta_descriptions(stack: StackedLaunches):
-    """Each CTA track's description field (14), as a packed_text piece:
+def _cta_descriptions(stack: StackedLaunches) -> list:
+    """Each CTA track's description field (14), as packed_text pieces:
     "call stack: ROOT > ... > <kernel>; global timer ns = <b>..<e>"."""
     spans = [cta_span_ns(ev) for ev in stack.launches]
     begin = np.concatenate([b for b, _ in spans])
     end = np.concatenate([e for _, e in spans])
     stack_text = " > ".join(["ROOT", *stack.call_stack, stack.kernel])
-    text = byte_rows.concat(
+    text = T.record_strings(
+        begin.size,
         [
-            byte_rows.const(f"call stack: {stack_text}; {CTA_SPAN} = ".encode(), begin.size),
-            byte_rows.strings([str(v) for v in begin.tolist()]),
-            byte_rows.const(b"..", begin.size),
-            byte_rows.strings([str(v) for v in end.tolist()]),
-        ]
+            T.const(f"call stack: {stack_text}; {CTA_SPAN} = ".encode()),
+            *T.decimal(np.maximum(begin, 0)),
+            T.const(b".."),
+            *T.decimal(np.maximum(end, 0)),
+        ],
     )
-    return _piece(byte_rows.concat([byte_rows.const(b"\x72", begin.size), byte_rows.varint(text[1]), text]))
+    return [T.const(b"\x72"), _piece(byte_rows.varint(text[1])), text]
 
 
 def cta_span_ns(ev) -> tuple[np.ndarray, np.ndarray]:
@@ -175,8 +176,8 @@ def _piece(rows):
 def _descriptors(uuid, parent, rank, names, description) -> list:
     """The packed_text pieces of TracePacket{track_descriptor{uuid (1),
     name (2), parent_uuid (5), child_ordering (11), sibling_order_rank
-    (12), description (14), as `description` holds it (field and length,
-    or nothing)}} per row; lengths are added up, not measured on bytes."""
+    (12), description (14): the pieces `description` lists, field and
+    length included, or none)}} per row; lengths are added up, not measured on bytes."""
     fields = [
         T.const(b"\x08"),
         _piece(byte_rows.varint(uuid)),
@@ -187,7 +188,7 @@ def _descriptors(uuid, parent, rank, names, description) -> list:
         _piece(byte_rows.varint(parent)),
         T.const(bytes([0x58, EXPLICIT_ORDER, 0x60])),
         _piece(byte_rows.varint(rank)),
-        description,
+        *description,
     ]
     desc_length = T.row_lengths(uuid.size, fields)
     desc_varint = byte_rows.varint(desc_length)
