@@ -436,7 +436,8 @@ def _write_side_by_side(launches, paths: dict, writers: dict, warnings: list) ->
     reading one decoding of each window (launch_windows.SharedPasses): the
     writers' numpy work and file writes overlap, and each window is decoded
     once for all of them. Warnings come in the outputs' order; where
-    outputs fail, the first one's error is raised once all have ended."""
+    outputs fail, the first one's error is raised once all have ended (the
+    outputs written are kept)."""
     kinds = list(paths)
     if len(kinds) == 1:
         kind = kinds[0]
@@ -466,11 +467,9 @@ def _write_side_by_side(launches, paths: dict, writers: dict, warnings: list) ->
     for kind in kinds[: len(kinds) if failed is None else failed + 1]:
         warnings += notes[kind]
     if failed is not None:
-        # As if written one after the other: the outputs after the failed one are not left behind.
-        for kind in kinds[failed + 1 :]:
-            if isinstance(results[kind], str):
-                with contextlib.suppress(OSError):
-                    os.remove(results[kind])
+        # Outputs that were written stay: each is complete, and removing one
+        # would leave no file where the last run's stood; finalize again
+        # writes them all.
         raise results[kinds[failed]]
     return results
 

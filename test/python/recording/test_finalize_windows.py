@@ -68,7 +68,9 @@ def test_a_write_failing_mid_stream_keeps_the_profile(tmp_path, session, monkeyp
     fail_from_window(monkeypatch, 2)  # the file and its fallback both fail after some rows
     with pytest.raises(proton.ProfilerError, match="No space left on device.*nothing is lost"):
         proton.finalize()
-    assert os.listdir(tmp_path) == [] and set(partial_files()) == before
+    # Nothing partial anywhere; the Perfetto trace, written beside, is kept whole.
+    assert os.listdir(tmp_path) == ["run.pftrace"] and set(partial_files()) == before
+    assert slices_in_pftrace(tmp_path / "run.pftrace") == LAUNCHES * EVENTS_PER_LAUNCH
     monkeypatch.setattr(chrome_trace, "_write_window", original)
     report = proton.finalize()  # the session kept its launches
     assert sorted(os.listdir(tmp_path)) == ["run.chrome_trace", "run.pftrace"]

@@ -147,7 +147,10 @@ def test_side_by_side_writes_the_bytes_of_each_writer_alone(tmp_path, monkeypatc
     assert {e["cat"] for e in events} == {'add"é', "mul\\n"}
 
 
-def test_a_failed_output_leaves_none_after_it(tmp_path, monkeypatch):
+def test_a_failed_output_keeps_the_outputs_written(tmp_path, monkeypatch):
+    """The Chrome trace fails (and its fallback); the Perfetto trace written
+    beside it stays, complete: removing it would leave no file where the
+    last run's stood."""
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
@@ -155,7 +158,12 @@ def test_a_failed_output_leaves_none_after_it(tmp_path, monkeypatch):
     monkeypatch.setattr(files.tempfile, "gettempdir", lambda: str(tmp_path / "missing"))  # no fallback either
     with pytest.raises(Exception, match="No space left"):
         session_outputs.write_outputs(str(tmp_path / "run"), loop_launches(3), ("chrome_trace", "pftrace"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.pftrace"]
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+
+    trace = Trace.FromString((tmp_path / "run.pftrace").read_bytes())
+    slices = sum(1 for p in trace.packet if p.HasField("track_event") and p.track_event.type == 1)
+    assert slices == sum(ev.num_events for ev in loop_launches(3))
 
 
 def test_chrome_text_through_background_writes(tmp_path):
