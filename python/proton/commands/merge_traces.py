@@ -280,13 +280,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "kernel; stretch maps each launch's span onto the kernel's exactly",
     )
     p.add_argument("--device", type=int, default=None, help="with --torch: match only torch kernels of this GPU")
+    p.add_argument(
+        "--svg",
+        default=None,
+        metavar="OUT.svg",
+        help="with --torch: also a picture of the first matched launches, their warps' scopes under torch's kernels",
+    )
     args = p.parse_args(argv)
     output, inputs = args.output, list(args.files)
     torch_inputs = [f for f in inputs if torch_trace.looks_like_json(f)]
     if args.torch is not None or torch_inputs:
         return _main_torch(p, args, output, inputs, torch_inputs)
-    if args.tolerance_us is not None or args.fit is not None or args.device is not None:
-        p.error("--tolerance-us, --fit and --device go with --torch (a torch.profiler trace)")
+    if args.tolerance_us is not None or args.fit is not None or args.device is not None or args.svg is not None:
+        p.error("--tolerance-us, --fit, --device and --svg go with --torch (a torch.profiler trace)")
     problem = _check_output(output, inputs, args.force)
     if problem:
         p.error(problem)
@@ -349,6 +355,8 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
     if args.tolerance_us is not None and not args.tolerance_us > 0:
         p.error(f"--tolerance-us {args.tolerance_us:g}: must be positive")
     problem = _check_output(output, inputs + [torch_path], args.force)
+    if problem is None and args.svg is not None:
+        problem = _check_output(args.svg, inputs + [torch_path, output], args.force)
     if problem:
         p.error(problem)
     seen = {}
@@ -368,6 +376,7 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
             fit=args.fit or "center",
             device=args.device,
             compress=args.compress,
+            svg=args.svg,
         )
     except ProfilerError as e:
         print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)

@@ -672,8 +672,11 @@ def merge_with_torch(
     fit: str = "center",
     device=None,
     compress: bool = False,
+    svg: str | None = None,
 ) -> TorchMergeReport:
-    """Writes the merged trace; returns the report (matched and unmatched launches)."""
+    """Writes the merged trace (and, with `svg`, a picture of its first
+    matched launches: torch_timeline_svg); returns the report (matched and
+    unmatched launches)."""
     if fit not in FITS:
         raise TorchMergeError(f"fit={fit!r}: valid: {', '.join(FITS)}")
     if not (tolerance_us > 0):
@@ -712,6 +715,13 @@ def merge_with_torch(
             "and last scope, so their placement within torch's kernel is approximate"
         )
     _write(output, torch, protons, launches, report, compress)
+    if svg is not None:
+        from . import torch_timeline_svg
+
+        picture = torch_timeline_svg.render(torch, protons, report.matched, _map_array)
+        with files.output(svg, stdout=True) as target:
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(picture)
     return report
 
 
@@ -778,6 +788,7 @@ def export_with_torch(
     device=None,
     compress: bool = False,
     quiet: bool = False,
+    svg: str | None = None,
 ) -> TorchMergeReport:
     """One Perfetto trace from torch.profiler's Chrome trace (a path, or a
     finished torch.profiler.profile, which is exported to a temporary file)
@@ -785,7 +796,8 @@ def export_with_torch(
     SM > CTA > warp tracks under the kernel of torch's timeline it ran as,
     on torch's time axis. Returns the report (matched launches with their
     map and residual, unmatched ones with the reason) and prints its
-    summary unless quiet."""
+    summary unless quiet. `svg` also writes a picture of the first
+    matched launches under their torch kernels."""
     if isinstance(proton_trace_paths, (str, os.PathLike)):
         proton_trace_paths = [proton_trace_paths]
     paths = [os.fspath(p) for p in proton_trace_paths]
@@ -806,6 +818,7 @@ def export_with_torch(
             fit=fit,
             device=device,
             compress=compress,
+            svg=svg,
         )
     finally:
         if temporary:

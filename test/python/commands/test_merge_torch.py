@@ -483,3 +483,47 @@ def test_options_that_need_a_torch_trace(tmp_path, two_kernels, capsys):
     with pytest.raises(SystemExit):
         main(["-o", str(tmp_path / "m.pftrace"), "--fit", "stretch", proton_path])
     assert "go with --torch" in capsys.readouterr().err
+
+
+def test_a_picture_of_the_merged_timeline(tmp_path, two_kernels):
+    """--svg draws torch's rows and, under each of the first matched
+    launches, its warps' scopes, every one inside the torch kernel the
+    launch ran as (the dashed outline on its rows)."""
+    import xml.etree.ElementTree as ET
+
+    launches, proton_path = two_kernels
+    torch_path = write_torch(tmp_path / "torch.json", kernels_for(launches))
+    svg = tmp_path / "t.svg"
+    done = subprocess.run(
+        command() + ["-o", str(tmp_path / "m.pftrace"), "--torch", torch_path, proton_path, "--svg", str(svg)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    root = ET.parse(svg).getroot()
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert any(t.startswith("torch CPU: thread 4242") for t in texts)
+    assert any(t.startswith("torch GPU: stream 7") for t in texts)
+    warp_rows = [t for t in texts if t.startswith(("add_kernel #", "mul_kernel #"))]
+    assert len(warp_rows) == 3 * 6  # three launches drawn, 6 warps each (3 CTAs x 2)
+    rects = list(root.iter("{http://www.w3.org/2000/svg}rect"))
+    outlines = [r for r in rects if r.get("class") == "kernel"]
+    bars = [r for r in rects if r.get("class") == "bar"]
+    assert len(outlines) == len(warp_rows)
+    for outline in outlines:
+        y, left = outline.get("y"), float(outline.get("x"))
+        right = left + float(outline.get("width"))
+        on_row = [b for b in bars if float(b.get("y")) >= float(y) and float(b.get("y")) < float(y) + 16]
+        assert on_row  # every drawn warp has scopes
+        for bar in on_row:
+            assert left - 0.01 <= float(bar.get("x")) and float(bar.get("x")) + float(bar.get("width")) <= right + 0.51
+
+
+def test_svg_goes_with_a_torch_trace(tmp_path, two_kernels, capsys):
+    _, proton_path = two_kernels
+    done = subprocess.run(
+        command() + ["-o", str(tmp_path / "m.pftrace"), proton_path, "--svg", str(tmp_path / "t.svg")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "--svg go with --torch" in done.stderr
