@@ -356,7 +356,7 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
         p.error(f"--tolerance-us {args.tolerance_us:g}: must be positive")
     problem = _check_output(output, inputs + [torch_path], args.force)
     if problem is None and args.svg is not None:
-        problem = _check_output(args.svg, inputs + [torch_path, output], args.force)
+        problem = _check_output(args.svg, inputs + [torch_path, output], args.force, "--svg")
     if problem:
         p.error(problem)
     seen = {}
@@ -393,24 +393,25 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
     return 0
 
 
-def _check_output(output: str, inputs: list, force: bool) -> str | None:
-    """Why -o cannot be written (None if it can): an existing regular
-    file (or a link to one) is replaced only with --force, never an input;
-    devices, FIFOs, sockets and "-" are written to, so they need no --force."""
+def _check_output(output: str, inputs: list, force: bool, option: str = "-o") -> str | None:
+    """Why `option`'s file (-o, --svg) cannot be written (None if it can):
+    an existing regular file (or a link to one) is replaced only with
+    --force, never an input; devices, FIFOs, sockets and "-" are written
+    to, so they need no --force."""
     if output == files.STDOUT:
         return None
     try:
         how, target = files.destination(output)
     except OSError as e:
-        return f"-o {output}: {e.strerror or e}"
+        return f"{option} {output}: {e.strerror or e}"
     if how != "replace":
         return None
     if not os.path.isdir(os.path.dirname(target)):
-        return f"-o {output}: the directory {os.path.dirname(target)} does not exist"
+        return f"{option} {output}: the directory {os.path.dirname(target)} does not exist"
     if any(os.path.realpath(f) == target for f in inputs):
-        return f"the output {output} is also an input: choose another -o"
+        return f"the output {output} is also an input: choose another {option}"
     if os.path.exists(target) and not force:
-        return f"{output} exists: pass --force to replace it, or choose another -o"
+        return f"{output} exists: pass --force to replace it, or choose another {option}"
     return None
 
 

@@ -527,3 +527,16 @@ def test_svg_goes_with_a_torch_trace(tmp_path, two_kernels, capsys):
         text=True,
     )
     assert done.returncode == 2 and "--svg go with --torch" in done.stderr
+
+
+def test_an_existing_svg_is_kept_without_force(tmp_path, two_kernels):
+    launches, proton_path = two_kernels
+    torch_path = write_torch(tmp_path / "torch.json", kernels_for(launches))
+    svg = tmp_path / "t.svg"
+    svg.write_text("mine")
+    args = ["-o", str(tmp_path / "m.pftrace"), "--torch", torch_path, proton_path, "--svg", str(svg)]
+    done = subprocess.run(command() + args, capture_output=True, text=True)
+    assert done.returncode == 2 and "pass --force to replace it, or choose another --svg" in done.stderr
+    assert svg.read_text() == "mine" and not (tmp_path / "m.pftrace").exists()
+    done = subprocess.run(command() + args + ["--force"], capture_output=True, text=True)
+    assert done.returncode == 0 and svg.read_text().startswith("<svg")
