@@ -167,16 +167,19 @@ def _spawn(*extra) -> dict:
 
 def _markdown(rows, plain) -> str:
     lines = [
-        "| case | launches | us/launch | ratio to plain | added us/launch | finalize s | s per M events | events (expected) | MB written | peak RSS growth MB |",
+        "| case | launches | us/launch | ratio to plain | added us/launch | finalize s | s per M events "
+        "| events (expected) | MB written | peak RSS growth MB |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {' '.join(r['args'])} | failed: {r['error'].splitlines()[-1][:80] if r['error'] else ''} |||||||||")
+            last = r["error"].splitlines()[-1][:80] if r["error"] else ""
+            lines.append(f"| {' '.join(r['args'])} | failed: {last} |||||||||")
             continue
         if r["variant"] == "proton_graph":
             lines.append(
-                f"| CUDA graph, 10 launches x {r['replays']} replays | {10 * r['replays']} | {r['us_per_replay'] / 10:.1f} | | | "
+                f"| CUDA graph, 10 launches x {r['replays']} replays | {10 * r['replays']} | "
+                f"{r['us_per_replay'] / 10:.1f} | | | "
                 f"{r['finalize_s']:.2f} | | {r.get('events')} ({r['expected_events_all_replays']}) | | |"
             )
             continue
@@ -234,7 +237,9 @@ def main() -> int:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(f"# Long loop and graph replays ({meta.get('gpu', '?')}, Triton {meta.get('triton', '?')}, {meta['date']})\n\n")
+            where = f"{meta.get('gpu', '?')}, Triton {meta.get('triton', '?')}, {meta['date']}"
+            title = f"Long loop and graph replays ({where})"
+            f.write(f"# {title}\n\n")
             f.write(table)
     return 0
 

@@ -449,8 +449,9 @@ def _write_torch(out: _Out, torch: torch_trace.TorchTrace, threads, process, rep
                     continue
                 ck = (e.pid, e.name, key)
                 if ck not in counter_tracks:
-                    counter_tracks[ck] = _counter_track(out, f"{e.name} {key}" if len(e.args) > 1 else e.name,
-                                                        process[e.pid])
+                    counter_tracks[ck] = _counter_track(
+                        out, f"{e.name} {key}" if len(e.args) > 1 else e.name, process[e.pid]
+                    )
                 p = out.event(e.ns, counter_tracks[ck], TYPE_COUNTER)
                 p.track_event.double_counter_value = float(value)
                 rows.append((e.ns, 1, (0, order), p))
@@ -570,8 +571,9 @@ def _write_proton(out: _Out, sink, protons, launches_by_key, stream_track, unmat
                 sm = t.tracks.get(d.parent_uuid)
                 sk = (key, d.parent_uuid)
                 if sk not in sm_track:
-                    sm_track[sk] = out.track(sm.name if sm else "SM ?", launch_track[key],
-                                             rank=sm.sibling_order_rank if sm else 0)
+                    sm_track[sk] = out.track(
+                        sm.name if sm else "SM ?", launch_track[key], rank=sm.sibling_order_rank if sm else 0
+                    )
                 new_uuid[cta] = sm_track[sk]  # placeholder parent for the CTA's copy below
         # Copy CTA tracks and everything below them, parents first.
         copied = {}
@@ -694,8 +696,10 @@ def merge_with_torch(
     report.unmatched = [m for m in launches if m.torch_kernel is None]
     for m in report.unmatched:  # placed with the median offset, apart from torch's kernels
         if m.begin_ns is not None:
-            m.offset_ns = report.offset_ns if report.offset_ns is not None else (
-                torch.events[torch.kernels[0]].ns - min(x.begin_ns for x in launches if x.begin_ns is not None)
+            m.offset_ns = (
+                report.offset_ns
+                if report.offset_ns is not None
+                else (torch.events[torch.kernels[0]].ns - min(x.begin_ns for x in launches if x.begin_ns is not None))
             )
         if not m.why:
             m.why = "not matched"

@@ -126,8 +126,9 @@ def _svg(rows, lo, hi, note) -> str:
     for label, bars, kernel in rows:
         out.append(f'<text x="4" y="{y + ROW - 4}">{escape(label[:40])}</text>')
         if kernel is not None:  # the torch kernel this launch ran as
+            width = max(x(kernel[1]) - x(kernel[0]), 1)
             out.append(
-                f'<rect class="kernel" x="{x(kernel[0]):.2f}" y="{y}" width="{max(x(kernel[1]) - x(kernel[0]), 1):.2f}" '
+                f'<rect class="kernel" x="{x(kernel[0]):.2f}" y="{y}" width="{width:.2f}" '
                 f'height="{ROW}" fill="none" stroke="#555" stroke-dasharray="3,2"/>'
             )
         for begin, end, name, depth in sorted(bars, key=lambda bar: bar[3]):  # parents under children

@@ -121,8 +121,7 @@ def read(path: str) -> TorchTrace:
     except json.JSONDecodeError as e:
         truncated = "; the file looks truncated" if e.pos >= len(raw.rstrip()) - 1 else ""
         raise TorchTraceError(
-            f"{path}: not a torch.profiler trace (invalid JSON: {e.msg}, line {e.lineno} column {e.colno}"
-            f"{truncated})"
+            f"{path}: not a torch.profiler trace (invalid JSON: {e.msg}, line {e.lineno} column {e.colno}{truncated})"
         ) from None
     except RecursionError:
         raise TorchTraceError(f"{path}: not a torch.profiler trace (JSON nested too deeply)") from None

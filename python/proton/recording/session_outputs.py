@@ -6,7 +6,6 @@ report of what was kept, lost and written (SessionReport)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading

@@ -46,13 +46,13 @@ import numpy as np
 from . import async_events, launch_windows, perfetto_counters, perfetto_deflate, perfetto_tracks, perfetto_warps
 from .perfetto_packets import BOOTTIME, CLOCK_ID, SEQ_INCREMENTAL_STATE_CLEARED, SEQUENCE_ID
 from ..contract.events import LaunchEvents
+from .perfetto_tracks import CTA_SPAN, cta_span_ns  # noqa: F401 - readers of the span notes import them here
 from .files import BackgroundCalls
 from .stacked_launches import StackedLaunches
 
 from .perfetto_tracks import EXPLICIT_ORDER
 
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")
-from .perfetto_tracks import CTA_SPAN, cta_span_ns  # noqa: F401 - the span note's readers import them here
 
 
 def _builder():

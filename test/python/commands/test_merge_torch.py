@@ -64,19 +64,51 @@ def torch_kernel(name, ts_ns, dur_ns, correlation):
     launch_at = ts_ns - 20_000
     return [
         {
-            "ph": "X", "cat": "kernel", "name": name, "pid": GPU_PID, "tid": STREAM, "ts": us(ts_ns),
+            "ph": "X",
+            "cat": "kernel",
+            "name": name,
+            "pid": GPU_PID,
+            "tid": STREAM,
+            "ts": us(ts_ns),
             "dur": dur_ns / 1000,
-            "args": {"External id": correlation, "device": 0, "stream": STREAM, "correlation": correlation,
-                     "grid": [3, 1, 1], "block": [64, 1, 1]},
+            "args": {
+                "External id": correlation,
+                "device": 0,
+                "stream": STREAM,
+                "correlation": correlation,
+                "grid": [3, 1, 1],
+                "block": [64, 1, 1],
+            },
         },
         {
-            "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": CPU_PID, "tid": CPU_TID,
-            "ts": us(launch_at), "dur": 4.5, "args": {"correlation": correlation},
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": CPU_PID,
+            "tid": CPU_TID,
+            "ts": us(launch_at),
+            "dur": 4.5,
+            "args": {"correlation": correlation},
         },
-        {"ph": "s", "id": correlation, "pid": CPU_PID, "tid": CPU_TID, "ts": us(launch_at), "cat": "ac2g",
-         "name": "ac2g"},
-        {"ph": "f", "id": correlation, "pid": GPU_PID, "tid": STREAM, "ts": us(ts_ns), "cat": "ac2g",
-         "name": "ac2g", "bp": "e"},
+        {
+            "ph": "s",
+            "id": correlation,
+            "pid": CPU_PID,
+            "tid": CPU_TID,
+            "ts": us(launch_at),
+            "cat": "ac2g",
+            "name": "ac2g",
+        },
+        {
+            "ph": "f",
+            "id": correlation,
+            "pid": GPU_PID,
+            "tid": STREAM,
+            "ts": us(ts_ns),
+            "cat": "ac2g",
+            "name": "ac2g",
+            "bp": "e",
+        },
     ]
 
 
@@ -92,16 +124,39 @@ def write_torch(path, kernels, extra=(), gz=False):
     first = min(k[1] for k in kernels) - 100_000
     last = max(k[1] + k[2] for k in kernels) + 100_000
     events.append(
-        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": CPU_PID, "tid": CPU_TID,
-         "ts": round((first - BASE) / 1000, 3), "dur": (last - first) / 1000, "args": {}}
+        {
+            "ph": "X",
+            "cat": "user_annotation",
+            "name": "ProfilerStep#0",
+            "pid": CPU_PID,
+            "tid": CPU_TID,
+            "ts": round((first - BASE) / 1000, 3),
+            "dur": (last - first) / 1000,
+            "args": {},
+        }
     )
-    events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": CPU_PID,
-                   "tid": CPU_TID, "ts": round((first + 10 - BASE) / 1000, 3), "args": {"Bytes": 512}})
+    events.append(
+        {
+            "ph": "i",
+            "s": "t",
+            "cat": "cpu_instant_event",
+            "name": "[memory]",
+            "pid": CPU_PID,
+            "tid": CPU_TID,
+            "ts": round((first + 10 - BASE) / 1000, 3),
+            "args": {"Bytes": 512},
+        }
+    )
     for name, ts, dur, corr in kernels:
         events += torch_kernel(name, ts, dur, corr)
     events += list(extra)
-    data = {"schemaVersion": 1, "deviceProperties": [], "baseTimeNanoseconds": BASE, "traceEvents": events,
-            "displayTimeUnit": "ms"}
+    data = {
+        "schemaVersion": 1,
+        "deviceProperties": [],
+        "baseTimeNanoseconds": BASE,
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+    }
     text = json.dumps(data)
     if gz:
         path.write_bytes(gzip.compress(text.encode()))
@@ -204,8 +259,11 @@ def expected_slices(launches, offsets):
         begin = np.rint(ev.start_ns).astype(np.int64) + ev.origin_ns + offset
         end = np.maximum(np.rint(ev.end_ns).astype(np.int64) + ev.origin_ns + offset, begin)
         for i in range(ev.num_events):
-            key = (f"{ev.kernel} #{ev.launch} (Proton)", f"{ev.kernel} #{ev.launch} CTA {ev.cta[i]}",
-                   f"warp {ev.warp[i]}")
+            key = (
+                f"{ev.kernel} #{ev.launch} (Proton)",
+                f"{ev.kernel} #{ev.launch} CTA {ev.cta[i]}",
+                f"warp {ev.warp[i]}",
+            )
             out[key].append((ev.scope_names[ev.scope[i]], int(begin[i]), int(end[i])))
     return out
 
@@ -218,8 +276,13 @@ def center_offset(ev, kernel):
 
 @pytest.fixture
 def two_kernels(tmp_path):
-    spec = [("add_kernel", GT0), ("mul_kernel", GT0 + 40_000), ("add_kernel", GT0 + 80_000),
-            ("add_kernel", GT0 + 120_000), ("mul_kernel", GT0 + 160_000)]
+    spec = [
+        ("add_kernel", GT0),
+        ("mul_kernel", GT0 + 40_000),
+        ("add_kernel", GT0 + 80_000),
+        ("add_kernel", GT0 + 120_000),
+        ("mul_kernel", GT0 + 160_000),
+    ]
     launches = proton_launches(spec)
     return launches, write_proton(tmp_path / "run.pftrace", launches)
 
@@ -293,7 +356,10 @@ def test_a_launch_torch_did_not_record_is_listed_and_drawn_apart(tmp_path, two_k
     assert [m.label for m in report.unmatched] == ["add_kernel #1"]
     assert "torch did not record this one" in report.unmatched[0].why
     assert [(m.label, m.correlation) for m in report.matched] == [
-        ("add_kernel #0", 100), ("mul_kernel #0", 101), ("add_kernel #2", 103), ("mul_kernel #1", 104)
+        ("add_kernel #0", 100),
+        ("mul_kernel #0", 101),
+        ("add_kernel #2", 103),
+        ("mul_kernel #1", 104),
     ]
     assert "not matched: add_kernel #1" in report.summary()
     tracks, slices, _, _ = read_merged(out)
@@ -313,15 +379,20 @@ def test_counts_that_differ_are_matched_by_timing(tmp_path, two_kernels):
     launches, proton_path = two_kernels
     kernels = kernels_for(launches, correlation0=200)
     a0 = kernels[0][1]
-    before = [("add_kernel", a0 - 300_000, 14_000, 1), ("add_kernel", a0 - 150_000, 14_000, 2),
-              ("mul_kernel", a0 - 90_000, 14_000, 3), ("triton_poi_fused_0", a0 - 60_000, 5_000, 4)]
+    before = [
+        ("add_kernel", a0 - 300_000, 14_000, 1),
+        ("add_kernel", a0 - 150_000, 14_000, 2),
+        ("mul_kernel", a0 - 90_000, 14_000, 3),
+        ("triton_poi_fused_0", a0 - 60_000, 5_000, 4),
+    ]
     after = [("add_kernel", kernels[-1][1] + 300_000, 14_000, 900)]
     torch_path = write_torch(tmp_path / "torch.json", before + kernels + after)
     extra = proton_launches([("only_in_proton", GT0 + 500_000)])
     other = write_proton(tmp_path / "other.pftrace", extra)
     out = tmp_path / "merged.pftrace"
-    done = subprocess.run(command() + ["-o", str(out), "--torch", torch_path, proton_path, other],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        command() + ["-o", str(out), "--torch", torch_path, proton_path, other], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert "5 Proton launches placed under torch's kernels, 1 not matched" in done.stderr
     assert "not matched: only_in_proton #0" in done.stderr and "has no kernel named 'only_in_proton'" in done.stderr
@@ -379,6 +450,7 @@ def test_a_launch_slice_covers_scopes_timed_past_its_span_note(tmp_path, two_ker
     after its end, the launch's slice still holds every warp slice."""
     launches, _ = two_kernels
     real = perfetto_tracks.cta_span_ns
+
     def narrower(ev):  # a third of the span off each end: scopes start before and end after it
         begin, end = real(ev)
         return begin + (end - begin) // 3, end - (end - begin) // 3
@@ -407,8 +479,19 @@ def test_asynchronous_events_and_compressed_inputs_are_re_timed(tmp_path):
     i, f = (lambda *v: np.array(v, dtype=np.int64)), (lambda *v: np.array(v, dtype=np.float64))
     for ev in launches:  # an event from warp 0 to warp 1 of CTA 0, a mark, a value
         ev.asynchronous = AsyncEvents(
-            i(1), i(0), i(0), i(1), f(300.0), f(900.0), i(2), i(0), f(500.0),
-            value_id=i(1), value_row=i(1), value_ns=f(700.0), value=f(42.0),
+            i(1),
+            i(0),
+            i(0),
+            i(1),
+            f(300.0),
+            f(900.0),
+            i(2),
+            i(0),
+            f(500.0),
+            value_id=i(1),
+            value_row=i(1),
+            value_ns=f(700.0),
+            value=f(42.0),
         )
     path = write_proton(tmp_path / "c.pftrace", launches, compress=True)
     kernels = kernels_for(launches)
@@ -436,10 +519,15 @@ def test_asynchronous_events_and_compressed_inputs_are_re_timed(tmp_path):
 @pytest.mark.parametrize(
     "content, says",
     [
-        ('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}',
-         "has no GPU kernel"),
-        ('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur"',
-         "invalid JSON"),
+        (
+            '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", '
+            '"pid": 1, "tid": 1, "ts": 1, "dur": 2}]}',
+            "has no GPU kernel",
+        ),
+        (
+            '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur"',
+            "invalid JSON",
+        ),
         ('{"schemaVersion": 1}', 'no "traceEvents" list'),
         ('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1}]}', "is not a number"),
     ],
@@ -457,8 +545,11 @@ def test_a_bad_torch_trace_is_one_line_naming_it(tmp_path, two_kernels, capsys, 
 
 @pytest.mark.parametrize(
     "content, says",
-    [(b"this is not a trace at all\n", "not a Perfetto trace"), (b"", "not a Proton trace"),
-     (None, "not a Proton trace")],
+    [
+        (b"this is not a trace at all\n", "not a Perfetto trace"),
+        (b"", "not a Proton trace"),
+        (None, "not a Proton trace"),
+    ],
 )
 def test_a_proton_input_that_is_not_a_trace_is_one_line_naming_it(tmp_path, two_kernels, capsys, content, says):
     launches, _ = two_kernels

@@ -63,8 +63,9 @@ def run(tmp_path, body):
     script = tmp_path / "case.py"
     script.write_text(PRELUDE + textwrap.dedent(body))
     env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "triton"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "ind"))
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=500)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=500
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-6000:]
     return done
 
@@ -194,7 +195,8 @@ def test_torch_profiler_inside_host_session_is_named(tmp_path):
         """,
     )
     result = json.loads((tmp_path / "result.json").read_text())
-    lines = [line for line in done.stderr.splitlines() if line.startswith("proton: warning: torch.profiler started while")]
+    warning = "proton: warning: torch.profiler started while"
+    lines = [line for line in done.stderr.splitlines() if line.startswith(warning)]
     assert len(lines) == 1 and "records no CUDA kernels" in lines[0], done.stderr[-3000:]
     assert result["kernels"] == 5 and any("torch.profiler started while" in w for w in result["warnings"])
     print(f"torch.profiler recorded {result['torch_add']} of 5 add_kernel launches inside the host session")

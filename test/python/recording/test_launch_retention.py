@@ -348,7 +348,8 @@ def test_a_failed_replay_copy_is_reported_and_the_replay_goes_on(tmp_path, buffe
     graph.replay()
     report = proton.finalize()
     assert report.per_kernel["step"]["kept"] == 1
-    assert len(report.errors) == 1 and report.errors[0].startswith("graph 0, replay 1: CUDA driver cuMemcpyDtoDAsync failed")
+    assert len(report.errors) == 1
+    assert report.errors[0].startswith("graph 0, replay 1: CUDA driver cuMemcpyDtoDAsync failed")
 
 
 def test_graph_replays_per_phase(tmp_path, buffer, graph_torch):

@@ -269,8 +269,10 @@ def test_triton_without_the_stage_hook_is_a_clear_error(monkeypatch, tmp_path, v
     assert runtime._session is None and triton.knobs.runtime.add_stages_inspection_hook is None
     # Nothing of the session that did not start stays installed.
     assert _allocation._profile_allocator.get() is not None
-    assert not any(getattr(c, "__self__", None).__class__.__name__ == "InstrumentationSession"
-                   for c in [_allocation._profile_allocator.get(), *triton.knobs.runtime.launch_enter_hook.calls])
+    assert not any(
+        getattr(c, "__self__", None).__class__.__name__ == "InstrumentationSession"
+        for c in [_allocation._profile_allocator.get(), *triton.knobs.runtime.launch_enter_hook.calls]
+    )
 
 
 def test_newer_triton_gets_a_warning(monkeypatch):

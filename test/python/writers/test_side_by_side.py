@@ -151,6 +151,7 @@ def test_a_failed_output_keeps_the_outputs_written(tmp_path, monkeypatch):
     """The Chrome trace fails (and its fallback); the Perfetto trace written
     beside it stays, complete: removing it would leave no file where the
     last run's stood."""
+
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
