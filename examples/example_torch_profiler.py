@@ -5,8 +5,9 @@ inside torch.profiler.profile(), with a Proton instrumentation session
 (no CUPTI, so torch.profiler keeps its kernels), checks the results, writes
 torch_trace.json and run.pftrace, and merges them into timeline.pftrace:
 each Proton launch's SM > CTA > warp tracks under its kernel on torch's
-stream track. Open timeline.pftrace at https://ui.perfetto.dev. Without a
-GPU: says why and exits.
+stream track, and timeline.svg, a picture of the first launches. Open
+timeline.pftrace at https://ui.perfetto.dev. Without a GPU: says why and
+exits.
 """
 
 import argparse
@@ -62,8 +63,9 @@ def main() -> int:
     torch_trace = os.path.join(args.out_dir, "torch_trace.json")
     prof.export_chrome_trace(torch_trace)
     timeline = os.path.join(args.out_dir, "timeline.pftrace")
-    merged = proton.export_with_torch(torch_trace, report.files["pftrace"], timeline)
-    print(f"wrote {merged.output}: {len(merged.matched)} launches under torch's kernels")
+    picture = os.path.join(args.out_dir, "timeline.svg")
+    merged = proton.export_with_torch(torch_trace, report.files["pftrace"], timeline, svg=picture)
+    print(f"wrote {merged.output}: {len(merged.matched)} launches under torch's kernels; a picture in {picture}")
     return 0 if not merged.unmatched else 1
 
 
