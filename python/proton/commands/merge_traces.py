@@ -296,12 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = _check_output(output, inputs, args.force)
     if problem:
         p.error(problem)
-    seen = {}
-    for f in inputs:
-        key = os.path.realpath(f)
-        if key in seen:
-            p.error(f"{f} is given twice (as {seen[key]} too): each rank's trace once")
-        seen[key] = f
+    _given_once(p, inputs, ": each rank's trace once")
     labels = args.labels.split(",") if args.labels is not None else None
     if labels is not None and len(labels) != len(inputs):
         p.error(f"--labels has {len(labels)} names for {len(inputs)} inputs")
@@ -313,23 +308,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     # On standard output the trace is all that goes there: the messages go to stderr.
     info = sys.stderr if output == files.STDOUT else sys.stdout
     written_to = "standard output" if output == files.STDOUT else output
-    try:
-        shifts = merge(
+    shifts = _merging(
+        written_to,
+        lambda: merge(
             inputs,
             output,
             labels,
             report=lambda how: print(f"proton-merge-traces: {how}", file=sys.stderr),
             compress=args.compress,
-        )
-    except ProfilerError as e:
-        print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)
-        return 2
-    except OSError as e:
-        why = e.strerror or e
-        print(f"proton-merge-traces: error: cannot write {written_to}: {why}; nothing written", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("proton-merge-traces: error: not enough memory to merge these inputs; nothing written", file=sys.stderr)
+        ),
+    )
+    if shifts is None:
         return 2
     for path, shift in shifts.items():
         print(f"{path}: shifted by {shift} ns", file=info)
@@ -359,16 +348,12 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
         problem = _check_output(args.svg, inputs + [torch_path, output], args.force, "--svg")
     if problem:
         p.error(problem)
-    seen = {}
-    for f in inputs + [torch_path]:
-        key = os.path.realpath(f)
-        if key in seen:
-            p.error(f"{f} is given twice (as {seen[key]} too)")
-        seen[key] = f
+    _given_once(p, inputs + [torch_path])
     info = sys.stderr if output == files.STDOUT else sys.stdout
     written_to = "standard output" if output == files.STDOUT else output
-    try:
-        report = merge_with_torch(
+    report = _merging(
+        written_to,
+        lambda: merge_with_torch(
             torch_path,
             inputs,
             output,
@@ -377,20 +362,38 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
             device=args.device,
             compress=args.compress,
             svg=args.svg,
-        )
-    except ProfilerError as e:
-        print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)
-        return 2
-    except OSError as e:
-        why = e.strerror or e
-        print(f"proton-merge-traces: error: cannot write {written_to}: {why}; nothing written", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("proton-merge-traces: error: not enough memory to merge these inputs; nothing written", file=sys.stderr)
+        ),
+    )
+    if report is None:
         return 2
     print(report.summary(), file=sys.stderr)
     print(f"wrote {written_to}", file=info)
     return 0
+
+
+def _merging(written_to: str, work):
+    """work()'s result (never None), or None once the reason it failed is
+    printed as one line (the command then exits with status 2)."""
+    try:
+        return work()
+    except ProfilerError as e:
+        print(f"proton-merge-traces: error: {e}; nothing written", file=sys.stderr)
+    except OSError as e:
+        why = e.strerror or e
+        print(f"proton-merge-traces: error: cannot write {written_to}: {why}; nothing written", file=sys.stderr)
+    except MemoryError:
+        print("proton-merge-traces: error: not enough memory to merge these inputs; nothing written", file=sys.stderr)
+    return None
+
+
+def _given_once(p, paths: list, hint: str = "") -> None:
+    """Refuses a file given twice (the same file by two names included)."""
+    seen = {}
+    for f in paths:
+        key = os.path.realpath(f)
+        if key in seen:
+            p.error(f"{f} is given twice (as {seen[key]} too){hint}")
+        seen[key] = f
 
 
 def _check_output(output: str, inputs: list, force: bool, option: str = "-o") -> str | None:

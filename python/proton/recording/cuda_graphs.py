@@ -42,6 +42,12 @@ class CapturedGraph:
     copied: int = 0  # replays since the last write whose buffers were copied (each recorded)
 
 
+def stream_capturing(torch) -> bool:
+    """Whether the current stream is being captured into a CUDA graph."""
+    capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
+    return capturing is not None and bool(capturing())
+
+
 class GraphTracker:
     def __init__(self):
         self.capturing: CapturedGraph | None = None

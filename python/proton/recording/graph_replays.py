@@ -12,7 +12,7 @@ scopes that were open at capture."""
 from __future__ import annotations
 
 from ..device import memory as device_memory
-from . import arena as arenas
+from . import cuda_graphs
 from .launches import KeptLaunch
 
 
@@ -26,7 +26,7 @@ class GraphReplays:
         if not record.launches:
             return
         torch = self._torch
-        if torch is None or _capturing(torch):
+        if torch is None or cuda_graphs.stream_capturing(torch):
             return  # a replay inside another capture: the captured buffer keeps it
         try:
             stream = _current_stream(torch)
@@ -44,30 +44,13 @@ class GraphReplays:
         if not self.active:
             self.retention.count(key, "inactive")
             return False
-        if self.arena is None:
-            self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
-        piece = self.arena.take(captured.buffer.nbytes, stream)
+        piece = self._arena().take(captured.buffer.nbytes, stream)
         if piece is None:
             self.retention.count(key, "budget")
             return False
         device_memory.memory().copy_async(piece, captured.buffer, stream)
-        index = self.launch_counts.get(key, 0)
-        self.launch_counts[key] = index + 1
-        launch = KeptLaunch(
-            captured.kernel,
-            index,
-            piece,
-            self._launches,
-            variant=captured.variant,
-            call_stack=captured.call_stack,
-            kernel_id=captured.kernel_id,
-            stream=stream,
-        )
-        self._launches += 1
-        released = self.retention.offer(key, launch, True, False)
-        if released is not None:
-            self.arena.give_back(released.buffer, released.stream)
-        return released is not launch
+        launch = self._numbered(captured.kernel, key, piece, stream, captured.call_stack, captured.kernel_id)
+        return self._offer(key, launch, False)
 
     def _graph_notes(self, names: dict) -> list[str]:
         """What the report says of captured launches whose replays were copied."""
@@ -85,11 +68,6 @@ class GraphReplays:
                 note += f", {graph.copied} recorded as launches of their own (the others are counted as not kept)"
             notes.append(note)
         return notes
-
-
-def _capturing(torch) -> bool:
-    capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
-    return bool(capturing is not None and capturing())
 
 
 def _current_stream(torch):

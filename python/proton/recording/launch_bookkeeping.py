@@ -41,19 +41,7 @@ class LaunchBookkeeping:
             key = (name, retention.describe_variant(kernel) if kernel is not None else "")
             if handle is not None:
                 self._variants[handle] = key
-        index = self.launch_counts.get(key, 0)
-        self.launch_counts[key] = index + 1
-        launch = KeptLaunch(
-            name,
-            index,
-            piece,
-            self._launches,
-            variant=key[1],
-            call_stack=self._host_scopes(),
-            kernel_id=kernel_id,
-            stream=stream,
-        )
-        self._launches += 1
+        launch = self._numbered(name, key, piece, stream, self._host_scopes(), kernel_id)
         if where == "graph":
             # Replays write this memory for as long as the graph lives (cuda_graphs.py).
             launch.graph = self.graphs.adopt(piece)
@@ -63,10 +51,33 @@ class LaunchBookkeeping:
         elif where == "sink":
             self.retention.count(key, "budget")
         else:
-            benchmark = self.retention.max_launches is None and self.benchmarks.inside()
-            released = self.retention.offer(key, launch, self.active, benchmark)
-            if released is not None:
-                self.arena.give_back(released.buffer, released.stream)
+            self._offer(key, launch, self.retention.max_launches is None and self.benchmarks.inside())
+
+    def _numbered(self, name: str, key: tuple, piece, stream, call_stack: tuple, kernel_id) -> KeptLaunch:
+        """A launch of kernel `name`, variant `key`, on `piece`, with its
+        launch numbers (per variant, and among all launches of the session)."""
+        index = self.launch_counts.get(key, 0)
+        self.launch_counts[key] = index + 1
+        launch = KeptLaunch(
+            name,
+            index,
+            piece,
+            self._launches,
+            variant=key[1],
+            call_stack=call_stack,
+            kernel_id=kernel_id,
+            stream=stream,
+        )
+        self._launches += 1
+        return launch
+
+    def _offer(self, key: tuple, launch: KeptLaunch, benchmark: bool) -> bool:
+        """Offers `launch` to the retention policy; the slice of whichever
+        launch it lets go goes back to the arena. Whether `launch` is kept."""
+        released = self.retention.offer(key, launch, self.active, benchmark)
+        if released is not None:
+            self.arena.give_back(released.buffer, released.stream)
+        return released is not launch
 
     def _host_scopes(self) -> tuple:
         """The host scopes (proton.scope) open on this thread, outermost first."""

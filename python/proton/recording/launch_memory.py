@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..contract.errors import ProfilerError
 from ..device import memory as device_memory
-from . import arena as arenas
+from . import arena as arenas, cuda_graphs
 
 
 class LaunchMemory:
@@ -30,19 +30,22 @@ class LaunchMemory:
         local = self._local
         if getattr(local, "pending", None) is not None:
             self._unlaunched_buffer(local.pending)
-        capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
-        if capturing is not None and capturing():
+        if cuda_graphs.stream_capturing(torch):
             piece, where = graph_memory(size), "graph"
         else:
             if self.flush_policy.automatic and self.flush_policy.due(self._phase_began, self.kept_bytes):
                 self.advance_phase()  # before this launch takes a slice: the part holds the launches before it
-            if self.arena is None:
-                self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
-            piece, where = self.arena.take(size, stream), "arena"
+            piece, where = self._arena().take(size, stream), "arena"
             if piece is None:
                 piece, where = self.arena.sink(size), "sink"
         local.pending = (piece, stream, where)
         return piece
+
+    def _arena(self) -> arenas.Arena:
+        """The session's arena, made at its first use."""
+        if self.arena is None:
+            self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
+        return self.arena
 
     def _unlaunched_buffer(self, pending) -> None:
         """A buffer handed out whose launch never reached the launch hook:
