@@ -23,6 +23,13 @@ from ..contract.errors import PipeliningWarning, ProfilerError
 from ..contract.kernel_metadata import KernelMetadata, kernel_id_of, register, register_loaded
 from .override import OverrideTranslation, compiling_kernel, variant_file_name
 from .compiler import InstrumentationError, PipelineOptions, instrument_llvm_ir, triton_arch, triton_version
+from .plain_arithmetic import (
+    has_llvm_markers,
+    has_value_markers,
+    place_in_plain_build,
+    same_without_markers,
+    without_markers,
+)
 from .pipelining import markers_in_loops, pipelining_moved_markers, pipelining_warnings, unpipeline_marker_loops
 from .warp_specialize import partition_layout
 
@@ -316,12 +323,15 @@ class StageHook:
                 if defined:
                     self.compiled_without_records.add(defined.group(1).strip('"'))
                 return llvm_ir
+            kernel, arithmetic = _with_plain_arithmetic(
+                kernel, llvm_ir, ttgir, src.context, make_llir, metadata, pipeline
+            )
             compiled = KernelMetadata.from_dict(kernel.metadata)
             meta = dataclasses.replace(
                 compiled,
                 kernel_id=pipeline.kernel_id,
                 target=target,
-                warnings=tuple(unpipelined + _warn_about_pipelining(ttgir, compiled.kernel)),
+                warnings=tuple(unpipelined + _warn_about_pipelining(ttgir, compiled.kernel) + arithmetic),
                 # Which warps run which gl.warp_specialize partition: trace labels, tests.
                 warp_specialize=partition_layout(ttgir, backend, options, warps, int(num_warps or warps)),
             )
@@ -333,6 +343,50 @@ class StageHook:
             return kernel.llvm_ir
 
         stages["llir"] = instrumented_llir
+
+
+def _with_plain_arithmetic(kernel, llvm_ir, ttgir, context, make_llir, metadata, pipeline):
+    """The instrumented kernel built from the markers put into the plain
+    build's optimized IR (plain_arithmetic says why and how), and the
+    warnings to keep; where that cannot be done, `kernel` as it is with a
+    warning that its arithmetic may differ from an unprofiled build's.
+    `kernel` was built from `llvm_ir` first, so that a wrong scope is
+    reported at its own source line."""
+    if not has_llvm_markers(llvm_ir):
+        return kernel, []  # MMA mode: records added after -O3 already
+    try:
+        with _stderr_dropped_on_failure():
+            plain = _parse_ttir(without_markers(ttgir), context)
+        plain_ir = make_llir(plain, dict(metadata))
+    except Exception:  # noqa: BLE001 - any failure of the plain build keeps the instrumented one, with the warning
+        plain_ir = None
+    if plain_ir is not None:
+        placed = place_in_plain_build(llvm_ir, plain_ir)
+        if placed is not None:
+            replanted = instrument_llvm_ir(placed, pipeline)
+            if replanted.instrumented and _scope_names(replanted.metadata) == _scope_names(kernel.metadata):
+                return replanted, []
+        if same_without_markers(llvm_ir, plain_ir):
+            return kernel, []  # e.g. value markers, which stay where they are: -O3 did the same with them
+    name = KernelMetadata.from_dict(kernel.metadata).kernel
+    if has_value_markers(llvm_ir):
+        message = (
+            f"kernel {name}: its recorded values are computed for the records and kept alive until they are "
+            "written, so LLVM compiles the kernel differently while it is profiled, and its results may differ "
+            "in the last bits from an unprofiled run's."
+        )
+    else:
+        message = (
+            f"kernel {name}: LLVM optimized this kernel differently with its Proton scopes than without them, "
+            "and Proton could not put the scopes into the unprofiled build, so its results may differ in the "
+            "last bits from an unprofiled run's; scopes around whole loops or functions avoid it."
+        )
+    warnings.warn(message, PipeliningWarning, stacklevel=3)
+    return kernel, [message]
+
+
+def _scope_names(metadata: dict) -> list:
+    return [tuple(scope.get(key) for key in ("id", "name", "parent", "kind")) for scope in metadata.get("scopes", [])]
 
 
 #: The first function a module defines: Triton's kernel.

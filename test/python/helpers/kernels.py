@@ -104,3 +104,46 @@ def compile_kernel(fn, signature, target, options=None, aligned=False, **constex
     source = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     options = {**(options or {}), "instrumentation_mode": triton.knobs.compilation.instrumentation_mode}
     return triton.compile(source, target=target, options=options)
+
+
+@triton.jit
+def decayed_state(q_ptr, k_ptr, v_ptr, g_ptr, o_ptr, h_ptr, T, K: tl.constexpr, V: tl.constexpr):
+    """A gated linear recurrence, h = h * exp(g) + k v^T, o = q h, with a
+    scope around each load and one around the arithmetic: the markers
+    between the loads change the ranks LLVM's reassociation gives the
+    operands of the update's `fadd`, and with them which product the
+    backend fuses into the FMA."""
+    rk = tl.arange(0, K)
+    rv = tl.arange(0, V)
+    h = tl.zeros([K, V], dtype=tl.float32)
+    for t in range(T):
+        pl.enter_scope("load_q")
+        q = tl.load(q_ptr + t * K + rk).to(tl.float32)
+        pl.exit_scope("load_q")
+        q = q * 0.125
+        pl.enter_scope("load_k")
+        k = tl.load(k_ptr + t * K + rk).to(tl.float32)
+        pl.exit_scope("load_k")
+        pl.enter_scope("load_v")
+        v = tl.load(v_ptr + t * V + rv).to(tl.float32)
+        pl.exit_scope("load_v")
+        pl.enter_scope("load_g")
+        g = tl.load(g_ptr + t)
+        pl.exit_scope("load_g")
+        pl.enter_scope("compute")
+        h = h * tl.exp(g) + k[:, None] * v[None, :]
+        o = tl.sum(h * q[:, None], 0)
+        pl.exit_scope("compute")
+        tl.store(o_ptr + t * V + rv, o)
+    tl.store(h_ptr + rk[:, None] * V + rv[None, :], h)
+
+
+DECAYED_STATE_SIGNATURE = {
+    "q_ptr": "*bf16",
+    "k_ptr": "*bf16",
+    "v_ptr": "*bf16",
+    "g_ptr": "*fp32",
+    "o_ptr": "*fp32",
+    "h_ptr": "*fp32",
+    "T": "i32",
+}
