@@ -204,6 +204,29 @@ def _portable_marker(line: str, number, locations: dict[str, str], names: dict[s
     )
 
 
+def _aligned(marked: list[str], plain: list[str], marked_effects: list[bool], plain_effects: list[bool]):
+    """(marked index, plain index) of the instructions the two blocks have
+    in common, in order. The side-effecting ones (the same in both) pair up
+    one to one; between two of them the rest is aligned by difflib, which
+    is skipped where the two stretches are equal."""
+
+    def cuts(effects: list[bool]) -> list[int]:
+        return [i for i, effect in enumerate(effects) if effect]
+
+    marked_cuts, plain_cuts = cuts(marked_effects), cuts(plain_effects)
+    starts = zip([0] + [i + 1 for i in marked_cuts], [0] + [i + 1 for i in plain_cuts])
+    ends = zip(marked_cuts + [len(marked)], plain_cuts + [len(plain)])
+    for (a0, b0), (a1, b1) in zip(starts, ends):
+        if marked[a0:a1] == plain[b0:b1]:
+            yield from zip(range(a0, a1), range(b0, b1))
+        else:
+            matcher = difflib.SequenceMatcher(None, marked[a0:a1], plain[b0:b1], autojunk=False)
+            for a, b, size in matcher.get_matching_blocks():
+                yield from zip(range(a0 + a, a0 + a + size), range(b0 + b, b0 + b + size))
+        if a1 < len(marked) and b1 < len(plain):
+            yield a1, b1
+
+
 class _Mismatch(Exception):
     pass
 
@@ -219,19 +242,17 @@ def _insertion_points(marked: _Block, plain: _Block, names: dict[str, str]) -> l
     plain_effects = [_shape(plain.lines[i]) for i in plain_rows if _is_side_effect(plain.lines[i])]
     if marked_effects != plain_effects:
         raise _Mismatch
-    matcher = difflib.SequenceMatcher(
-        None,
+    plain_of = {}
+    for a, b in _aligned(
         [_shape(marked.lines[i]) for i in marked_rows],
         [_shape(plain.lines[i]) for i in plain_rows],
-        autojunk=False,
-    )
-    plain_of = {}
-    for a, b, size in matcher.get_matching_blocks():
-        for k in range(size):
-            plain_of[a + k] = b + k
-            defined = _DEFINES.match(marked.lines[marked_rows[a + k]]), _DEFINES.match(plain.lines[plain_rows[b + k]])
-            if defined[0] and defined[1]:
-                names[defined[0].group(1)] = defined[1].group(1)
+        [_is_side_effect(marked.lines[i]) for i in marked_rows],
+        [_is_side_effect(plain.lines[i]) for i in plain_rows],
+    ):
+        plain_of[a] = b
+        defined = _DEFINES.match(marked.lines[marked_rows[a]]), _DEFINES.match(plain.lines[plain_rows[b]])
+        if defined[0] and defined[1]:
+            names[defined[0].group(1)] = defined[1].group(1)
     # The first place a marker may go (after the phis) and the last (before the terminator).
     first = 0
     while first < len(plain_rows) and _PHI.match(plain.lines[plain_rows[first]]):

@@ -361,10 +361,13 @@ def _with_plain_arithmetic(kernel, llvm_ir, ttgir, context, make_llir, metadata,
     except Exception:  # noqa: BLE001 - any failure of the plain build keeps the instrumented one, with the warning
         plain_ir = None
     if plain_ir is not None:
-        placed = place_in_plain_build(llvm_ir, plain_ir)
-        if placed is not None:
-            replanted = instrument_llvm_ir(placed, pipeline)
-            if replanted.instrumented and _scope_names(replanted.metadata) == _scope_names(kernel.metadata):
+        try:
+            placed = place_in_plain_build(llvm_ir, plain_ir)
+            replanted = instrument_llvm_ir(placed, pipeline) if placed is not None else None
+        except Exception:  # noqa: BLE001 - a placement the pipeline refuses keeps the instrumented build
+            replanted = None
+        if replanted is not None and replanted.instrumented:
+            if _scope_names(replanted.metadata) == _scope_names(kernel.metadata):
                 return replanted, []
         if same_without_markers(llvm_ir, plain_ir):
             return kernel, []  # e.g. value markers, which stay where they are: -O3 did the same with them
