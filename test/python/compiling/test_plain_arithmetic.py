@@ -177,3 +177,14 @@ def test_without_markers_removes_only_the_marker_ops():
         plain_arithmetic.without_markers(ttgir)
         == "    %c0 = arith.constant 0 : i32\n\n    %1 = arith.addi %c0, %c0 : i32\n"
     )
+
+
+def test_a_placement_the_pipeline_refuses_keeps_the_instrumented_build(monkeypatch):
+    """A bug in the placement never fails the user's compile: the kernel
+    keeps its instrumented build, records and all, and the compile warns."""
+    monkeypatch.setattr(hook_mod, "place_in_plain_build", lambda marked, plain: "this is not LLVM IR")
+    monkeypatch.setattr(hook_mod, "same_without_markers", lambda marked, plain: False)
+    with pytest.warns(PipeliningWarning, match=r"kernel decayed_state: LLVM optimized"):
+        instrumented = _compile("placement-refused")
+    assert [scope["name"] for scope in _scopes(instrumented)] == SCOPES
+    assert instrumented.metadata.profile_scratch_size > 0
