@@ -1,7 +1,8 @@
 """The kernel corpus (test/python/corpus) compiled on the CPU for every target
 each case supports: a plain build is unchanged by an active session whose
 markers are off, and an instrumented build goes through the assembler with
-exactly the kernel's scopes and a counter read per record site."""
+exactly the kernel's scopes and a counter read per record site, and (for
+NVIDIA targets) the floating-point instructions of the unprofiled build."""
 
 import json
 import re
@@ -14,6 +15,7 @@ from proton.compiling.compiler import PipelineOptions
 from proton.compiling.stage_hook import StageHook
 
 from corpus import ALL, CASES, compile_case, triton_version
+from ptx_arithmetic import float_ops
 
 PARAMS = [
     pytest.param(case, target, id=f"{case.name}-{target}") for case in CASES for target in ALL if target in case.targets
@@ -86,6 +88,9 @@ def test_instrumented_build_assembles(case, target):
     if target.startswith("cuda"):
         clock_reads = [line for line in asm.splitlines() if re.search(r"%clock", line)]
         assert len(clock_reads) >= case.record_sites
+        # The records change no arithmetic: the floating-point instructions
+        # are the unprofiled build's (plain_arithmetic.py).
+        assert float_ops(asm) == float_ops(plain.asm["ptx"])
     else:
         assert "s_memtime" in asm or "s_memrealtime" in asm
         assert asm.count("s_memtime") >= case.record_sites
