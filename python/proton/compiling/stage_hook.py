@@ -355,9 +355,8 @@ def _with_plain_arithmetic(kernel, llvm_ir, ttgir, context, make_llir, metadata,
     if not has_llvm_markers(llvm_ir):
         return kernel, []  # MMA mode: records added after -O3 already
     try:
-        with _stderr_dropped_on_failure():
-            plain = _parse_ttir(without_markers(ttgir), context)
-        plain_ir = make_llir(plain, dict(metadata))
+        with _stderr_dropped_on_failure():  # a failure here is recovered from: it prints nothing
+            plain_ir = make_llir(_parse_ttir(without_markers(ttgir), context), dict(metadata))
     except Exception:  # noqa: BLE001 - any failure of the plain build keeps the instrumented one, with the warning
         plain_ir = None
     if plain_ir is not None:
