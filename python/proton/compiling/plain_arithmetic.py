@@ -31,21 +31,32 @@ kept.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 
-from ..contract.compiler_exports import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
 
-#: A marker op in TTGIR text: Triton's print of the markers' inline asm.
-_TTGIR_MARKER = re.compile(r'^\s*(%[\w.#]+) = tt\.elementwise_inline_asm "' + re.escape(MARKER_PREFIX) + r".*$", re.M)
+@functools.cache
+def _marker_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern, str]:
+    """(a marker op line in TTGIR text, a marker call line in LLVM IR text,
+    any marker call in LLVM IR, the marker text's location suffix). Built on
+    first use: the marker text comes from the compiler extension, which
+    importing the stage hook must not load."""
+    from ..contract.compiler_exports import MARKER_LOCATION_SUFFIX, MARKER_PREFIX
 
-#: A marker call in LLVM IR text, with a constant operand.
-_LLVM_MARKER = re.compile(
-    r'^(\s*)(%[\w.$-]+) = (?:tail )?call (i32) asm sideeffect "('
-    + re.escape(MARKER_PREFIX)
-    + r'[^"]*)", "(=r,[rf])"\((i32|float) ([^,)]+)\)(.*)$'
-)
-_ANY_LLVM_MARKER = re.compile(r'asm sideeffect "' + re.escape(MARKER_PREFIX))
+    prefix = re.escape(MARKER_PREFIX)
+    ttgir = re.compile(r'^\s*(%[\w.#]+) = tt\.elementwise_inline_asm "' + prefix + r".*$", re.M)
+    llvm = re.compile(
+        r'^(\s*)(%[\w.$-]+) = (?:tail )?call (i32) asm sideeffect "('
+        + prefix
+        + r'[^"]*)", "(=r,[rf])"\((i32|float) ([^,)]+)\)(.*)$'
+    )
+    return ttgir, llvm, re.compile(r'asm sideeffect "' + prefix), MARKER_LOCATION_SUFFIX
+
+
+def _is_marker(line: str) -> bool:
+    return _marker_patterns()[2].search(line) is not None
+
 
 _LABEL = re.compile(r"^([\w.$-]+|\"[^\"]+\"):")
 _PHI = re.compile(r"^\s*%[\w.$-]+ = phi ")
@@ -67,13 +78,14 @@ _FILE = re.compile(r"^!(\d+) = (?:distinct )?!DIFile\((.*)\)$", re.M)
 
 
 def has_llvm_markers(llvm_ir: str) -> bool:
-    return bool(_ANY_LLVM_MARKER.search(llvm_ir))
+    return _is_marker(llvm_ir)
 
 
 def has_value_markers(llvm_ir: str) -> bool:
     """Whether a marker records a value (its operand is not a constant)."""
     return any(
-        found and found.group(7).strip().startswith("%") for found in map(_LLVM_MARKER.match, llvm_ir.split("\n"))
+        found and found.group(7).strip().startswith("%")
+        for found in map(_marker_patterns()[1].match, llvm_ir.split("\n"))
     )
 
 
@@ -81,7 +93,7 @@ def without_markers(ttgir: str) -> str:
     """`ttgir` with its marker ops removed: the module an unprofiled run
     compiles. (Nothing uses a marker's result; a module in which something
     did would fail to parse, and the caller keeps the instrumented build.)"""
-    return _TTGIR_MARKER.sub("", ttgir)
+    return _marker_patterns()[0].sub("", ttgir)
 
 
 @dataclass
@@ -187,7 +199,8 @@ def _portable_marker(line: str, number, locations: dict[str, str], names: dict[s
     its operand renamed by `names` (a value marker's value; None where that
     module has no such value), no attribute group or debug metadata of its
     own module (the location, if it had one, moves into the marker text)."""
-    found = _LLVM_MARKER.match(line)
+    _, marker, _, location_suffix = _marker_patterns()
+    found = marker.match(line)
     if not found:
         return None
     indent, _, _, text, constraint, operand_type, operand, rest = found.groups()
@@ -197,8 +210,8 @@ def _portable_marker(line: str, number, locations: dict[str, str], names: dict[s
             return None
         operand = names[operand]
     debug = re.search(r"!dbg (![\w.]+)", rest)
-    if MARKER_LOCATION_SUFFIX not in text and debug and debug.group(1) in locations:
-        text += MARKER_LOCATION_SUFFIX + locations[debug.group(1)]
+    if location_suffix not in text and debug and debug.group(1) in locations:
+        text += location_suffix + locations[debug.group(1)]
     return (
         f'{indent}%proton.marker.{number} = call i32 asm sideeffect "{text}", "{constraint}"({operand_type} {operand})'
     )
@@ -236,19 +249,18 @@ def _insertion_points(marked: _Block, plain: _Block, names: dict[str, str]) -> l
     `marked`, in order; adds the values the two blocks define alike to
     `names` (marked name -> plain name). Raises _Mismatch where the blocks
     differ in their side-effecting instructions."""
-    marked_rows = [i for i in _instructions(marked) if not _ANY_LLVM_MARKER.search(marked.lines[i])]
+    marked_rows = [i for i in _instructions(marked) if not _is_marker(marked.lines[i])]
     plain_rows = _instructions(plain)
-    marked_effects = [_shape(marked.lines[i]) for i in marked_rows if _is_side_effect(marked.lines[i])]
-    plain_effects = [_shape(plain.lines[i]) for i in plain_rows if _is_side_effect(plain.lines[i])]
-    if marked_effects != plain_effects:
+    marked_shapes = [_shape(marked.lines[i]) for i in marked_rows]
+    plain_shapes = [_shape(plain.lines[i]) for i in plain_rows]
+    marked_is_effect = [_is_side_effect(marked.lines[i]) for i in marked_rows]
+    plain_is_effect = [_is_side_effect(plain.lines[i]) for i in plain_rows]
+    if [shape for shape, e in zip(marked_shapes, marked_is_effect) if e] != [
+        shape for shape, e in zip(plain_shapes, plain_is_effect) if e
+    ]:
         raise _Mismatch
     plain_of = {}
-    for a, b in _aligned(
-        [_shape(marked.lines[i]) for i in marked_rows],
-        [_shape(plain.lines[i]) for i in plain_rows],
-        [_is_side_effect(marked.lines[i]) for i in marked_rows],
-        [_is_side_effect(plain.lines[i]) for i in plain_rows],
-    ):
+    for a, b in _aligned(marked_shapes, plain_shapes, marked_is_effect, plain_is_effect):
         plain_of[a] = b
         defined = _DEFINES.match(marked.lines[marked_rows[a]]), _DEFINES.match(plain.lines[plain_rows[b]])
         if defined[0] and defined[1]:
@@ -258,15 +270,15 @@ def _insertion_points(marked: _Block, plain: _Block, names: dict[str, str]) -> l
     while first < len(plain_rows) and _PHI.match(plain.lines[plain_rows[first]]):
         first += 1
     last = len(plain_rows) - 1 if plain_rows and _TERMINATOR.match(plain.lines[plain_rows[-1]]) else len(plain_rows)
-    effect_rows = [k for k, i in enumerate(plain_rows) if _is_side_effect(plain.lines[i])]
+    effect_rows = [k for k, effect in enumerate(plain_is_effect) if effect]
     points = []
     before = 0  # non-marker instructions of `marked` seen so far
     effects = 0  # side-effecting ones among them
     last_matched = None  # the plain row of the last matched one
     for i in _instructions(marked):
         line = marked.lines[i]
-        if not _ANY_LLVM_MARKER.search(line):
-            effects += _is_side_effect(line)
+        if not _is_marker(line):
+            effects += marked_is_effect[before]
             if before in plain_of:
                 last_matched = plain_of[before]
             before += 1
@@ -293,8 +305,8 @@ def _is_edge_block(block: _Block) -> bool:
     return (
         bool(rows)
         and re.match(r"^\s*br label %[\w.$-]+", rows[-1]) is not None
-        and all(_ANY_LLVM_MARKER.search(line) for line in rows[:-1])
-        and any(_ANY_LLVM_MARKER.search(line) for line in rows[:-1])
+        and all(_is_marker(line) for line in rows[:-1])
+        and any(_is_marker(line) for line in rows[:-1])
     )
 
 
@@ -334,7 +346,7 @@ def _place_edge_block(edge: _Block, marked: _Function, plain: _Function, plain_o
         rf"label %{re.escape(destination_label)}\b", f"label %{name}", source.lines[terminator]
     )
     markers = []
-    for k, i in enumerate(i for i in _instructions(edge) if _ANY_LLVM_MARKER.search(edge.lines[i])):
+    for k, i in enumerate(i for i in _instructions(edge) if _is_marker(edge.lines[i])):
         portable = _portable_marker(edge.lines[i], f"{number}.{k}", locations, {})
         if portable is None:
             return False
@@ -356,7 +368,7 @@ def same_without_markers(marked_ir: str, plain_ir: str) -> bool:
             for block in function.blocks
             if not (drop_markers and _is_edge_block(block))
             for line in block.lines
-            if line.strip() and not _LABEL.match(line) and not _ANY_LLVM_MARKER.search(line)
+            if line.strip() and not _LABEL.match(line) and not _is_marker(line)
         ]
 
     return shapes(marked_ir, True) == shapes(plain_ir, False)
@@ -374,8 +386,9 @@ def place_in_plain_build(marked_ir: str, plain_ir: str) -> str | None:
     number = 0
     try:
         for marked, plain in zip(marked_functions, plain_functions):
-            edges = [b for b in marked.blocks if _is_edge_block(b)]
-            kept = [b for b in marked.blocks if not _is_edge_block(b)]
+            is_edge = [_is_edge_block(b) for b in marked.blocks]
+            edges = [b for b, edge in zip(marked.blocks, is_edge) if edge]
+            kept = [b for b, edge in zip(marked.blocks, is_edge) if not edge]
             if len(kept) != len(plain.blocks):
                 return None
             plain_of = {id(m): p for m, p in zip(kept, plain.blocks)}
