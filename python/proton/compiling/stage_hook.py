@@ -366,7 +366,7 @@ def _with_plain_arithmetic(kernel, llvm_ir, ttgir, context, make_llir, metadata,
         except Exception:  # noqa: BLE001 - a placement the pipeline refuses keeps the instrumented build
             replanted = None
         if replanted is not None and replanted.instrumented:
-            if _scope_names(replanted.metadata) == _scope_names(kernel.metadata):
+            if _scope_rows(replanted.metadata) == _scope_rows(kernel.metadata):
                 return replanted, []
         if same_without_markers(llvm_ir, plain_ir):
             return kernel, []  # e.g. value markers, which stay where they are: -O3 did the same with them
@@ -387,7 +387,7 @@ def _with_plain_arithmetic(kernel, llvm_ir, ttgir, context, make_llir, metadata,
     return kernel, [message]
 
 
-def _scope_names(metadata: dict) -> list:
+def _scope_rows(metadata: dict) -> list:
     return [tuple(scope.get(key) for key in ("id", "name", "parent", "kind")) for scope in metadata.get("scopes", [])]
 
 
