@@ -75,25 +75,12 @@ class _Input:
     uncertainty: int
 
 
-def _frame(data: bytes, path: str):
-    """Tag position, start and length of each Trace.packet (writers/perfetto_frames)."""
-    try:
-        return perfetto_frames.frame(data, path)
-    except perfetto_frames.FrameError as e:
-        raise MergeError(str(e)) from None
-
-
 def _read(path: str) -> _Input:
     TracePacket = _protos()
-    try:
-        raw = files.read_input(path)
-    except OSError as e:
-        raise MergeError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        raw = perfetto_deflate.inflate(raw, path)  # compressed inputs are merged as their packets
+    try:  # compressed inputs are merged as their packets
+        raw, head, start, length = perfetto_frames.read_framed(path)
     except ValueError as e:
         raise MergeError(str(e)) from None
-    head, start, length = _frame(raw, path)
     data = np.frombuffer(raw, dtype=np.uint8).copy()
     for s, n in zip(start.tolist(), length.tolist()):  # the GPU track comes before the slices
         if data[s] == 0x50 and n > 2 and data[s + 2] == 0x40:
@@ -305,9 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, label in enumerate(labels or []):
         if unicode_problem(label):
             p.error(f"--labels: label {i + 1} {unicode_problem(label)}")
-    # On standard output the trace is all that goes there: the messages go to stderr.
-    info = sys.stderr if output == files.STDOUT else sys.stdout
-    written_to = "standard output" if output == files.STDOUT else output
+    info, written_to = _messages_and_name(output)
     shifts = _merging(
         written_to,
         lambda: merge(
@@ -349,8 +334,7 @@ def _main_torch(p, args, output: str, inputs: list, torch_inputs: list) -> int:
     if problem:
         p.error(problem)
     _given_once(p, inputs + [torch_path])
-    info = sys.stderr if output == files.STDOUT else sys.stdout
-    written_to = "standard output" if output == files.STDOUT else output
+    info, written_to = _messages_and_name(output)
     report = _merging(
         written_to,
         lambda: merge_with_torch(
@@ -394,6 +378,14 @@ def _given_once(p, paths: list, hint: str = "") -> None:
         if key in seen:
             p.error(f"{f} is given twice (as {seen[key]} too){hint}")
         seen[key] = f
+
+
+def _messages_and_name(output: str):
+    """Where the command's messages go and what they call the output: on
+    standard output the trace is all that goes there, so they go to stderr."""
+    if output == files.STDOUT:
+        return sys.stderr, "standard output"
+    return sys.stdout, output
 
 
 def _check_output(output: str, inputs: list, force: bool, option: str = "-o") -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..contract.errors import ProfilerError
-from ..writers import files, perfetto_deflate, perfetto_frames
+from ..writers import perfetto_frames
 from ..writers.perfetto_packets import CLOCK_ID, SLICE_BEGIN, SLICE_END
 
 _ORIGIN = re.compile(r"global timer origin ns = (\d+)")
@@ -80,12 +80,7 @@ def _protos():
 def read(path: str) -> ProtonTrace:
     TracePacket = _protos()
     try:
-        raw = files.read_input(path)
-    except OSError as e:
-        raise ProtonTraceError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        raw = perfetto_deflate.inflate(raw, path)
-        _, start, length = perfetto_frames.frame(raw, path)
+        raw, _, start, length = perfetto_frames.read_framed(path)
     except ValueError as e:
         raise ProtonTraceError(str(e)) from None
     data = np.frombuffer(raw, dtype=np.uint8)

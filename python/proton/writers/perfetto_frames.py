@@ -11,6 +11,20 @@ class FrameError(ValueError):
     """Bytes that are not a Perfetto trace; the message names the file."""
 
 
+def read_framed(path: str):
+    """A trace file's bytes (inflated where its packets are compressed) and
+    the tag position, start and length of each Trace.packet; ValueError
+    naming the file where it cannot be read or is not a Perfetto trace."""
+    from . import files, perfetto_deflate
+
+    try:
+        raw = files.read_input(path)
+    except OSError as e:
+        raise FrameError(f"{path}: cannot read: {e.strerror or e}") from None
+    raw = perfetto_deflate.inflate(raw, path)
+    return (raw, *frame(raw, path))
+
+
 def frame(data: bytes, path: str):
     """Tag position, start and length of each Trace.packet."""
     heads, starts, lengths = [], [], []

@@ -203,14 +203,13 @@ def test_merge_never_overwrites_an_input_or_an_existing_file(tmp_path, capsys):
 
 
 def test_slice_regions_are_framed_at_once_as_packet_by_packet(tmp_path, monkeypatch):
-    from proton.commands import merge_traces
     from proton.writers import perfetto_frames
 
     _, _, paths = two_gpus(tmp_path)
     data = open(paths[0], "rb").read()
-    at_once = merge_traces._frame(data, paths[0])
+    at_once = perfetto_frames.frame(data, paths[0])
     monkeypatch.setattr(perfetto_frames, "frame_slices", lambda data, at: None)
-    one_by_one = merge_traces._frame(data, paths[0])
+    one_by_one = perfetto_frames.frame(data, paths[0])
     assert all((a == b).all() for a, b in zip(at_once, one_by_one)) and at_once[0].size > 100
     # A region that does not tile into packets is framed one by one.
     monkeypatch.undo()
