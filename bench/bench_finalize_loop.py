@@ -59,19 +59,10 @@ def launch_buffer(index: int):
     offset = np.uint64(int(index * LAUNCH_GAP_NS * CLOCK_GHZ))
     start = np.uint64(10**12) + offset + np.arange(CTAS, dtype=np.uint64)[:, None] * np.uint64(300)
     start = start + np.arange(WARPS, dtype=np.uint64)[None, :]
-    clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
-    clk_end = start + np.uint64(STEP * (n + 1))
-    gt0 = np.uint64(1_763_000_000 * 10**9)
-    gt_start = gt0 + ((start - np.uint64(10**12)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
-    gt_end = gt_start + ((clk_end - start).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     data = synthetic.build(
         lay,
         tags,
-        clocks,
-        clk_start=start,
-        clk_end=clk_end,
-        gt_start=gt_start,
-        gt_end=gt_end,
+        **synthetic.steady_times(start, n, STEP, CLOCK_GHZ, 10**12, 1_763_000_000 * 10**9),
         sm=np.arange(CTAS)[:, None] % 66 + 0 * np.arange(WARPS)[None, :],
         kernel_id=41,
     )

@@ -82,6 +82,38 @@ def tag(scope_id, end) -> np.ndarray:
     return np.asarray(scope_id, dtype=np.uint32) | (np.asarray(end, dtype=np.uint32) << np.uint32(31))
 
 
+def pattern_tags(rng, patterns, ctas: int, segments: int, n: int) -> np.ndarray:
+    """(ctas, segments, n) tags: each segment's records are scope patterns
+    (lists of (scope id, end)) drawn from `patterns` by `rng` one after
+    another, cut at `n` (so a ring may end inside a scope)."""
+    tags = np.zeros((ctas, segments, n), dtype=np.uint32)
+    for c in range(ctas):
+        for s in range(segments):
+            seq = []
+            while len(seq) < n:
+                seq += patterns[rng.integers(len(patterns))]
+            ids, ends = np.array(seq[:n]).T
+            tags[c, s] = tag(ids, ends)
+    return tags
+
+
+def steady_times(start, n: int, step: int, clock_ghz: float, clk0: int, gt0: int) -> dict:
+    """The clocks of `n` records `step` cycles apart in each segment whose
+    entry clock is `start` (cycles, per CTA and segment), with the segment's
+    exit clock and the global timers (ns since 1970, as on a GPU: in
+    integers, where float64 alone would keep 256 ns) of a `clock_ghz` clock
+    that read `clk0` at `gt0`: build()'s clocks and timer keywords."""
+    clk_end = start + np.uint64(step * (n + 1))
+    gt_start = np.uint64(gt0) + ((start - np.uint64(clk0)).astype(np.float64) / clock_ghz).astype(np.uint64)
+    return {
+        "clocks": start[:, :, None] + np.uint64(step) * (np.arange(n, dtype=np.uint64) + np.uint64(1)),
+        "clk_start": start,
+        "clk_end": clk_end,
+        "gt_start": gt_start,
+        "gt_end": gt_start + ((clk_end - start).astype(np.float64) / clock_ghz).astype(np.uint64),
+    }
+
+
 def build(
     layout_dict: dict,
     tags: np.ndarray,

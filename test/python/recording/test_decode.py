@@ -43,19 +43,10 @@ def make(
         + np.arange(ctas, dtype=np.uint64)[:, None] * np.uint64(10_000)
         + np.arange(segments, dtype=np.uint64)[None, :]
     )
-    clocks = start[:, :, None] + np.uint64(STEP) * (np.arange(n, dtype=np.uint64) + np.uint64(1))
-    clk_end = start + np.uint64(STEP * (n + 1))
-    # global timer in ns since 1970, as on a GPU: float64 alone would keep 256 ns
-    gt_start = np.uint64(gt0) + ((start - np.uint64(clk0)).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
-    gt_end = gt_start + ((clk_end - start).astype(np.float64) / CLOCK_GHZ).astype(np.uint64)
     buf = synthetic.build(
         lay,
         tags,
-        clocks,
-        clk_start=start,
-        clk_end=clk_end,
-        gt_start=gt_start,
-        gt_end=gt_end,
+        **synthetic.steady_times(start, n, STEP, CLOCK_GHZ, clk0, gt0),
         sm=np.arange(ctas)[:, None] + 0 * np.arange(segments)[None, :],
         kernel_id=kernel_id,
         run_starts=np.arange(n) % len(IDS) == 0 if overhang else None,

@@ -59,14 +59,7 @@ def test_lost_records_and_warps_of_different_sequences():
     for launch in range(4):
         n = 20
         patterns = [[(0, 0), (1, 0), (1, 1), (0, 1)], [(2, 0), (2, 1)]]
-        tags = np.zeros((3, 2, n), dtype=np.uint32)
-        for c in range(3):
-            for s in range(2):
-                seq = []
-                while len(seq) < n:
-                    seq += patterns[rng.integers(2)]
-                ids, ends = np.array(seq[:n]).T
-                tags[c, s] = synthetic.tag(ids, ends)
+        tags = synthetic.pattern_tags(rng, patterns, 3, 2, n)
         start = np.uint64(10**10 + 10**7 * launch) + rng.integers(0, 1000, size=(3, 2)).astype(np.uint64)
         clocks = start[:, :, None] + np.cumsum(rng.integers(1, 300, size=(3, 2, n)), axis=2).astype(np.uint64)
         end = clocks[:, :, -1] + np.uint64(40)

@@ -23,14 +23,7 @@ def irregular_events(clock_bits=64):
         [(0, 0), (2, 0), (2, 1), (0, 1)],
         [(1, 0), (1, 1)],
     ]
-    tags = np.zeros((ctas, segments, n), dtype=np.uint32)
-    for c in range(ctas):
-        for s in range(segments):
-            seq = []
-            while len(seq) < n:
-                seq += patterns[rng.integers(len(patterns))]
-            ids, ends = np.array(seq[:n]).T
-            tags[c, s] = sb.tag(ids, ends)
+    tags = sb.pattern_tags(rng, patterns, ctas, segments, n)
     start = np.uint64(10**10) + rng.integers(0, 10**6, size=(ctas, segments)).astype(np.uint64)
     gaps = rng.integers(1, 400, size=(ctas, segments, n)).astype(np.uint64)
     clocks = start[:, :, None] + np.cumsum(gaps, axis=2, dtype=np.uint64)
