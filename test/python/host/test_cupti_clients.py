@@ -16,15 +16,7 @@ import proton
 from proton.host import cupti_clients, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h
-
-
-@pytest.fixture(autouse=True)
-def no_host_session_left():
-    yield
-    leftover = proton.sessions()
-    for s in leftover:
-        proton.finalize(s)
-    assert not leftover, "a test left a session open"
+from test_host_session import no_host_session_left  # noqa: F401 - autouse: every test ends with no session open
 
 
 @pytest.fixture
