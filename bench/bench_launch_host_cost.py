@@ -2,9 +2,12 @@
 Triton's launcher calls the profile allocator, then the launch hook, for
 every launch of an instrumented kernel; this times those two calls through
 the fake GPU runtime of the CPU tests (test/python/fakes/fake_gpu_memory), at a
-call depth like a library's, for each retention policy. The GPU measurement
-of the same (a loop of launches beside plain ones) is issue work for the GPU
-machine; this is the part of it that no GPU is needed for.
+call depth like a library's, for each retention policy. Each row gives the
+time per launch, and the same without the time the fake runtime spent in
+reserving device memory (its allocations are host pages touched for the
+first time, far slower than cuMemAlloc; a GPU reserves a chunk for about a
+thousand launches). The GPU measurement of the same is
+bench/probe_launch_cost.py (a loop of launches beside plain ones).
 
     python3 bench/bench_launch_host_cost.py [--launches 20000] [--json OUT]
 """
@@ -33,13 +36,15 @@ def _fake_runtime(folder: str) -> str:
     return library
 
 
-def measure(launches: int, policy: dict, depth: int = 12) -> float:
-    """Microseconds per launch (allocator + launch hook)."""
+def measure(launches: int, policy: dict, depth: int = 12) -> tuple[float, float]:
+    """Microseconds per launch (allocator + launch hook), with and without
+    the device memory allocations."""
     import triton
     from triton.runtime import _allocation
 
     import proton
     from proton.contract import kernel_metadata
+    from proton.device import memory as device_memory
 
     from test_decode import make
     from test_session import FakeTorch, Launch
@@ -53,18 +58,32 @@ def measure(launches: int, policy: dict, depth: int = 12) -> float:
         session = proton.start(os.path.join(folder, "run"), backend="instrumentation", quiet=True, **policy)
         session._torch = FakeTorch()
         allocate, hook = _allocation._profile_allocator, triton.knobs.runtime.launch_enter_hook
+        memory = device_memory.memory()
+        reserving = [0.0]
+        reserve = memory.allocate
+
+        def timed_reserve(*args, **kwargs):
+            begin = time.perf_counter()
+            try:
+                return reserve(*args, **kwargs)
+            finally:
+                reserving[0] += time.perf_counter() - begin
+
+        memory.allocate = timed_reserve
 
         def loop():
             begin = time.perf_counter()
             for _ in range(launches):
                 allocate(data.size, 16, 0)
                 hook(launch)
-            return (time.perf_counter() - begin) / launches * 1e6
+            took = time.perf_counter() - begin
+            return took / launches * 1e6, (took - reserving[0]) / launches * 1e6
 
         def nested(n):  # a library's frames above the launcher
             return loop() if n == 0 else nested(n - 1)
 
         per_launch = nested(depth)
+        del memory.allocate
         proton.finalize()
     return per_launch
 
@@ -87,14 +106,23 @@ def main(argv=None) -> int:
             "last 8 per kernel": {"max_launches_per_kernel": 8},
             "past the budget (sink)": {"max_buffer_bytes": 0},
         }
-        results = {name: round(measure(args.launches, policy), 2) for name, policy in policies.items()}
+        results = {name: [round(us, 2) for us in measure(args.launches, policy)] for name, policy in policies.items()}
     load = os.getloadavg()[0]
-    for name, us in results.items():
-        print(f"{name}: {us} us per launch")
+    for name, (us, without) in results.items():
+        print(f"{name}: {us} us per launch, {without} without reserving device memory")
     print(f"(CPU {platform.processor() or platform.machine()}, Python {platform.python_version()}, load {load:.1f})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"us_per_launch": results, "launches": args.launches, "load_average": load}, f, indent=1)
+            json.dump(
+                {
+                    "us_per_launch": {name: r[0] for name, r in results.items()},
+                    "us_per_launch_without_reserving": {name: r[1] for name, r in results.items()},
+                    "launches": args.launches,
+                    "load_average": load,
+                },
+                f,
+                indent=1,
+            )
     return 0
 
 

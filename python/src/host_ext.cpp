@@ -8,6 +8,7 @@
 #include "proton/Host/CuptiApi.h"
 #include "proton/Host/CuptiTracer.h"
 #include "proton/Host/Demangle.h"
+#include "proton/Host/InstrumentedLaunches.h"
 #include "proton/Host/PackedRows.h"
 #include "proton/Host/PcSampling.h"
 #include "proton/Host/PythonCallPath.h"
@@ -242,9 +243,81 @@ void bindRecords(nb::module_ &m) {
   m.attr("ACTIVITY_KINDS") = activityKinds;
 }
 
+int traverseLaunches(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self))
+    return 0;
+  return nb::inst_ptr<InstrumentedLaunches>(self)->traverse(visit, arg);
+}
+
+int clearLaunches(PyObject *self) {
+  nb::inst_ptr<InstrumentedLaunches>(self)->clearReferences();
+  return 0;
+}
+
+PyType_Slot launchesSlots[] = {{Py_tp_traverse, (void *)traverseLaunches},
+                               {Py_tp_clear, (void *)clearLaunches},
+                               {0, nullptr}};
+
+// An instrumentation session's per-launch path (launch_fast_path.py).
+void bindInstrumentedLaunches(nb::module_ &m) {
+  auto rows = [](const std::vector<LoggedLaunch> &launches) {
+    nb::list out;
+    for (const LoggedLaunch &l : launches)
+      out.append(nb::make_tuple(l.variant, l.index, l.sequence, l.chunk,
+                                l.offset, l.size, l.stream));
+    return out;
+  };
+  nb::class_<InstrumentedLaunches>(m, "InstrumentedLaunches",
+                                   nb::type_slots(launchesSlots))
+      .def(nb::init<nb::object, nb::object>(), nb::arg("slow_allocate"),
+           nb::arg("slow_launch"))
+      .def("set_current_context", &InstrumentedLaunches::setCurrentContext)
+      .def("allocate", &InstrumentedLaunches::allocate)
+      .def("on_launch", &InstrumentedLaunches::onLaunch)
+      .def("set_enabled", &InstrumentedLaunches::setEnabled)
+      .def("set_deadline", &InstrumentedLaunches::setDeadline)
+      .def("set_capture_check", &InstrumentedLaunches::setCaptureCheck,
+           nb::arg("check").none())
+      .def("know_handle", &InstrumentedLaunches::knowHandle)
+      .def("set_count", &InstrumentedLaunches::setCount)
+      .def("count_launch", &InstrumentedLaunches::countLaunch)
+      .def("next_sequence", &InstrumentedLaunches::nextSequence)
+      .def("add_reservation",
+           [](InstrumentedLaunches &self, uint64_t context, uint64_t size,
+              uint32_t chunk, uint64_t pointer, uint64_t offset,
+              uint64_t stride, uint64_t count) {
+             self.addReservation(
+                 {context, size, chunk, pointer, offset, stride, count});
+           })
+      .def("reserved", &InstrumentedLaunches::reserved)
+      .def("reserved_bytes", &InstrumentedLaunches::reservedBytes)
+      .def("take_reservations",
+           [](InstrumentedLaunches &self) {
+             nb::list out;
+             for (const Reservation &r : self.takeReservations())
+               out.append(nb::make_tuple(r.context, r.size, r.chunk, r.offset,
+                                         r.stride, r.count));
+             return out;
+           })
+      // ([(variant, index, sequence, chunk, offset, size, stream)] logged,
+      //  [...] unlaunched)
+      .def("drain",
+           [rows](InstrumentedLaunches &self) {
+             auto [logged, unlaunched] = self.drain();
+             return nb::make_tuple(rows(logged), rows(unlaunched));
+           })
+      .def_static("set_benchmark_depth",
+                  &InstrumentedLaunches::setBenchmarkDepth);
+}
+
 } // namespace
 
 NB_MODULE(_host, m) {
+  // A session object may live until the interpreter exits (a script's
+  // global): not a leak worth a message at every exit.
+  nb::set_leak_warnings(false);
+  bindInstrumentedLaunches(m);
   bindCupti(m);
   bindRoctracer(m);
   bindRocprofiler(m);

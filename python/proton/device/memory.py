@@ -60,6 +60,11 @@ class _Runtime:
         function.restype = ctypes.c_int
         return function
 
+    def context_function_address(self) -> int | None:
+        """The address of the C function that gives current_key's value
+        (for the launch fast path, which calls it itself), or None."""
+        return None
+
     def check(self, result: int, what: str) -> None:
         if result != 0:
             raise ProfilerError(f"{self.name} {what} failed: {self.error_name(result)}")
@@ -95,6 +100,9 @@ class CudaDriver(_Runtime):
         if self._error_name(result, ctypes.byref(name)) == 0 and name.value:
             return name.value.decode()
         return f"error {result}"
+
+    def context_function_address(self) -> int | None:
+        return ctypes.cast(self._get_context, ctypes.c_void_p).value  # cuCtxGetCurrent
 
     def current_key(self) -> object:
         """The current context (per launch: one call), else None."""

@@ -77,6 +77,9 @@ class Arena:
         self._chunks: dict[object, list[list]] = {}  # device key -> [[allocation, used bytes]]
         self._given_back: dict[tuple, list[Slice]] = {}  # (device key, stream, size) -> slices
         self.sinks = Sinks(memory)  # for launches past the budget
+        # Called before a launch is refused: slices reserved ahead and not
+        # used come back; whether any did.
+        self.reclaim = None
 
     @property
     def reserved_bytes(self) -> int:
@@ -88,23 +91,56 @@ class Arena:
         """A slice of `nbytes` for a launch on `stream` of the current
         device, or None when it would pass the budget."""
         key = self.memory.runtime.current_key()
-        again = self._given_back.get((key, stream, nbytes))
+        if self.kept_bytes + nbytes > self.budget:
+            if self.reclaim is None or not self.reclaim():  # slices reserved ahead and not used come back
+                return None
+            return self.take(nbytes, stream)
+        again = self._given_back.get((key, stream, nbytes)) or self._given_back.get((key, None, nbytes))
         if again:
             self.kept_bytes += nbytes
             return again.pop()
-        if self.kept_bytes + nbytes > self.budget:
+        allocation, offset = self._carve(key, _round_up(nbytes + GUARD_BYTES, ALIGN), 1)
+        self.kept_bytes += nbytes
+        return allocation.slice(offset, nbytes)
+
+    def reserve(self, nbytes: int, count: int) -> tuple | None:
+        """Up to `count` slices of `nbytes` on the current device, kept from
+        now on, in one chunk: (allocation, offset of the first, stride,
+        count), or None past the budget. The launch fast path hands them
+        out; what it does not use comes back through `unreserve`."""
+        count = min(count, (self.budget - self.kept_bytes) // max(1, nbytes))
+        if count <= 0:
             return None
+        key = self.memory.runtime.current_key()
         need = _round_up(nbytes + GUARD_BYTES, ALIGN)
-        chunks = self._chunks.get(key) or self._chunks.setdefault(self.memory.runtime.current_device()[0], [])
+        allocation, offset = self._carve(key, need, count)
+        count = min(count, (allocation.nbytes - offset) // need)
+        self._chunks_of(key)[-1][1] = offset + need * count
+        self.kept_bytes += nbytes * count
+        return allocation, offset, need, count
+
+    def unreserve(self, allocation: Allocation, offset: int, nbytes: int, stride: int, count: int) -> None:
+        """Reserved slices never handed out: free for a launch on any stream."""
+        self.kept_bytes -= nbytes * count
+        fresh = self._given_back.setdefault((allocation.key, None, nbytes), [])
+        fresh.extend(allocation.slice(offset + i * stride, nbytes) for i in range(count))
+
+    def _chunks_of(self, key) -> list:
+        return self._chunks.get(key) or self._chunks.setdefault(self.memory.runtime.current_device()[0], [])
+
+    def _carve(self, key, need: int, count: int) -> tuple:
+        """(chunk, offset) with room for at least one slice of `need` bytes
+        (`count` where a new chunk is reserved); moves the chunk's use on by
+        one slice."""
+        chunks = self._chunks_of(key)
         if not chunks or chunks[-1][0].nbytes - chunks[-1][1] < need:
             room = self.budget - self.kept_bytes
-            size = max(need, min(MIN_CHUNK_BYTES, _round_up(room + room // 8 + ALIGN, ALIGN)))
+            size = max(need * count, min(MIN_CHUNK_BYTES, _round_up(room + room // 8 + ALIGN, ALIGN)))
             chunks.append([self.memory.allocate(size), 0])
         chunk = chunks[-1]
-        piece = chunk[0].slice(chunk[1], nbytes)
+        offset = chunk[1]
         chunk[1] += need
-        self.kept_bytes += nbytes
-        return piece
+        return chunk[0], offset
 
     def give_back(self, piece: Slice, stream) -> None:
         """A slice whose launch is not kept: the next launch of its size on

@@ -36,6 +36,13 @@ class BenchmarkLoops:
         self.codes = benchmark_codes() if codes is None else codes
         self._depth = threading.local()
         self._tool: int | None = None
+        self.listener = None  # called with the calling thread's depth when it changes
+
+    @property
+    def monitoring(self) -> bool:
+        """Whether sys.monitoring answers (not the stack walk): only then
+        does `listener` hear of every change."""
+        return self._tool is not None
 
     def install(self) -> None:
         monitoring = getattr(sys, "monitoring", None)
@@ -72,9 +79,13 @@ class BenchmarkLoops:
 
     def _entered(self, code, offset):
         self._depth.value = getattr(self._depth, "value", 0) + 1
+        if self.listener is not None:
+            self.listener(self._depth.value)
 
     def _left(self, code, offset, retval):
         self._depth.value = max(0, getattr(self._depth, "value", 0) - 1)
+        if self.listener is not None:
+            self.listener(self._depth.value)
 
     def _unwound(self, code, offset, exception):
         if code in self.codes:

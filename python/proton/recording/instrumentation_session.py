@@ -49,12 +49,15 @@ from .benchmark_loops import BenchmarkLoops
 from .flush_policy import FlushPolicy
 from .graph_replays import GraphReplays
 from .launch_bookkeeping import LaunchBookkeeping
+from .launch_fast_path import LaunchFastPath
 from .launch_memory import LaunchMemory, late_launch_sink
 from .launches import KeptLaunch
 from .session_outputs import OUTPUT_SUFFIXES, SessionOutputs, SessionReport
 
 
-class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, SessionOutputs, ProfilerSession):
+class InstrumentationSession(
+    LaunchFastPath, LaunchMemory, LaunchBookkeeping, GraphReplays, SessionOutputs, ProfilerSession
+):
     reads_gpu_buffers_at_finalize = True
 
     def __init__(self, options: SessionOptions):
@@ -125,14 +128,26 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
         self._closed = False  # finalize stopped recording (its writing may be tried again)
         self._previous_allocator = None
         self._torch = None  # imported at the first instrumented launch
+        # The launch fast path (launch_fast_path.py), made at start.
+        self._fast = None  # proton._host.InstrumentedLaunches, or None
+        self._fast_chunks: list = []  # the arena chunks its runs are in, by index
+        self._fast_chunk_index: dict[int, int] = {}  # id(chunk) -> index
+        self._fast_variants: list[tuple] = []  # (kernel, (kernel, variant), kernel id), by index
+        self._fast_counters: dict[tuple, int] = {}  # (kernel, variant) -> its launch counter there
+        self._fast_handles: set = set()  # CUfunction handles it knows
+        self._fast_runs: dict[int, int] = {}  # buffer size -> length of its next run
+        self._hooks = (self._allocate, self._on_launch)  # (allocator, launch hook) installed
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
         # Before anything is installed: the clock kernel is compiled plain.
         self._measure_clock(sys.modules.get("torch"), devices=())
         self._previous_allocator = _allocation._profile_allocator.get()
-        _allocation.set_profile_allocator(self._allocate)
-        triton.knobs.runtime.launch_enter_hook.add(self._on_launch)
+        self._fast = self._make_fast_path()
+        if self._fast is not None:
+            self._hooks = (self._fast.allocate, self._fast.on_launch)
+        _allocation.set_profile_allocator(self._hooks[0])
+        triton.knobs.runtime.launch_enter_hook.add(self._hooks[1])
         try:
             self.benchmarks.install()
             torch = sys.modules.get("torch")
@@ -147,7 +162,7 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
         """Takes out what start installed; `allocator` becomes Triton's
         profile allocator."""
         self.deactivate()
-        triton.knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        triton.knobs.runtime.launch_enter_hook.remove(self._hooks[1])
         self.benchmarks.uninstall()
         _allocation.set_profile_allocator(allocator)
         self.graphs.uninstall()
@@ -157,6 +172,7 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
             self.hook.install()
             self.inductor.apply()
             self.active = True
+            self._update_fast_path()
 
     def deactivate(self) -> None:
         # Kernels compiled while active keep writing records; their buffers
@@ -165,6 +181,7 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
             self.hook.uninstall()
             self.inductor.restore()
             self.active = False
+            self._update_fast_path()
 
     def choose_output(self, kind: str) -> None:
         if kind == "tree_msgpack":
@@ -209,6 +226,7 @@ class InstrumentationSession(LaunchMemory, LaunchBookkeeping, GraphReplays, Sess
             self._flush(final=False)
         self.phase += 1
         self._phase_began = time.monotonic()
+        self._update_fast_path()  # the next flush's deadline
         return self.phase
 
     def is_phase_complete(self, phase: int) -> bool:

@@ -52,24 +52,22 @@ class LaunchBookkeeping:
             self.retention.count(key, "budget")
         else:
             self._offer(key, launch, self.retention.max_launches is None and self.benchmarks.inside())
+            self._note_variant(handle, name, key, kernel_id)
 
     def _numbered(self, name: str, key: tuple, piece, stream, call_stack: tuple, kernel_id) -> KeptLaunch:
         """A launch of kernel `name`, variant `key`, on `piece`, with its
         launch numbers (per variant, and among all launches of the session)."""
-        index = self.launch_counts.get(key, 0)
-        self.launch_counts[key] = index + 1
-        launch = KeptLaunch(
+        index, sequence = self._launch_numbers(key)
+        return KeptLaunch(
             name,
             index,
             piece,
-            self._launches,
+            sequence,
             variant=key[1],
             call_stack=call_stack,
             kernel_id=kernel_id,
             stream=stream,
         )
-        self._launches += 1
-        return launch
 
     def _offer(self, key: tuple, launch: KeptLaunch, benchmark: bool) -> bool:
         """Offers `launch` to the retention policy; the slice of whichever
@@ -91,11 +89,13 @@ class LaunchBookkeeping:
         """The kept launches of the current phase, in launch order (copies of
         graph replays included; a captured launch's own buffer where none of
         its graph's replays could be copied: it holds the last replay)."""
+        self._drain_fast()
         replayed = [k for k in self.captured if k.graph and k.graph.replays > 0 and not k.graph.copied]
         return sorted(self.retention.kept() + replayed, key=lambda k: k.sequence)
 
     def _kernel_names(self) -> dict[tuple, str]:
         """(kernel, variant) -> the name the outputs use (launches.variant_names)."""
+        self._drain_fast()
         variants: dict[str, set] = {}
         for kernel, variant in self.launch_counts:  # every variant seen has launched
             variants.setdefault(kernel, set()).add(variant)

@@ -38,6 +38,8 @@ class LaunchMemory:
             piece, where = self._arena().take(size, stream), "arena"
             if piece is None:
                 piece, where = self.arena.sink(size), "sink"
+            else:
+                self._reserve_ahead(size)  # the launches after it take the fast path
         local.pending = (piece, stream, where)
         return piece
 
@@ -45,6 +47,8 @@ class LaunchMemory:
         """The session's arena, made at its first use."""
         if self.arena is None:
             self.arena = arenas.Arena(device_memory.memory(), self.max_buffer_bytes)
+            self.arena.reclaim = self._reclaim_reserved
+            self._arena_made()
         return self.arena
 
     def _unlaunched_buffer(self, pending) -> None:
@@ -54,10 +58,6 @@ class LaunchMemory:
         self._unlaunched += 1
         if where == "arena":
             self.arena.give_back(piece, stream)
-
-    @property
-    def kept_bytes(self) -> int:
-        return self.arena.kept_bytes if self.arena is not None else 0
 
 
 #: Memory of launches captured in CUDA graphs: a graph replays them whenever

@@ -179,6 +179,7 @@ class SessionOutputs:
                     )
         self.retention.clear()
         if self.arena is not None:  # the GPU is done with it (synchronized above)
+            self._forget_arena()
             self.arena.release() if final else self.arena.reset()
         for graph in {id(k.graph): k.graph for k in self.captured if k.graph}.values():
             graph.replays = graph.copied = 0  # recorded: later replays are the next phase's

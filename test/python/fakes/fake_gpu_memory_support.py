@@ -58,11 +58,17 @@ def fake_gpu_memory(request, fake_gpu_memory_path):
         device_memory.use(previous)
 
 
-def view(piece) -> np.ndarray:
-    """The bytes of a slice of fake device memory, writable in place."""
+def view(piece, nbytes: int | None = None) -> np.ndarray:
+    """The bytes of a slice of fake device memory, writable in place:
+    `piece` is a Slice, or the address the launch fast path hands Triton
+    (an int), whose size the launch asked for (`nbytes`)."""
+    if isinstance(piece, int):
+        assert nbytes is not None, "an address from the launch fast path: pass the size asked for"
+        return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(piece))
     return np.ctypeslib.as_array((ctypes.c_uint8 * piece.nbytes).from_address(piece.data_ptr()))
 
 
 def write(piece, data) -> None:
     """Writes `data` (bytes or a uint8 array) where a kernel would have."""
-    view(piece)[:] = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
+    data = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
+    view(piece, len(data))[:] = data
