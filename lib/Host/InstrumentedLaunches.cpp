@@ -135,8 +135,9 @@ nb::object InstrumentedLaunches::allocate(nb::handle size, nb::handle alignment,
         if (PyObject_IsTrue(capturing.ptr()))
           break; // captured in a CUDA graph: the session decides
       }
-      pending = {Pending::Fast, id_,
-                 LoggedLaunch{0, run.chunk, 0, 0, run.offset, bytes, streamValue}};
+      pending = {
+          Pending::Fast, id_,
+          LoggedLaunch{0, run.chunk, 0, 0, run.offset, bytes, streamValue}};
       uint64_t pointer = run.pointer;
       run.pointer += run.stride;
       run.offset += run.stride;
@@ -145,7 +146,8 @@ nb::object InstrumentedLaunches::allocate(nb::handle size, nb::handle alignment,
     }
   }
   if (!slowAllocate_.is_valid())
-    throw nb::value_error("the instrumentation session of this allocator is gone");
+    throw nb::value_error(
+        "the instrumentation session of this allocator is gone");
   nb::object slice = slowAllocate_(size, alignment, stream);
   pending = {Pending::Slow, id_, {}};
   return slice;

@@ -28,7 +28,7 @@ struct LoggedLaunch {
   uint32_t chunk;    // the session's index of the arena chunk
   uint64_t index;    // the launch's number among its (kernel, variant)'s
   uint64_t sequence; // the launch's number among all of the session's
-  uint64_t offset;  // of the slice in the chunk
+  uint64_t offset;   // of the slice in the chunk
   uint64_t size;
   uint64_t stream;
 };
@@ -50,7 +50,8 @@ public:
   // slowAllocate(size, alignment, stream) and slowLaunch(metadata, slice)
   // are the session's own allocator and hook (slice: (chunk, offset, size,
   // stream) of a fast allocation the fast hook could not log, else None).
-  InstrumentedLaunches(nanobind::object slowAllocate, nanobind::object slowLaunch);
+  InstrumentedLaunches(nanobind::object slowAllocate,
+                       nanobind::object slowLaunch);
 
   nanobind::object allocate(nanobind::handle size, nanobind::handle alignment,
                             nanobind::handle stream);
