@@ -112,6 +112,30 @@ bool InstrumentedLaunches::fastEligible() const {
          (std::isinf(deadline_) || monotonicSeconds() < deadline_);
 }
 
+Reservation *InstrumentedLaunches::find(std::vector<Reservation> &runs,
+                                        uint64_t context, uint64_t size) {
+  for (Reservation &run : runs)
+    if (run.context == context && run.size == size)
+      return &run;
+  return nullptr;
+}
+
+bool InstrumentedLaunches::capturing() const {
+  if (!captureCheck_.is_valid() || captureCheck_.is_none())
+    return false;
+  nb::object answer = captureCheck_();
+  return PyObject_IsTrue(answer.ptr()) != 0;
+}
+
+void InstrumentedLaunches::setSink(uint64_t context, uint64_t size,
+                                   uint32_t chunk, uint64_t pointer) {
+  Reservation sink{context, size, chunk, pointer, 0, 0, 0};
+  if (Reservation *existing = find(sinks_, context, size))
+    *existing = sink;
+  else
+    sinks_.push_back(sink);
+}
+
 nb::object InstrumentedLaunches::allocate(nb::handle size, nb::handle alignment,
                                           nb::handle stream) {
   ThreadPending &pending = threadPending;
@@ -126,22 +150,20 @@ nb::object InstrumentedLaunches::allocate(nb::handle size, nb::handle alignment,
   if (!slowBefore && fastEligible() && readUnsigned(size.ptr(), bytes) &&
       readUnsigned(stream.ptr(), streamValue) &&
       currentContext_(&context) == 0) {
-    for (Reservation &run : runs_) {
-      if (run.count == 0 || run.size != bytes ||
-          run.context != reinterpret_cast<uint64_t>(context))
-        continue;
-      if (captureCheck_.is_valid() && !captureCheck_.is_none()) {
-        nb::object capturing = captureCheck_();
-        if (PyObject_IsTrue(capturing.ptr()))
-          break; // captured in a CUDA graph: the session decides
-      }
+    uint64_t key = reinterpret_cast<uint64_t>(context);
+    Reservation *run = find(runs_, key, bytes);
+    if (!run || run->count == 0)
+      run = find(sinks_, key, bytes); // past the budget: the session's sink
+    if (run && !capturing()) {
       pending = {
           Pending::Fast, id_,
-          LoggedLaunch{0, run.chunk, 0, 0, run.offset, bytes, streamValue}};
-      uint64_t pointer = run.pointer;
-      run.pointer += run.stride;
-      run.offset += run.stride;
-      --run.count;
+          LoggedLaunch{0, run->chunk, 0, 0, run->offset, bytes, streamValue}};
+      uint64_t pointer = run->pointer;
+      if (run->stride) { // a run; a sink is handed out again and again
+        run->pointer += run->stride;
+        run->offset += run->stride;
+        --run->count;
+      }
       return nb::steal(PyLong_FromUnsignedLongLong(pointer));
     }
   }

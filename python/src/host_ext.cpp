@@ -291,6 +291,8 @@ void bindInstrumentedLaunches(nb::module_ &m) {
                  {context, size, chunk, pointer, offset, stride, count});
            })
       .def("reserved", &InstrumentedLaunches::reserved)
+      .def("set_sink", &InstrumentedLaunches::setSink)
+      .def("clear_sinks", &InstrumentedLaunches::clearSinks)
       .def("reserved_bytes", &InstrumentedLaunches::reservedBytes)
       .def("take_reservations",
            [](InstrumentedLaunches &self) {

@@ -7,9 +7,11 @@
 // a launch of a kernel the session has seen before, of a size it reserved
 // for, on the current context, not captured in a CUDA graph, outside
 // Triton's benchmark loops and host scopes, takes the next slice of the run
-// (allocate) and is logged (onLaunch). Everything else goes to the
-// session's Python callables, as before. The session drains the log
-// (drain) before it decides anything that depends on launch order.
+// (allocate) and is logged (onLaunch); past the budget, a size the session
+// refused writes into its sink (setSink) and is logged to be counted.
+// Everything else goes to the session's Python callables, as before. Both
+// number launches on the counters here, so the session drains the log
+// (drain) only when it reads what it kept.
 // Uses the Python C API; called with the GIL held.
 #ifndef PROTON_HOST_INSTRUMENTEDLAUNCHES_H
 #define PROTON_HOST_INSTRUMENTEDLAUNCHES_H
@@ -83,6 +85,12 @@ public:
   uint64_t reservedBytes() const;
   // Takes back every run's unused slices.
   std::vector<Reservation> takeReservations();
+  // Past the budget: launches of `size` on `context` with no run left write
+  // into the session's sink at `pointer` (arena chunk index `chunk`), and
+  // are logged for the session to count. clearSinks: at a flush.
+  void setSink(uint64_t context, uint64_t size, uint32_t chunk,
+               uint64_t pointer);
+  void clearSinks() { sinks_.clear(); }
   // The logged launches and the fast slices whose launch never came, since
   // the last drain (the log is empty after).
   std::pair<std::vector<LoggedLaunch>, std::vector<LoggedLaunch>> drain();
@@ -97,6 +105,9 @@ public:
 
 private:
   bool fastEligible() const;
+  bool capturing() const;
+  static Reservation *find(std::vector<Reservation> &runs, uint64_t context,
+                           uint64_t size);
   nanobind::tuple pendingTuple(const LoggedLaunch &slice) const;
 
   nanobind::object slowAllocate_, slowLaunch_, captureCheck_;
@@ -104,7 +115,7 @@ private:
   uint64_t id_;
   bool enabled_ = false;
   double deadline_;
-  std::vector<Reservation> runs_;
+  std::vector<Reservation> runs_, sinks_;
   std::unordered_map<uint64_t, uint32_t> variants_; // CUfunction -> variant
   std::vector<uint32_t> variantCounter_;            // variant -> counter
   std::vector<uint64_t> counts_;                    // counter -> launches

@@ -23,6 +23,8 @@ import signal
 import sys
 import threading
 
+from ..writers import files
+
 _installed = False
 _finalize_all = None
 
@@ -53,6 +55,7 @@ def _finalize(why: str) -> None:
 
 
 def _at_exit() -> None:
+    files.allow_threads(False)  # the interpreter's shutdown has begun: it may refuse new threads
     _finalize("at exit")
 
 

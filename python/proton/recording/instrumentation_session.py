@@ -43,6 +43,7 @@ from ..contract.errors import ProfilerError
 from ..session.interface import ProfilerSession
 from ..session.modes import OpMeasure, parse
 from ..session.options import SessionOptions
+from ..writers import perfetto_trace
 from . import arena as arenas, clock_sync, cuda_graphs
 from . import launches as retention
 from .benchmark_loops import BenchmarkLoops
@@ -99,6 +100,8 @@ class InstrumentationSession(
         for kind in self.outputs:
             if kind not in OUTPUT_SUFFIXES:
                 raise ProfilerError(f"unknown output {kind!r}; valid: {', '.join(OUTPUT_SUFFIXES)}")
+        if "pftrace" in self.outputs:
+            perfetto_trace.prepare()  # not at the program's end (perfetto_trace.prepare says why)
         self.quiet = options.quiet
         self.periodic_flushing = self.flush_policy.phases
         self._phase_began = time.monotonic()
@@ -132,6 +135,7 @@ class InstrumentationSession(
         self._fast = None  # proton._host.InstrumentedLaunches, or None
         self._fast_chunks: list = []  # the arena chunks its runs are in, by index
         self._fast_chunk_index: dict[int, int] = {}  # id(chunk) -> index
+        self._fast_sinks: set[int] = set()  # indexes of the sink blocks among them
         self._fast_variants: list[tuple] = []  # (kernel, (kernel, variant), kernel id), by index
         self._fast_counters: dict[tuple, int] = {}  # (kernel, variant) -> its launch counter there
         self._fast_handles: set = set()  # CUfunction handles it knows

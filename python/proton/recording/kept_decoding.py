@@ -25,6 +25,7 @@ from ..contract.errors import ProfilerError
 from ..contract.events import LaunchEvents
 from ..contract.kernel_metadata import KernelMetadata
 from ..writers import launch_windows
+from ..writers.files import threads_allowed
 from ..writers.launch_windows import LaunchFacts
 from . import decode, decode_batch
 from .buffer import BufferFormatError
@@ -122,7 +123,7 @@ def decode_window(window: list[KeptBuffer], cost: float, memory: WindowMemory | 
         except (decode_batch.NotBatchable, BufferFormatError, ProfilerError):
             return [_decode_one(window[i], rows[i], cost) for i in members]
 
-    if workers > 1 and len(jobs) > 1:
+    if workers > 1 and len(jobs) > 1 and threads_allowed():
         with ThreadPoolExecutor(min(workers, len(jobs))) as pool:
             done = list(pool.map(run, jobs))
     else:

@@ -48,11 +48,12 @@ class LaunchBookkeeping:
             if launch.graph is not None:
                 launch.graph.launches.append(launch)
             self.captured.append(launch)
-        elif where == "sink":
-            self.retention.count(key, "budget")
         else:
-            self._offer(key, launch, self.retention.max_launches is None and self.benchmarks.inside())
-            self._note_variant(handle, name, key, kernel_id)
+            if where == "sink":
+                self.retention.count(key, "budget")
+            else:
+                self._offer(key, launch, self.retention.max_launches is None and self.benchmarks.inside())
+            self._note_variant(handle, name, key, kernel_id)  # its next launches may take the fast path
 
     def _numbered(self, name: str, key: tuple, piece, stream, call_stack: tuple, kernel_id) -> KeptLaunch:
         """A launch of kernel `name`, variant `key`, on `piece`, with its

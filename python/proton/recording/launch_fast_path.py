@@ -12,12 +12,15 @@ captured, no periodic flush is due, and it is made outside Triton's
 benchmark loops and outside host scopes. Runs are reserved by the slow
 path, from the arena, each twice the last (up to RUN_LIMIT) within the
 budget and the flush size; reserved slices not used go back to the arena
-before a launch would be refused, and at each flush.
+before a launch would be refused, and at each flush. Once a launch of a
+size is refused (past the budget), the launches of that size after it
+write into the same sink, logged and counted as the Python path counts
+them.
 
 Both paths number launches on the extension's counters, so the log is
 drained (into kept launches, in launch order) only when the session reads
 what it kept: at a flush and at finalize. The outputs are those of the
-Python path.
+Python path (test_launch_fast_path.py compares them scenario by scenario).
 Without the extension (an install built without the host profiler) or on
 a runtime other than CUDA the Python path serves every launch.
 """
@@ -74,7 +77,8 @@ class LaunchFastPath:
         is (chunk, offset, size, stream) of a fast slice this launch got."""
         if fast_slice is not None:
             chunk, offset, size, stream = fast_slice
-            self._local.pending = (self._fast_chunks[chunk].slice(offset, size), stream, "arena")
+            where = "sink" if chunk in self._fast_sinks else "arena"
+            self._local.pending = (self._fast_chunks[chunk].slice(offset, size), stream, where)
         self._on_launch(metadata)
 
     def _note_variant(self, handle, name: str, key: tuple, kernel_id) -> None:
@@ -108,11 +112,34 @@ class LaunchFastPath:
         self._launches += 1
         return index, self._launches - 1
 
+    def _fast_may_serve(self) -> bool:
+        fast = self._fast
+        return fast is not None and self.active and self.max_launches is None and not self.launch_metadata_names
+
+    def _chunk_index(self, allocation) -> int:
+        """The fast path's index of an arena chunk (or sink block)."""
+        chunk = self._fast_chunk_index.get(id(allocation))
+        if chunk is None:
+            chunk = self._fast_chunk_index[id(allocation)] = len(self._fast_chunks)
+            self._fast_chunks.append(allocation)
+        return chunk
+
+    def _sink_ahead(self, size: int, piece) -> None:
+        """After the slow path gave a launch of `size` the sink (past the
+        budget): the launches after it write there too, and are counted."""
+        if not self._fast_may_serve():
+            return
+        context = self.arena.memory.runtime.current_key()
+        if context:
+            chunk = self._chunk_index(piece.allocation)
+            self._fast_sinks.add(chunk)
+            self._fast.set_sink(context, size, chunk, piece.data_ptr())
+
     def _reserve_ahead(self, size: int) -> None:
         """After the slow path gave a launch an arena slice of `size`: a run
         of slices of that size for the launches after it."""
         fast = self._fast
-        if fast is None or not self.active or self.max_launches is not None or self.launch_metadata_names:
+        if not self._fast_may_serve():
             return
         context = self.arena.memory.runtime.current_key()
         if not context or fast.reserved(context, size):
@@ -125,10 +152,7 @@ class LaunchFastPath:
         if run is None:
             return
         allocation, offset, stride, count = run
-        chunk = self._fast_chunk_index.get(id(allocation))
-        if chunk is None:
-            chunk = self._fast_chunk_index[id(allocation)] = len(self._fast_chunks)
-            self._fast_chunks.append(allocation)
+        chunk = self._chunk_index(allocation)
         fast.add_reservation(context, size, chunk, allocation.pointer + offset, offset, stride, count)
         runs[size] = min(2 * count, RUN_LIMIT)
         if self._torch is not None:
@@ -150,24 +174,30 @@ class LaunchFastPath:
         if self._fast is None:
             return
         logged, unlaunched = self._fast.drain()
-        chunks = self._fast_chunks
+        chunks, sinks = self._fast_chunks, self._fast_sinks
         for _variant, _index, _sequence, chunk, offset, size, stream in unlaunched:
             self._unlaunched += 1
-            self.arena.give_back(chunks[chunk].slice(offset, size), stream)
+            if chunk not in sinks:
+                self.arena.give_back(chunks[chunk].slice(offset, size), stream)
         counts = self.launch_counts
         for variant, index, sequence, chunk, offset, size, stream in logged:
             name, key, kernel_id = self._fast_variants[variant]
+            counts[key] = max(counts.get(key, 0), index + 1)
+            if chunk in sinks:
+                self.retention.count(key, "budget")
+                continue
             piece = chunks[chunk].slice(offset, size)
             launch = KeptLaunch(name, index, piece, sequence, key[1], (), None, kernel_id, stream)
             self.retention.offer(key, launch, True, False)  # kept: the fast path serves keep-every-launch only
-            counts[key] = max(counts.get(key, 0), index + 1)
 
     def _forget_arena(self) -> None:
         """Before the arena's memory is reset or released: no run points into it."""
         if self._fast is not None:
             self._fast.take_reservations()
+            self._fast.clear_sinks()
         self._fast_chunks.clear()
         self._fast_chunk_index.clear()
+        self._fast_sinks.clear()
 
     @property
     def kept_bytes(self) -> int:

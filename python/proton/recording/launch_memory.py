@@ -38,6 +38,7 @@ class LaunchMemory:
             piece, where = self._arena().take(size, stream), "arena"
             if piece is None:
                 piece, where = self.arena.sink(size), "sink"
+                self._sink_ahead(size, piece)  # the launches after it write there too
             else:
                 self._reserve_ahead(size)  # the launches after it take the fast path
         local.pending = (piece, stream, where)

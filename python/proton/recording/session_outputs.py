@@ -19,7 +19,7 @@ from ..device import memory as device_memory
 from ..session.interface import Report
 from ..session.paths import distributed_rank, output_path
 from ..writers import chrome_trace as trace_chrome, hatchet_tree, launch_windows, perfetto_trace
-from ..writers.files import write_or_fall_back
+from ..writers.files import threads_allowed, write_or_fall_back
 from ..writers.launch_windows import LaunchFacts
 from ..writers.progress import Progress
 from . import arena as arenas, calibration, clock_sync, kept_decoding
@@ -439,9 +439,13 @@ def _write_side_by_side(launches, paths: dict, writers: dict, warnings: list) ->
     outputs fail, the first one's error is raised once all have ended (the
     outputs written are kept)."""
     kinds = list(paths)
-    if len(kinds) == 1:
-        kind = kinds[0]
-        return {kind: write_or_fall_back(paths[kind], lambda path: writers[kind](path, launches), warnings)}
+    if len(kinds) == 1 or not threads_allowed():
+        # One output, or no threads at the program's end: each output from a
+        # decoding of its own, one after the other.
+        return {
+            kind: write_or_fall_back(paths[kind], lambda path, kind=kind: writers[kind](path, launches), warnings)
+            for kind in kinds
+        }
     shared = launch_windows.SharedPasses(launches, len(kinds))
     results: dict = {kind: None for kind in kinds}
     notes: dict = {kind: [] for kind in kinds}

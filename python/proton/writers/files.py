@@ -33,6 +33,22 @@ STDOUT = "-"
 #: How long a FIFO destination may wait for a process to open it for reading.
 FIFO_READER_WAIT_S = 10.0
 
+#: False while open sessions are finalized at the program's end: the
+#: interpreter may refuse new threads then (Python 3.12 does, once its
+#: shutdown began), so the writers do in the calling thread what they would
+#: have handed to threads (profiling/at_exit.py sets it).
+_threads_allowed = True
+
+
+def threads_allowed() -> bool:
+    """Whether the writers may start threads (pools, background writes)."""
+    return _threads_allowed
+
+
+def allow_threads(allowed: bool) -> None:
+    global _threads_allowed
+    _threads_allowed = allowed
+
 
 class InputFileError(OSError):
     """An input that is not a regular file; str() is one line naming it."""
@@ -271,8 +287,10 @@ class BackgroundWrites:
         self._error: BaseException | None = None
         self._queue: queue.Queue = queue.Queue(maxsize=depth)
         self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="proton-file-writes", daemon=True)
-        self._thread.start()
+        self._thread = None  # None: each write is made at once, in the caller's thread
+        if threads_allowed():
+            self._thread = threading.Thread(target=self._run, name="proton-file-writes", daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         while True:
@@ -294,8 +312,12 @@ class BackgroundWrites:
 
     def write(self, data) -> None:
         self._check()
-        self._queue.put(data)
         self.submitted += 1
+        if self._thread is None:
+            self.file.write(data)
+            self._done += 1
+            return
+        self._queue.put(data)
 
     def wait(self, count: int) -> None:
         """Until the first `count` writes are done."""
@@ -304,15 +326,17 @@ class BackgroundWrites:
         self._check()
 
     def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
         self._check()
 
     def abandon(self) -> None:
         """Stops after the write under way (on an error of the caller's)."""
         self._error = self._error or OSError("abandoned")
-        self._queue.put(None)
-        self._thread.join()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
 
 
 class BackgroundCalls:
@@ -344,16 +368,23 @@ class BackgroundCalls:
     def submit(self, *args) -> None:
         if self._error is not None:
             raise self._error
+        if self._thread is None:
+            self.call(*args)  # no threads at the program's end: at once
+            return
         self._queue.put(args)
 
     def __enter__(self):
-        self._thread.start()
+        if threads_allowed():
+            self._thread.start()
+        else:
+            self._thread = None
         return self.submit
 
     def __exit__(self, kind, value, traceback) -> None:
         if kind is not None:
             self._error = self._error or value
-        self._queue.put(None)
-        self._thread.join()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
         if kind is None and self._error is not None:
             raise self._error

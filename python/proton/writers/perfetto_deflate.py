@@ -19,6 +19,7 @@ import os
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
+from .files import threads_allowed
 from .perfetto_packets import trace_packet, varint_bytes
 
 CHUNK_BYTES = 1 << 20
@@ -50,6 +51,8 @@ class DeflateOut:
         self.pending: list = []
         self.size = 0
         workers = workers if workers is not None else min(8, _usable_cores())
+        if not threads_allowed():
+            workers = 1  # compressed in the calling thread
         self.pool = ThreadPoolExecutor(workers) if workers > 1 else None
         self.in_flight: collections.deque = collections.deque()
         self.max_in_flight = 2 * max(workers, 1)

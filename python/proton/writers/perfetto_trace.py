@@ -55,6 +55,16 @@ from .perfetto_tracks import EXPLICIT_ORDER
 HOST_CLOCK_KEYS = ("realtime_minus_globaltimer_ns", "uncertainty_ns", "samples")
 
 
+def prepare() -> None:
+    """Imports what writing a trace needs, at a session's start rather than at
+    its finalize: a session finalized at the program's end must not import
+    then, since code run by exec() while it does (protobuf's namedtuples)
+    clears CPython's note that the program ended by Ctrl-C, and the process
+    would end with status 1 instead of by SIGINT."""
+    with contextlib.suppress(ImportError):
+        import perfetto.trace_builder.proto_builder  # noqa: F401
+
+
 def _builder():
     try:
         from perfetto.trace_builder.proto_builder import TraceProtoBuilder

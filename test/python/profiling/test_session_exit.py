@@ -35,7 +35,7 @@ from fake_gpu_memory_support import write
 
 data, meta = make(ctas=2, kernel_id=401)
 kernel_metadata.register(meta)
-session = proton.start({name!r}, backend="instrumentation", outputs="tree", periodic_flushing={flush!r})
+session = proton.start({name!r}, backend="instrumentation", outputs={outputs!r}, periodic_flushing={flush!r})
 session._torch = FakeTorch()
 for _ in range({launches}):
     piece = _allocation._profile_allocator(data.size, 16, 0)
@@ -47,12 +47,18 @@ for _ in range({launches}):
 EVENTS_PER_LAUNCH = 24  # make(ctas=2): 2 CTAs x 4 warps x 3 scopes
 
 
-def run(tmp_path, lib, end, launches=3, flush=False):
+def run(tmp_path, lib, end, launches=3, flush=False, outputs="tree"):
     name = str(tmp_path / "run")
     script = tmp_path / "program.py"
     script.write_text(
         SCRIPT.format(
-            import_path=suite_paths.IMPORT_PATH, lib=str(lib), name=name, flush=flush, launches=launches, end=end
+            import_path=suite_paths.IMPORT_PATH,
+            lib=str(lib),
+            name=name,
+            flush=flush,
+            launches=launches,
+            end=end,
+            outputs=outputs,
         )
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
@@ -81,6 +87,29 @@ def test_an_open_session_is_finalized_however_the_program_ends(tmp_path, fake_gp
     assert launches_in(name + ".hatchet") == 3  # every launch, decoded and written
     if "RuntimeError" in end:
         assert "RuntimeError: the program failed" in done.stderr  # the program's own end is still told
+
+
+@pytest.mark.parametrize(
+    "end, status",
+    [
+        ("pass", 0),
+        ("raise RuntimeError('the program failed')", 1),
+        ("raise KeyboardInterrupt", -signal.SIGINT),  # still ends by SIGINT, as without a session
+        ("os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)", -signal.SIGTERM),
+    ],
+)
+def test_every_output_is_written_at_the_programs_end(tmp_path, fake_gpu_memory_path, end, status):
+    """The default outputs (Chrome and Perfetto traces beside the tree) are
+    written side by side on threads during a run; at the interpreter's end
+    Python refuses new threads, so they are written one after the other."""
+    done, name = run(tmp_path, fake_gpu_memory_path, end, outputs=None)
+    assert done.returncode == status, done.stderr
+    assert "could not finalize" not in done.stderr, done.stderr
+    assert launches_in(name + ".hatchet") == 3
+    trace = json.loads(Path(name + ".chrome_trace").read_text())["traceEvents"]
+    assert len({e["pid"] for e in trace}) == 3 * 2  # 3 launches x 2 CTAs
+    assert len(trace) == 3 * EVENTS_PER_LAUNCH
+    assert Path(name + ".pftrace").stat().st_size > 0
 
 
 def test_a_sigterm_handler_of_the_program_decides(tmp_path, fake_gpu_memory_path):
