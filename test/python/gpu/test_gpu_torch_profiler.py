@@ -16,6 +16,7 @@ in its own process (CUPTI's subscription is process-wide):
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -154,6 +155,74 @@ def test_torch_compiled_step_inside_torch_profiler(tmp_path):
     assert result["torch_add"] == 3, result
     assert sum(name.startswith("add_kernel") for name in result["matched"]) == 3, result
     assert result["unmatched"] == [], result
+
+
+def test_torch_compiled_training_step_merges_into_one_timeline(tmp_path):
+    """A torch.compile'd training step (forward, AOTAutograd's backward, SGD)
+    and the user's kernel with scopes, run under torch.profiler and an
+    instrumentation session together: the losses are bit-identical to the
+    same steps run plain before, torch has every add_kernel, every
+    instrumented launch lies under its torch kernel within 1 us, and the
+    picture of the merged timeline is drawn (saved to PROTON_SAVE_FIXTURES
+    where it is set, for docs/torch_profiler.md)."""
+    run(
+        tmp_path,
+        """
+        STEPS = 5
+        torch.manual_seed(0)
+        xb, yb = torch.randn(256, 512, device="cuda"), torch.randn(256, 1, device="cuda")
+
+        def train():
+            torch.manual_seed(1)
+            model = torch.nn.Sequential(
+                torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.Linear(512, 1)
+            ).cuda()
+            compiled = torch.compile(model)
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            losses = []
+            for _ in range(STEPS):
+                opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(compiled(xb), yb)
+                loss.backward()
+                opt.step()
+                add_kernel[GRID](x, y, out, N, BLOCK=BLOCK)  # the user's own kernel, with scopes
+                losses.append(loss.item())
+            return losses
+
+        plain = train()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            proton.start("train", mode="default:optimizations=clock32", quiet=True)
+            profiled = train()
+            torch.cuda.synchronize()
+            report = proton.finalize()
+        prof.export_chrome_trace("torch_trace.json")
+        merged = proton.export_with_torch(
+            "torch_trace.json", report.files["pftrace"], "timeline.pftrace", svg="timeline.svg"
+        )
+        json.dump({
+            "plain": plain, "profiled": profiled,
+            "torch_add": len(kernels("torch_trace.json", "add_kernel")),
+            "proton": {"launches": report.launches_kept, "events": report.events, "errors": report.errors},
+            "matched": [m.to_dict() for m in merged.matched],
+            "unmatched": [m.to_dict() for m in merged.unmatched],
+        }, open("result.json", "w"))
+        """,
+    )
+    result = json.loads((tmp_path / "result.json").read_text())
+    saved = os.environ.get("PROTON_SAVE_FIXTURES")
+    if saved:
+        os.makedirs(saved, exist_ok=True)
+        for name in ("timeline.svg", "result.json"):
+            shutil.copy(tmp_path / name, os.path.join(saved, f"compiled_training_step_{name}"))
+    assert result["profiled"] == result["plain"]  # the losses, bit for bit
+    assert result["torch_add"] == 5
+    assert result["proton"] == {"launches": 5, "events": 5 * 64 * 4 * 2, "errors": []}
+    assert result["unmatched"] == [] and [m["kernel"] for m in result["matched"]] == ["add_kernel"] * 5
+    for m in result["matched"]:
+        assert m["start_gap_ns"] >= 0 and m["end_gap_ns"] >= 0  # inside torch's kernel
+        assert abs(m["residual_ns"]) <= 1_000, m
+    assert "add_kernel" in (tmp_path / "timeline.svg").read_text()
+    print("residuals ns:", [m["residual_ns"] for m in result["matched"]])
 
 
 def test_host_session_inside_torch_profiler_warns_and_goes_on(tmp_path):
