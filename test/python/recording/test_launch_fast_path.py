@@ -234,3 +234,46 @@ def test_without_the_extension_the_python_path_serves_every_launch(tmp_path, ker
         program.launch("a")
     assert session._fast is None and program.fast == 0
     assert proton.finalize().launches_kept == 10
+
+
+def test_launches_on_two_devices_keep_their_own_slices(tmp_path, kernels, monkeypatch, fake_gpu_memory):
+    """Runs are reserved per context: launches alternating between two
+    devices each take slices on their own device, as the Python path's."""
+    import ctypes
+
+    contexts = [(0, ctypes.c_void_p(0x1000)), (1, ctypes.c_void_p(0x2000))]
+
+    def alternating(program):
+        for i in range(24):
+            fake_gpu_memory.set_device(*contexts[i % 2])
+            program.launch("a")
+        fake_gpu_memory.set_device(*contexts[0])
+
+    try:
+        result, served = both(tmp_path, kernels, monkeypatch, alternating)
+    finally:
+        fake_gpu_memory.set_device(*contexts[0])
+    assert result["launches_kept"] == 24 and served >= 16
+
+
+def test_launches_from_several_threads(tmp_path, kernels, monkeypatch):
+    """Each thread's allocation is matched with its own launch hook (the
+    pending slice is per thread): every launch is kept once, none lost."""
+    import threading
+
+    def threaded(program):
+        def worker(name):
+            for _ in range(30):
+                program.launch(name)
+
+        threads = [threading.Thread(target=worker, args=(name,)) for name in ("a", "b", "c")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    for fast in (False, True):
+        result, _ = outcome(tmp_path, kernels, threaded, fast, monkeypatch)
+        assert result["launches_kept"] == 90 and result["errors"] == [] and result["unlaunched"] == 0
+        assert {k: v["kept"] for k, v in result["per_kernel"].items()} == {"a": 30, "b": 30, "c": 30}
+        assert sorted(k[2] for k in result["kept"]) == list(range(90))
