@@ -108,7 +108,6 @@ void InstrumentedLaunches::setBenchmarkDepth(int depth) {
 
 bool InstrumentedLaunches::fastEligible() const {
   return enabled_ && currentContext_ && benchmarkDepth == 0 &&
-         threadContext().scopes.size() == 1 &&
          (std::isinf(deadline_) || monotonicSeconds() < deadline_);
 }
 
@@ -118,6 +117,19 @@ Reservation *InstrumentedLaunches::find(std::vector<Reservation> &runs,
     if (run.context == context && run.size == size)
       return &run;
   return nullptr;
+}
+
+uint32_t InstrumentedLaunches::stackId() {
+  const std::vector<uint32_t> &scopes = threadContext().scopes;
+  if (scopes.size() == 1)
+    return 0; // the root only: no host scope open
+  auto known = stackIds_.find(scopes);
+  if (known != stackIds_.end())
+    return known->second;
+  uint32_t id = stackNames_.size();
+  stackNames_.push_back(scopeStack());
+  stackIds_.emplace(scopes, id);
+  return id;
 }
 
 bool InstrumentedLaunches::capturing() const {
@@ -155,9 +167,9 @@ nb::object InstrumentedLaunches::allocate(nb::handle size, nb::handle alignment,
     if (!run || run->count == 0)
       run = find(sinks_, key, bytes); // past the budget: the session's sink
     if (run && !capturing()) {
-      pending = {
-          Pending::Fast, id_,
-          LoggedLaunch{0, run->chunk, 0, 0, run->offset, bytes, streamValue}};
+      pending = {Pending::Fast, id_,
+                 LoggedLaunch{0, run->chunk, 0, 0, 0, run->offset, bytes,
+                              streamValue}};
       uint64_t pointer = run->pointer;
       if (run->stride) { // a run; a sink is handed out again and again
         run->pointer += run->stride;
@@ -193,6 +205,7 @@ void InstrumentedLaunches::onLaunch(nb::handle metadata) {
       slice.variant = known->second;
       slice.index = counts_[variantCounter_[known->second]]++;
       slice.sequence = sequence_++;
+      slice.stack = stackId();
       log_.push_back(slice);
       return;
     }

@@ -264,8 +264,8 @@ void bindInstrumentedLaunches(nb::module_ &m) {
   auto rows = [](const std::vector<LoggedLaunch> &launches) {
     nb::list out;
     for (const LoggedLaunch &l : launches)
-      out.append(nb::make_tuple(l.variant, l.index, l.sequence, l.chunk,
-                                l.offset, l.size, l.stream));
+      out.append(nb::make_tuple(l.variant, l.index, l.sequence, l.stack,
+                                l.chunk, l.offset, l.size, l.stream));
     return out;
   };
   nb::class_<InstrumentedLaunches>(m, "InstrumentedLaunches",
@@ -302,12 +302,24 @@ void bindInstrumentedLaunches(nb::module_ &m) {
                                          r.stride, r.count));
              return out;
            })
-      // ([(variant, index, sequence, chunk, offset, size, stream)] logged,
+      // ([(variant, index, sequence, stack, chunk, offset, size, stream)]
+      //  logged,
       //  [...] unlaunched)
       .def("drain",
            [rows](InstrumentedLaunches &self) {
              auto [logged, unlaunched] = self.drain();
              return nb::make_tuple(rows(logged), rows(unlaunched));
+           })
+      .def("scope_stacks",
+           [](InstrumentedLaunches &self) {
+             nb::list out;
+             for (const std::vector<std::string> &stack : self.scopeStacks()) {
+               nb::list names;
+               for (const std::string &name : stack)
+                 names.append(name);
+               out.append(nb::tuple(names));
+             }
+             return out;
            })
       .def_static("set_benchmark_depth",
                   &InstrumentedLaunches::setBenchmarkDepth);

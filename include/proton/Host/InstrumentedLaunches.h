@@ -6,9 +6,9 @@
 // The session reserves runs of slices of its arena ahead (addReservation);
 // a launch of a kernel the session has seen before, of a size it reserved
 // for, on the current context, not captured in a CUDA graph, outside
-// Triton's benchmark loops and host scopes, takes the next slice of the run
-// (allocate) and is logged (onLaunch); past the budget, a size the session
-// refused writes into its sink (setSink) and is logged to be counted.
+// Triton's benchmark loops, takes the next slice of the run (allocate) and
+// is logged with the host scopes open (onLaunch); past the budget, a size the
+// session refused writes into its sink (setSink) and is logged to be counted.
 // Everything else goes to the session's Python callables, as before. Both
 // number launches on the counters here, so the session drains the log
 // (drain) only when it reads what it kept.
@@ -19,6 +19,8 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -30,6 +32,7 @@ struct LoggedLaunch {
   uint32_t chunk;    // the session's index of the arena chunk
   uint64_t index;    // the launch's number among its (kernel, variant)'s
   uint64_t sequence; // the launch's number among all of the session's
+  uint32_t stack;    // the host scopes open at the launch (scopeStacks)
   uint64_t offset;   // of the slice in the chunk
   uint64_t size;
   uint64_t stream;
@@ -95,6 +98,12 @@ public:
   // the last drain (the log is empty after).
   std::pair<std::vector<LoggedLaunch>, std::vector<LoggedLaunch>> drain();
 
+  // The host scope stacks launches were logged under, by LoggedLaunch.stack
+  // (0: none open), each outermost first.
+  const std::vector<std::vector<std::string>> &scopeStacks() const {
+    return stackNames_;
+  }
+
   // Triton's benchmark loops running on the calling thread (benchmark_loops).
   static void setBenchmarkDepth(int depth);
 
@@ -106,6 +115,7 @@ public:
 private:
   bool fastEligible() const;
   bool capturing() const;
+  uint32_t stackId(); // of the calling thread's open host scopes
   static Reservation *find(std::vector<Reservation> &runs, uint64_t context,
                            uint64_t size);
   nanobind::tuple pendingTuple(const LoggedLaunch &slice) const;
@@ -120,6 +130,8 @@ private:
   std::vector<uint32_t> variantCounter_;            // variant -> counter
   std::vector<uint64_t> counts_;                    // counter -> launches
   uint64_t sequence_ = 0;
+  std::map<std::vector<uint32_t>, uint32_t> stackIds_; // scope nodes -> id
+  std::vector<std::vector<std::string>> stackNames_{{}};
   std::vector<LoggedLaunch> log_, unlaunched_;
 };
 

@@ -9,7 +9,8 @@ launch (no max_launches_per_kernel, no hook="triton" names), the kernel was
 launched before in the session (its variant is known), a run of slices of
 its buffer size is reserved on the current device, no CUDA graph is being
 captured, no periodic flush is due, and it is made outside Triton's
-benchmark loops and outside host scopes. Runs are reserved by the slow
+benchmark loops; the host scopes open (proton.scope) are logged with it.
+Runs are reserved by the slow
 path, from the arena, each twice the last (up to RUN_LIMIT) within the
 budget and the flush size; reserved slices not used go back to the arena
 before a launch would be refused, and at each flush. Once a launch of a
@@ -175,19 +176,20 @@ class LaunchFastPath:
             return
         logged, unlaunched = self._fast.drain()
         chunks, sinks = self._fast_chunks, self._fast_sinks
-        for _variant, _index, _sequence, chunk, offset, size, stream in unlaunched:
+        for _variant, _index, _sequence, _stack, chunk, offset, size, stream in unlaunched:
             self._unlaunched += 1
             if chunk not in sinks:
                 self.arena.give_back(chunks[chunk].slice(offset, size), stream)
         counts = self.launch_counts
-        for variant, index, sequence, chunk, offset, size, stream in logged:
+        stacks = self._fast.scope_stacks() if any(row[3] for row in logged) else [()]
+        for variant, index, sequence, stack, chunk, offset, size, stream in logged:
             name, key, kernel_id = self._fast_variants[variant]
             counts[key] = max(counts.get(key, 0), index + 1)
             if chunk in sinks:
                 self.retention.count(key, "budget")
                 continue
             piece = chunks[chunk].slice(offset, size)
-            launch = KeptLaunch(name, index, piece, sequence, key[1], (), None, kernel_id, stream)
+            launch = KeptLaunch(name, index, piece, sequence, key[1], stacks[stack], None, kernel_id, stream)
             self.retention.offer(key, launch, True, False)  # kept: the fast path serves keep-every-launch only
 
     def _forget_arena(self) -> None:

@@ -117,7 +117,7 @@ def test_slow_launches_between_fast_ones_keep_their_order_and_scopes(tmp_path, k
             program.launch("a")
         program.launch("plain")
         with proton.scope("step"):
-            program.launch("a")  # a host scope: the Python path records the call stack
+            program.launch("a")  # a host scope: logged with the launch
         program.launch("c")  # first launch of c: Python
         for _ in range(5):
             program.launch("a")
@@ -143,6 +143,25 @@ def test_the_budget_keeps_the_same_launches(tmp_path, kernels, monkeypatch, budg
     assert result["launches_skipped"] > 0 and result["kept_bytes"] <= budget
     # Past the budget, launches write into the sink by the fast path too.
     assert served >= 40 - result["launches_kept"] - 4
+
+
+def test_launches_inside_host_scopes_take_the_fast_path_with_their_call_stacks(tmp_path, kernels, monkeypatch):
+    def training(program):
+        for step in range(3):
+            with proton.scope(f"step {step}"):
+                with proton.scope("forward"):
+                    for _ in range(4):
+                        program.launch("a")
+                with proton.scope("backward"):
+                    program.launch("b")
+                    program.launch("b")
+        program.launch("a")  # no scope open
+
+    result, served = both(tmp_path, kernels, monkeypatch, training)
+    stacks = [k[3] for k in result["kept"]]
+    assert stacks[:6] == [("step 0", "forward")] * 4 + [("step 0", "backward")] * 2
+    assert stacks[-2:] == [("step 2", "backward"), ()]
+    assert served >= 15
 
 
 def test_a_failed_launch_gives_its_slice_back(tmp_path, kernels, monkeypatch):
