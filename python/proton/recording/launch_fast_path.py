@@ -41,9 +41,14 @@ class LaunchFastPath:
     made in InstrumentationSession.__init__)."""
 
     def _make_fast_path(self):
-        """The extension's fast path, or None where there is none."""
+        """The extension's fast path, or None where there is none, or where
+        it would never serve a launch (a session that keeps the last N
+        launches, or names launches by their launch_metadata): there it
+        would only add its own call to the Python path's."""
         host = self._host
         if host is None or not hasattr(host, "InstrumentedLaunches"):
+            return None
+        if self.max_launches is not None or self.launch_metadata_names:
             return None
         fast = host.InstrumentedLaunches(self._allocate, self._slow_launch)
         host.InstrumentedLaunches.set_benchmark_depth(0)  # this thread's, as the new BenchmarkLoops counts

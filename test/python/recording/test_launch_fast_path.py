@@ -18,6 +18,7 @@ from proton.recording import benchmark_loops, instrumentation_session as runtime
 
 from test_decode import make
 from test_launch_retention import GraphTorch, Launch
+from test_session import launch_hooks_empty
 from fake_gpu_memory_support import write
 
 pytestmark = pytest.mark.usefixtures("no_instrumentation_session_left")
@@ -74,6 +75,7 @@ def outcome(tmp_path, kernels, scenario, fast: bool, monkeypatch, **options):
         kept = [(k.kernel, k.index, k.sequence, k.call_stack) for k in session.kept]
         kept_bytes = session.kept_bytes
         report = proton.finalize()
+        assert launch_hooks_empty()  # neither path's hook is left in Triton's chain
     per_kernel = {k: {f: v[f] for f in ("kept", "skipped", "not_kept", "events")} for k, v in report.per_kernel.items()}
     tree = json.load(open(report.files["tree"])) if "tree" in report.files else None
     summary = {
@@ -243,6 +245,18 @@ def test_launches_captured_in_a_graph_take_the_python_path(tmp_path, kernels, mo
             assert result["launches_kept"] == 8 and result["errors"] == []
     finally:
         GraphTorch.cuda.capturing = False
+
+
+@pytest.mark.parametrize("options", [{"max_launches_per_kernel": 3}, {"hook": "triton"}])
+def test_sessions_it_would_never_serve_have_no_fast_path(tmp_path, kernels, options):
+    """Keeping the last N launches, or naming launches by launch_metadata, is
+    the Python path's for every launch: no fast path is installed there."""
+    session = proton.start(str(tmp_path / "run"), backend="instrumentation", quiet=True, **options)
+    program = Program(session, kernels)
+    for _ in range(6):
+        program.launch("a")
+    assert session._fast is None and program.fast == 0
+    assert proton.finalize().launches_kept == (3 if "max_launches_per_kernel" in options else 6)
 
 
 def test_without_the_extension_the_python_path_serves_every_launch(tmp_path, kernels, monkeypatch):
