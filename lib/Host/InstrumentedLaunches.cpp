@@ -80,26 +80,27 @@ void InstrumentedLaunches::clearReferences() {
   enabled_ = false;
 }
 
+uint64_t &InstrumentedLaunches::count(uint32_t counter) {
+  if (counts_.size() <= counter)
+    counts_.resize(counter + 1);
+  return counts_[counter];
+}
+
 void InstrumentedLaunches::knowHandle(uint64_t handle, uint32_t variant,
                                       uint32_t counter) {
   variants_[handle] = variant;
   if (variantCounter_.size() <= variant)
     variantCounter_.resize(variant + 1);
   variantCounter_[variant] = counter;
-  if (counts_.size() <= counter)
-    counts_.resize(counter + 1);
+  count(counter); // the counter exists before a logged launch reads it
 }
 
-void InstrumentedLaunches::setCount(uint32_t counter, uint64_t count) {
-  if (counts_.size() <= counter)
-    counts_.resize(counter + 1);
-  counts_[counter] = count;
+void InstrumentedLaunches::setCount(uint32_t counter, uint64_t launches) {
+  count(counter) = launches;
 }
 
 uint64_t InstrumentedLaunches::countLaunch(uint32_t counter) {
-  if (counts_.size() <= counter)
-    counts_.resize(counter + 1);
-  return counts_[counter]++;
+  return count(counter)++;
 }
 
 void InstrumentedLaunches::setBenchmarkDepth(int depth) {

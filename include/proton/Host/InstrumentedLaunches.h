@@ -76,9 +76,9 @@ public:
   // counter `counter` (one per (kernel, variant) the outputs name).
   void knowHandle(uint64_t handle, uint32_t variant, uint32_t counter);
   // Launch numbers, so that the Python path numbers launches on the same
-  // counters: the next of `counter` (which becomes `count` + 1), and the
+  // counters: `launches` so far of `counter`, the next of `counter`, and the
   // next among all launches.
-  void setCount(uint32_t counter, uint64_t count);
+  void setCount(uint32_t counter, uint64_t launches);
   uint64_t countLaunch(uint32_t counter);
   uint64_t nextSequence() { return sequence_++; }
 
@@ -115,7 +115,8 @@ public:
 private:
   bool fastEligible() const;
   bool capturing() const;
-  uint32_t stackId(); // of the calling thread's open host scopes
+  uint32_t stackId();                // of the calling thread's open host scopes
+  uint64_t &count(uint32_t counter); // counter's launches, made if new
   static Reservation *find(std::vector<Reservation> &runs, uint64_t context,
                            uint64_t size);
   nanobind::tuple pendingTuple(const LoggedLaunch &slice) const;

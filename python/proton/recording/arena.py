@@ -99,9 +99,12 @@ class Arena:
         if again:
             self.kept_bytes += nbytes
             return again.pop()
-        allocation, offset = self._carve(key, _round_up(nbytes + GUARD_BYTES, ALIGN), 1)
+        need = _round_up(nbytes + GUARD_BYTES, ALIGN)
+        chunk = self._chunk_with_room(key, need, 1)
+        offset = chunk[1]
+        chunk[1] += need
         self.kept_bytes += nbytes
-        return allocation.slice(offset, nbytes)
+        return chunk[0].slice(offset, nbytes)
 
     def reserve(self, nbytes: int, count: int) -> tuple | None:
         """Up to `count` slices of `nbytes` on the current device, kept from
@@ -113,11 +116,12 @@ class Arena:
             return None
         key = self.memory.runtime.current_key()
         need = _round_up(nbytes + GUARD_BYTES, ALIGN)
-        allocation, offset = self._carve(key, need, count)
-        count = min(count, (allocation.nbytes - offset) // need)
-        self._chunks_of(key)[-1][1] = offset + need * count
+        chunk = self._chunk_with_room(key, need, count)
+        offset = chunk[1]
+        count = min(count, (chunk[0].nbytes - offset) // need)
+        chunk[1] += need * count
         self.kept_bytes += nbytes * count
-        return allocation, offset, need, count
+        return chunk[0], offset, need, count
 
     def unreserve(self, allocation: Allocation, offset: int, nbytes: int, stride: int, count: int) -> None:
         """Reserved slices never handed out: free for a launch on any stream."""
@@ -125,22 +129,15 @@ class Arena:
         fresh = self._given_back.setdefault((allocation.key, None, nbytes), [])
         fresh.extend(allocation.slice(offset + i * stride, nbytes) for i in range(count))
 
-    def _chunks_of(self, key) -> list:
-        return self._chunks.get(key) or self._chunks.setdefault(self.memory.runtime.current_device()[0], [])
-
-    def _carve(self, key, need: int, count: int) -> tuple:
-        """(chunk, offset) with room for at least one slice of `need` bytes
-        (`count` where a new chunk is reserved); moves the chunk's use on by
-        one slice."""
-        chunks = self._chunks_of(key)
+    def _chunk_with_room(self, key, need: int, count: int) -> list:
+        """The device's last chunk, [allocation, bytes used], if it has room
+        for a slice of `need` bytes, else a new one with room for `count`."""
+        chunks = self._chunks.get(key) or self._chunks.setdefault(self.memory.runtime.current_device()[0], [])
         if not chunks or chunks[-1][0].nbytes - chunks[-1][1] < need:
             room = self.budget - self.kept_bytes
             size = max(need * count, min(MIN_CHUNK_BYTES, _round_up(room + room // 8 + ALIGN, ALIGN)))
             chunks.append([self.memory.allocate(size), 0])
-        chunk = chunks[-1]
-        offset = chunk[1]
-        chunk[1] += need
-        return chunk[0], offset
+        return chunks[-1]
 
     def give_back(self, piece: Slice, stream) -> None:
         """A slice whose launch is not kept: the next launch of its size on

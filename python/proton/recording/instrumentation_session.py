@@ -121,7 +121,9 @@ class InstrumentationSession(
         self.inductor = inductor.InductorSettings()
         self.captured: list[KeptLaunch] = []  # launches captured in CUDA graphs
         self.replay_errors: list[str] = []  # copies of graph replays that failed (graph_replays.py)
-        self.launch_counts: dict[tuple, int] = {}  # (kernel, variant) -> launches so far
+        # (kernel, variant) -> launches so far; once the fast path has a
+        # counter for a key (_launch_counter), that counter is the count.
+        self.launch_counts: dict[tuple, int] = {}
         self._launches = 0  # all launches of instrumented kernels so far
         self._variants: dict = {}  # CUfunction handle -> (kernel, variant description)
         self._unrecorded: dict[str, int] = {}  # kernel -> launches without a profile buffer

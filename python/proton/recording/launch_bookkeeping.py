@@ -96,7 +96,6 @@ class LaunchBookkeeping:
 
     def _kernel_names(self) -> dict[tuple, str]:
         """(kernel, variant) -> the name the outputs use (launches.variant_names)."""
-        self._drain_fast()
         variants: dict[str, set] = {}
         for kernel, variant in self.launch_counts:  # every variant seen has launched
             variants.setdefault(kernel, set()).add(variant)

@@ -63,17 +63,11 @@ class LaunchFastPath:
             self._fast.set_current_context(address)
 
     def _update_fast_path(self) -> None:
-        """Turns the fast path on where every launch would be kept as logged."""
+        """Turns the fast path on while the session is active and records."""
         fast = self._fast
         if fast is None:
             return
-        fast.set_enabled(
-            self.active
-            and not self._closed
-            and self.max_launches is None
-            and not self.launch_metadata_names
-            and self.benchmarks.monitoring
-        )
+        fast.set_enabled(self.active and not self._closed and self.benchmarks.monitoring)
         seconds = self.flush_policy.seconds
         fast.set_deadline(self._phase_began + seconds if seconds is not None else float("inf"))
 
@@ -112,15 +106,14 @@ class LaunchFastPath:
         fast = self._fast
         counter = self._fast_counters.get(key) if fast is not None else None
         index = fast.count_launch(counter) if counter is not None else self.launch_counts.get(key, 0)
-        self.launch_counts[key] = index + 1  # (the fast path's launches are counted at the drain)
+        self.launch_counts[key] = index + 1
         if fast is not None:
             return index, fast.next_sequence()
         self._launches += 1
         return index, self._launches - 1
 
     def _fast_may_serve(self) -> bool:
-        fast = self._fast
-        return fast is not None and self.active and self.max_launches is None and not self.launch_metadata_names
+        return self._fast is not None and self.active
 
     def _chunk_index(self, allocation) -> int:
         """The fast path's index of an arena chunk (or sink block)."""
@@ -185,11 +178,9 @@ class LaunchFastPath:
             self._unlaunched += 1
             if chunk not in sinks:
                 self.arena.give_back(chunks[chunk].slice(offset, size), stream)
-        counts = self.launch_counts
         stacks = self._fast.scope_stacks() if any(row[3] for row in logged) else [()]
         for variant, index, sequence, stack, chunk, offset, size, stream in logged:
             name, key, kernel_id = self._fast_variants[variant]
-            counts[key] = max(counts.get(key, 0), index + 1)
             if chunk in sinks:
                 self.retention.count(key, "budget")
                 continue
