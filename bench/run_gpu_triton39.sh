@@ -7,8 +7,12 @@
 #   run_gpu_triton39.sh stash      copy the parts carried in this call to /tmp/t39parts
 #   run_gpu_triton39.sh unpack     join and check them, unpack to /tmp/t39
 #   run_gpu_triton39.sh run        unpack, then run our GPU tests on 3.9
+#   run_gpu_triton39.sh upstream   unpack, then run the 3.9 line's own Proton
+#                                  tests against this package (needs them
+#                                  extracted to .upstream/3.9 and carried; see
+#                                  tools/upstream_compat/run_upstream_tests.py)
 # Made from a `pip install --target` of triton==3.9.0 with
-#   tar --exclude=triton/backends/amd --exclude='*.a' \
+#   tar --exclude=triton/backends/amd/lib --exclude=__pycache__ --exclude='*.a' \
 #     --exclude=triton/backends/nvidia/lib/cupti-blackwell \
 #     --exclude=triton/backends/nvidia/bin/ptxas-blackwell \
 #     --exclude=libGPUInstrumentationTestLib.so -cf - triton | xz -T2 -6
@@ -31,6 +35,13 @@ python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /
 export PYTHONPATH=/tmp/t39:/tmp/site PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1 \
   TRITON_PTXAS_BLACKWELL_PATH=/tmp/t39/triton/backends/nvidia/bin/ptxas
 python3 -c 'import triton, torch; print("triton", triton.__version__, triton.__file__, "torch", torch.__version__)' > "$OUT/gpu_triton39.txt" 2>&1
+if [ "$1" = upstream ]; then
+  timeout "${UPSTREAM_TIMEOUT:-540}" python3 tools/upstream_compat/run_upstream_tests.py run --tests .upstream/3.9 \
+    --profiler ours --out "$OUT/upstream_tests_39_ours.json" --timeout 300 -- -rf > "$OUT/upstream_39.log" 2>&1
+  echo "upstream exit $?" >> "$OUT/upstream_39.log"
+  cat "$OUT/gpu_triton39.txt"; grep -E "^(FAILED|ERROR)|passed|failed|exit" "$OUT/upstream_39.log" | tail -40
+  exit 0
+fi
 (cd test/python && timeout 420 python3 -m pytest -q -rs gpu/test_gpu_corpus.py gpu/test_gpu_session.py) > "$OUT/pytest_gpu_triton39.log" 2>&1
 echo "pytest exit $?" >> "$OUT/pytest_gpu_triton39.log"
 cat "$OUT/gpu_triton39.txt"; tail -5 "$OUT/pytest_gpu_triton39.log"

@@ -101,6 +101,14 @@ nb::object evaluateLaunchMetadata(nb::handle metadata, nb::handle extras,
   return data;
 }
 
+// Whether `value` is a tensor (torch's or any with a data pointer).
+bool isTensor(PyObject *value) {
+  if (PyFloat_CheckExact(value) || PyLong_CheckExact(value))
+    return false; // the usual case, without an attribute lookup
+  static PyObject *dataPtrAttr = PyUnicode_InternFromString("data_ptr");
+  return PyObject_HasAttr(value, dataPtrAttr) == 1;
+}
+
 // flops8..flops64 and bytes of a launch_metadata result.
 struct NumericMetrics {
   double values[kNumericMetrics] = {0, 0, 0, 0, 0};
@@ -123,8 +131,13 @@ NumericMetrics readNumericMetrics(PyObject *data, PyObject *shown) {
     if (!value)
       continue;
     double &number = metrics.values[i];
-    number = PyFloat_AsDouble(value);
-    if (number == -1.0 && PyErr_Occurred()) {
+    // A tensor is never converted here: float() of a one-value GPU tensor
+    // reads it back, a synchronization that would break a CUDA graph
+    // capture (and stall an eager launch). The Python side adds it on the
+    // device.
+    bool tensor = isTensor(value);
+    number = tensor ? -1.0 : PyFloat_AsDouble(value);
+    if (tensor || (number == -1.0 && PyErr_Occurred())) {
       PyErr_Clear();
       number = 0;
       if (launchExtras) {

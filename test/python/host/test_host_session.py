@@ -500,6 +500,51 @@ def test_cpu_tensor_metrics_are_their_values(fake, fake_path, tmp_path, monkeypa
     assert _find(root, "s")["metrics"] == {"one": 2.5, "many": [1, 2]}
 
 
+def test_tensor_flops_and_bytes_are_never_read_by_the_hook(fake, fake_path, tmp_path, monkeypatch):
+    # flops8..64 and bytes given as tensors are handed to the Python side
+    # whole: float() of a one-value GPU tensor reads it back, a
+    # synchronization that invalidates a CUDA graph capture.
+    monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
+    import triton.knobs
+    from triton.compiler.compiler import LazyDict
+
+    np = pytest.importorskip("numpy")
+    floats = []
+
+    class OneValueTensor:  # a CPU stand-in whose float() is counted
+        device = type("Device", (), {"type": "cpu"})()
+
+        def __init__(self, value):
+            self.values = np.asarray(value)
+
+        def data_ptr(self):
+            return 0
+
+        def tolist(self):
+            return self.values.tolist()
+
+        def numel(self):
+            return self.values.size
+
+        def item(self):
+            return self.values.item()
+
+        def __float__(self):
+            floats.append(self)
+            return float(self.values)
+
+    proton.start(str(tmp_path / "one_value"), backend="cupti", hook="triton", quiet=True)
+    with proton.scope("s"):
+        lazy = LazyDict({"name": "k"})
+        lazy.add(lambda: {"bytes": OneValueTensor(64), "flops32": OneValueTensor(2.5), "flops16": 1.0}, ())
+        triton.knobs.runtime.launch_enter_hook(lazy)
+        fake.fake_launch(CBID_cuLaunchKernel, b"k", 0, 10, 1)
+    root = json.load(open(proton.finalize().files["tree"]))[0]
+    assert floats == []
+    metrics = _find(root, "s", "k")["metrics"]
+    assert (metrics["bytes"], metrics["flops32"], metrics["flops16"]) == (64, 2.5, 1.0), metrics
+
+
 def test_children_in_the_order_this_session_used_them(fake, fake_path, tmp_path, monkeypatch):
     # Context nodes are process-wide: a scope an earlier session made first
     # must not come first in a later session that used it second.
