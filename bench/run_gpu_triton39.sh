@@ -8,9 +8,7 @@
 #   run_gpu_triton39.sh unpack     join and check them, unpack to /tmp/t39
 #   run_gpu_triton39.sh run        unpack, then run our GPU tests on 3.9
 #   run_gpu_triton39.sh upstream   unpack, then run the 3.9 line's own Proton
-#                                  tests against this package (needs them
-#                                  extracted to .upstream/3.9 and carried; see
-#                                  tools/upstream_compat/run_upstream_tests.py)
+#                                  tests against this package (run_gpu_upstream.sh)
 # Made from a `pip install --target` of triton==3.9.0 with
 #   tar --exclude=triton/backends/amd/lib --exclude=__pycache__ --exclude='*.a' \
 #     --exclude=triton/backends/nvidia/lib/cupti-blackwell \
@@ -23,6 +21,7 @@ OUT=${OUT:-bench/results/run}
 mkdir -p "$OUT" /tmp/t39parts
 cp .t39*/t39.part* /tmp/t39parts/ 2>/dev/null
 cp .t39*/sha /tmp/t39parts/ 2>/dev/null
+mkdir -p /tmp/extras_wheels && cp .gpuextras*/*.whl /tmp/extras_wheels/ 2>/dev/null
 ls -la /tmp/t39parts
 [ "${1:-stash}" = stash ] && exit 0
 cat /tmp/t39parts/t39.part* > /tmp/t39.tar.xz
@@ -30,18 +29,12 @@ echo "$(cat /tmp/t39parts/sha)  /tmp/t39.tar.xz" | sha256sum -c - || exit 1
 rm -rf /tmp/t39 && mkdir -p /tmp/t39 && tar -C /tmp/t39 -xJf /tmp/t39.tar.xz || exit 1
 python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site wheelhouse/*.whl
 [ "$1" = unpack ] && exit 0
+[ "$1" = upstream ] && exec bash bench/run_gpu_upstream.sh 3.9
 # 3.9 assembles sm_90 with its newer "ptxas-blackwell", left out of the slim
 # copy: its older bundled ptxas stands in.
 export PYTHONPATH=/tmp/t39:/tmp/site PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1 \
   TRITON_PTXAS_BLACKWELL_PATH=/tmp/t39/triton/backends/nvidia/bin/ptxas
 python3 -c 'import triton, torch; print("triton", triton.__version__, triton.__file__, "torch", torch.__version__)' > "$OUT/gpu_triton39.txt" 2>&1
-if [ "$1" = upstream ]; then
-  timeout "${UPSTREAM_TIMEOUT:-540}" python3 tools/upstream_compat/run_upstream_tests.py run --tests .upstream/3.9 \
-    --profiler ours --out "$OUT/upstream_tests_39_ours.json" --timeout 300 -- -rf > "$OUT/upstream_39.log" 2>&1
-  echo "upstream exit $?" >> "$OUT/upstream_39.log"
-  cat "$OUT/gpu_triton39.txt"; grep -E "^(FAILED|ERROR)|passed|failed|exit" "$OUT/upstream_39.log" | tail -40
-  exit 0
-fi
 (cd test/python && timeout 420 python3 -m pytest -q -rs gpu/test_gpu_corpus.py gpu/test_gpu_session.py) > "$OUT/pytest_gpu_triton39.log" 2>&1
 echo "pytest exit $?" >> "$OUT/pytest_gpu_triton39.log"
 cat "$OUT/gpu_triton39.txt"; tail -5 "$OUT/pytest_gpu_triton39.log"

@@ -228,6 +228,8 @@ uint64_t activeSessions() {
 LaunchContext recordLaunchNow(uint32_t correlation, bool kernelLaunch) {
   LaunchContext context;
   ThreadContext &thread = threadContext();
+  if (thread.profilerWork)
+    return context; // seen by no session; the program's pending metrics wait
   if (kernelLaunch && thread.pendingMetrics.present) {
     context.metrics = thread.pendingMetrics;
     thread.pendingMetrics = LaunchMetrics{};

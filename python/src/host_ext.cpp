@@ -140,6 +140,9 @@ void bindScopes(nb::module_ &m) {
   m.def("scope_stack", &scopeStack);
   m.def("current_scope_node", []() { return threadContext().scopes.back(); });
   m.def("current_launch_node", &currentLaunchNode);
+  // The node of `capture` (a graph's capture context) below `launch` (where
+  // the graph was replayed): launch / "<captured_at>" / capture's path.
+  m.def("graft_captured", &graftCaptured);
   // A scope's metrics while a state is set go to the state's node below it,
   // as launches do.
   m.def("state_node", &belowState);
@@ -150,10 +153,25 @@ void bindScopes(nb::module_ &m) {
 }
 
 void bindLaunchMetrics(nb::module_ &m) {
-  m.def("set_launch_metrics", [](double flops8, double flops16, double flops32,
-                                 double flops64, double bytes) {
-    const double flops[4] = {flops8, flops16, flops32, flops64};
-    setLaunchMetrics(flops, bytes, kNoName);
+  // `name`, if given, renames the launch (the profiler's own metric adds are
+  // shown as "<metric>").
+  m.def(
+      "set_launch_metrics",
+      [](double flops8, double flops16, double flops32, double flops64,
+         double bytes, std::optional<std::string> name) {
+        const double flops[4] = {flops8, flops16, flops32, flops64};
+        setLaunchMetrics(flops, bytes,
+                         name ? callPaths().intern(*name) : kNoName);
+      },
+      nb::arg("flops8"), nb::arg("flops16"), nb::arg("flops32"),
+      nb::arg("flops64"), nb::arg("bytes"),
+      nb::arg("name").none() = nb::none());
+  // Marks this thread's launches, copies and sets as the profiler's own
+  // (seen by no session) or not; returns the previous mark.
+  m.def("set_profiler_work", [](bool on) {
+    bool previous = threadContext().profilerWork;
+    threadContext().profilerWork = on;
+    return previous;
   });
   m.def("triton_launch_hook",
         [](nb::handle metadata) { tritonLaunchHook(metadata.ptr()); });

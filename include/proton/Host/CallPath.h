@@ -91,6 +91,9 @@ struct ThreadContext {
   bool isMain = false;
   // The kernel's id of this thread (gettid once, not a syscall per launch).
   uint32_t osThreadId = 0;
+  // The profiler's own work on the GPU (moving a graph replay's metric sums
+  // after the replay): its launches, copies and sets are in no session.
+  bool profilerWork = false;
 };
 
 ThreadContext &threadContext();

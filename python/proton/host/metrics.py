@@ -134,31 +134,36 @@ class SessionMetrics:
 
     def add_metrics(self, node: int, scope_name: str, metrics: dict) -> None:
         self.check_metrics(scope_name, metrics, node)  # all checked before any is added
-        sums = self.user_metrics.setdefault(node, {})
+        captured = self.captured_metrics()  # during a graph capture: the graph's, for its replays
+        sums = self.user_metrics.setdefault(node, {}) if captured is None else None
         for key, value in metrics.items():
             name, kind = split_metric(key)
             if is_device_tensor(value):
-                self._add_on_device(("scope", node, name), name, value)
+                self._add_on_device("scope", node, name, value, captured=captured)
                 continue
             value = _host_value(value)
-            if _summed(kind, value):
+            summed = _summed(kind, value)
+            if summed:
                 self.metric_types[name] = (_value_type(value), kind)
-                sums[name] = _sum(sums.get(name), value)
             else:
                 self.metric_types.setdefault(name, (None, kind))
-                sums[name] = value
+            if captured is not None:
+                captured.add_host("scope", node, name, value, summed, _sum)
+            else:
+                sums[name] = _sum(sums.get(name), value) if summed else value
 
     def add_kernel_metrics(self, node: int, kernel: str, metrics: dict, stream=None) -> None:
         """launch_metadata's metrics for the launch about to be made at
         `node` (its kernel leaf: `kernel`), typed as metric.py says."""
+        captured = self.captured_metrics()  # during a graph capture: the graph's, for its replays
         scalars = {}
         for name, value in metrics.items():
             if is_device_tensor(value):
-                self._add_on_device(("kernel", (node, kernel), name), name, value, stream)
+                self._add_on_device("kernel", (node, kernel), name, value, stream, captured)
             else:
                 scalars[name] = value
         scalars, _ = transform_tensor_metrics(scalars)
-        sums = self.current_phase().kernel_metrics.setdefault((node, kernel), {})
+        sums = {} if captured is not None else self.current_phase().kernel_metrics.setdefault((node, kernel), {})
         totals = {}
         for name, value in scalars.items():  # all checked before any is added
             if unicode_problem(name):
@@ -175,18 +180,47 @@ class SessionMetrics:
             problem = unwritable(totals[name])
             if problem:
                 raise ProfilerError(f"launch_metadata of kernel {kernel}: metric {name!r} cannot be written: {problem}")
-        sums.update(totals)
+        if captured is not None:
+            for name, value in totals.items():
+                captured.add_host("kernel", (node, kernel), name, value, True, _sum)
+        else:
+            sums.update(totals)
 
-    def _add_on_device(self, key, name: str, tensor, stream=None) -> None:
-        # The add is a kernel of the profiler's own: below the metadata scope,
-        # not among the user's kernels; on the launch's stream (a capture may
-        # span several streams), else the current one.
+    def captured_metrics(self):
+        """What the CUDA graph this thread is capturing recorded for this
+        session (graph_metrics.CapturedMetrics), or None outside a capture."""
+        self.graph_metrics.listen()
+        return self.graph_metrics.capturing()
+
+    def _add_on_device(self, where: str, place, name: str, tensor, stream=None, captured=None) -> None:
+        # The add is a kernel of the profiler's own, named "<metric>": below
+        # the metadata scope, not among the user's kernels; on the launch's
+        # stream (a capture may span several streams), else the current one.
         import torch
 
+        from .runtime import _host
         from .state import metadata_state
 
+        key = (where, place, name) if captured is None else captured.device_key(where, place, name)
+        host = _host()
         with metadata_state(), _on_stream(torch, stream):
-            self.device_slots.add(key, name, tensor)
+            host.set_launch_metrics(0.0, 0.0, 0.0, 0.0, 0.0, METRIC_KERNEL_NAME)
+            try:
+                self.device_slots.add(key, name, tensor)
+            finally:
+                host.clear_launch_metrics()
+
+
+#: What the kernel that adds a device metric is called in profiles.
+METRIC_KERNEL_NAME = "<metric>"
+
+
+def read_value(name: str, value):
+    """A device metric's sum as read from its slots, typed by its name
+    (flops counts are floats, byte counts ints)."""
+    if isinstance(value, list):
+        return [_as_type(name, item) for item in value]
+    return _as_type(name, value)
 
 
 def _host_value(value):

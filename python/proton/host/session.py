@@ -26,7 +26,8 @@ from ..session.options import SessionOptions
 from . import activity_trace, activity_tree, libraries, records, tracers
 from ..writers.hatchet_tree import write_tree
 from .device_metrics import DeviceSlots
-from .metrics import SessionMetrics, _sum
+from .graph_metrics import GraphMetrics, grafted, profiler_work
+from .metrics import SessionMetrics, _sum, read_value
 from .runtime import _host, _sessions, active_sessions, open_sessions  # noqa: F401 - the host sessions' names
 
 CONTEXTS = ("shadow", "python")
@@ -130,6 +131,7 @@ class HostSession(SessionMetrics, ProfilerSession):
         self._launch_hook = None
         self.clock_offset = 0  # set at start with data="trace" (activity_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
+        self.graph_metrics = GraphMetrics(self._graph_replayed)  # metrics captured in CUDA graphs
         self._uncaptured_at_start = 0
         self._closed: HostReport | None = None  # finalize's counts, once the runtime has let go of the session
         self.untraced: str | None = None  # why the tracer could not start (CUPTI held by another client)
@@ -181,6 +183,7 @@ class HostSession(SessionMetrics, ProfilerSession):
             self._launch_hook = install()
         self._uncaptured_at_start = host.counters().get("uncaptured_graph_kernels", 0)
         _watch_torch_profiler(host)
+        self.graph_metrics.listen()
         self.activate()
 
     def activate(self) -> None:
@@ -210,6 +213,7 @@ class HostSession(SessionMetrics, ProfilerSession):
         if self._closed is None:
             self.deactivate()
             self._uninstall_launch_hook()
+            self.graph_metrics.close()
             _synchronize()
             report = HostReport(self.name)
             report.warnings += self._warnings
@@ -410,13 +414,53 @@ class HostSession(SessionMetrics, ProfilerSession):
         device_values = self.device_slots.take()  # the device was synchronized
         if device_values:
             data = self.phases.setdefault(self.phase, _Phase())
-            for (where, node, metric), value in device_values.items():
+            for key, value in device_values.items():
+                if key[0] == "captured":
+                    # A graph's own slots hold only replays that were not
+                    # moved (made other than by torch.cuda.CUDAGraph.replay):
+                    # shown where they were captured.
+                    if not any(value if isinstance(value, list) else [value]):
+                        continue
+                    key = key[2:]
+                where, place, metric = key
                 sums = (
-                    data.user_metrics.setdefault(node, {})
+                    data.user_metrics.setdefault(place, {})
                     if where == "scope"
-                    else data.kernel_metrics.setdefault(node, {})
+                    else data.kernel_metrics.setdefault(place, {})
                 )
-                sums[metric] = _sum(sums.get(metric), value)
+                sums[metric] = _sum(sums.get(metric), read_value(metric, value))
+
+    def _graph_replayed(self, record) -> None:
+        """Right after a replay of a graph whose capture recorded metrics
+        for this session (graph_metrics.py): adds them below the replay's
+        context if the session is active, and sets the graph's device sums
+        back to zero either way. A failure is reported at finalize, never
+        raised into the program's replay."""
+        host = _host()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_current_stream_capturing():
+            return  # a replay captured into another graph: nothing has run yet
+        try:
+            with profiler_work(host):
+                if not self.active:
+                    self.device_slots.zero(record.device)
+                    return
+                replay_node = host.current_launch_node()
+                phase = self.current_phase()
+                for (where, place, name), (value, summed) in record.host.items():
+                    target = grafted(host, replay_node, where, place)
+                    sums = (phase.user_metrics if where == "scope" else phase.kernel_metrics).setdefault(target, {})
+                    sums[name] = _sum(sums.get(name), value) if summed else value
+                self.device_slots.move(
+                    [
+                        (key, (where, grafted(host, replay_node, where, place), name))
+                        for key, (where, place, name) in record.device.items()
+                    ]
+                )
+        except Exception as error:  # noqa: BLE001 - the program's replay goes on
+            message = f"metrics of a CUDA graph replay were not attributed: {error}"
+            if message not in self._warnings:
+                self._warnings.append(message)
 
     def _tree(self, host, data: _Phase, names=None) -> list:
         aggregates = _joined(data.aggregates, records.AGGREGATE)

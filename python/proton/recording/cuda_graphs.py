@@ -14,14 +14,16 @@ records and the report says so. The buffer stays referenced by the graph
 object, so that replays after the session ended keep writing into memory
 that nothing else was given.
 
-While a session is open, torch.cuda.CUDAGraph's capture_begin, capture_end
-and replay are wrapped (restored at finalize) to know which graph a launch
-is captured into and when each graph is replayed.
+While a session is open, it listens to torch.cuda.CUDAGraph's captures and
+replays (device/graph_events.py) to know which graph a launch is captured
+into and when each graph is replayed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ..device import graph_events
 
 #: The attribute of a CUDAGraph object that holds its captured profile buffers.
 BUFFERS_ATTRIBUTE = "_proton_profile_buffers"
@@ -52,45 +54,20 @@ class GraphTracker:
     def __init__(self):
         self.capturing: CapturedGraph | None = None
         self.graphs: dict[int, CapturedGraph] = {}  # id(CUDAGraph) -> its record
-        self._patched: list = []
+        self._installed = False
         self.on_replay = None  # called with a replayed graph's record, right after the replay
 
     def install(self, torch) -> None:
-        """Wraps torch's CUDAGraph (once; called per launch until it is)."""
-        if self._patched:
-            return
-        cls = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
-        if cls is None:
-            return
-        tracker = self
-
-        def wrap(name, before=None, after=None):
-            original = getattr(cls, name, None)
-            if original is None:
-                return
-
-            def wrapped(graph, *args, **kwargs):
-                if before is not None:
-                    before(graph)
-                result = original(graph, *args, **kwargs)
-                if after is not None:
-                    after(graph)
-                return result
-
-            wrapped.__wrapped__ = original
-            setattr(cls, name, wrapped)
-            self._patched.append((cls, name, original))
-
-        wrap("capture_begin", before=tracker._begin)
-        wrap("capture_end", after=tracker._end)
-        wrap("replay", after=tracker._replayed)
+        """Listens to torch's CUDAGraph captures and replays (once; called
+        per launch until it is)."""
+        if not self._installed:
+            self._installed = graph_events.subscribe(self, torch)
 
     def uninstall(self) -> None:
-        """Restores CUDAGraph and lets the graphs go (the records keep their
+        """Stops listening and lets the graphs go (the records keep their
         counts; each graph keeps its buffers)."""
-        for cls, name, original in reversed(self._patched):
-            setattr(cls, name, original)
-        self._patched.clear()
+        graph_events.unsubscribe(self)
+        self._installed = False
         self.capturing = None
         for record in self.graphs.values():
             record.graph = None
@@ -102,15 +79,15 @@ class GraphTracker:
             record = self.graphs[id(graph)] = CapturedGraph(len(self.graphs), graph=graph)
         return record
 
-    def _begin(self, graph) -> None:
+    def capture_began(self, graph) -> None:
         self.capturing = self._record(graph)
         self.capturing.replays = self.capturing.total_replays = self.capturing.copied = 0  # captured anew
         self.capturing.launches = []
 
-    def _end(self, graph) -> None:
+    def capture_ended(self, graph) -> None:
         self.capturing = None
 
-    def _replayed(self, graph) -> None:
+    def replayed(self, graph) -> None:
         record = self.graphs.get(id(graph))
         if record is not None and record.graph is graph:
             record.replays += 1

@@ -170,9 +170,11 @@ class PCSampling:
     interval: the sampling period. 5..31 is CUPTI's exponent (one sample
     every 2**interval cycles per SM); larger values are a period in cycles,
     as Triton's Proton takes it (rounded to the nearest power of two within
-    CUPTI's range); 0 keeps CUPTI's default."""
+    CUPTI's range); 0 keeps CUPTI's default. The default, 1000 cycles
+    (2**10), is the period Triton's Proton samples at: even kernels of a
+    few microseconds get samples."""
 
-    interval: int = 0
+    interval: int = 1000
 
     name = "pcsampling"
 

@@ -350,3 +350,73 @@ def _all(node):
     for child in node["children"]:
         out += _all(child)
     return out
+
+
+def _branch_metadata(grid, kernel, args):
+    # Like upstream's hook test: launch_metadata launches a kernel of its own
+    # (here, setting the flops count), inside the capture as well.
+    set_value[(1,)](args["flops"], 2.0)
+    return {"name": "branch_kernel", "flops": args["flops"], "bytes": args["nbytes"], "rows": 3}
+
+
+@triton.jit
+def set_value(ptr, value):
+    tl.store(ptr, value)
+
+
+@triton.jit(launch_metadata=_branch_metadata)
+def branch_kernel(y_ptr, flops, nbytes):
+    tl.store(y_ptr, tl.load(y_ptr) + 1.0)
+
+
+def test_a_graph_on_three_streams_is_attributed_per_replay(tmp_path):
+    """A graph captured on three streams, each branch in a scope with a
+    device-tensor metric and a host one, its kernel with device-tensor
+    flops and bytes from launch_metadata (which launches a kernel itself),
+    replayed 100 times, 20 of them while the session is deactivated: the
+    capture stays valid, every replay computes, and the metrics of the 80
+    active replays, and only those, are added below the replays' scope,
+    at <captured_at>, as Triton's Proton 3.9 line attributes them."""
+    ys = [torch.zeros(1, device="cuda") for _ in range(3)]
+    losses = [torch.full((), float(i + 1), device="cuda") for i in range(3)]
+    flops = [torch.zeros(1, device="cuda") for _ in range(3)]
+    nbytes = torch.tensor([64], device="cuda", dtype=torch.int64)
+    set_value[(1,)](flops[0], 0.0)
+    branch_kernel[(1,)](ys[0], flops[0], nbytes)  # compiled outside the session
+    torch.cuda.synchronize()
+    ys[0].zero_()
+    session = proton.start(str(tmp_path / "three"), backend="cupti", hook="triton", quiet=True)
+    streams = [torch.cuda.Stream() for _ in range(3)]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=streams[0]):
+        for side in streams[1:]:
+            side.wait_stream(streams[0])
+        for i, stream in enumerate(streams):
+            with torch.cuda.stream(stream), proton.scope(f"branch{i}", metrics={"loss": losses[i], "tokens": 5}):
+                branch_kernel[(1,)](ys[i], flops[i], nbytes)
+        for side in streams[1:]:
+            streams[0].wait_stream(side)
+    for replay in range(100):
+        if replay == 40:
+            proton.deactivate(session)
+        if replay == 60:
+            proton.activate(session)
+        with proton.scope("replay"):
+            graph.replay()
+    torch.cuda.synchronize()
+    report = proton.finalize(session)
+    assert all(y.item() == 100.0 for y in ys), [y.item() for y in ys]  # every replay ran
+    root = json.load(open(report.files["tree"]))[0]
+    at = find(root, "replay", "<captured_at>")
+    branches = sorted(c["frame"]["name"] for c in at["children"])
+    assert branches == ["branch0", "branch1", "branch2"], json.dumps(at)[:2000]
+    for i in range(3):
+        branch = find(at, f"branch{i}")
+        assert branch["metrics"]["loss"] == 80 * (i + 1.0) and branch["metrics"]["tokens"] == 80 * 5, branch["metrics"]
+        kernel = find(branch, "branch_kernel")["metrics"]
+        assert kernel["count"] == 80 and kernel["flops"] == 80 * 2.0, kernel
+        assert kernel["bytes"] == 80 * 64 and kernel["rows"] == 80 * 3, kernel
+        shown = {n["frame"]["name"] for n in _all(branch)}
+        assert "<metric>" in shown and "set_value" in shown, shown
+    # Nothing of the capture is shown where it was made (no kernel ran there).
+    assert [c["frame"]["name"] for c in root["children"]] == ["replay"], [c["frame"]["name"] for c in root["children"]]

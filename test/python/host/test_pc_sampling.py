@@ -361,7 +361,7 @@ def test_pc_sampling_must_be_the_first_session(fake, tmp_path, monkeypatch):
         proton.finalize(plain)
     first = proton.start(str(tmp_path / "pc1"), mode="pcsampling", quiet=True)
     try:
-        with pytest.raises(proton.ProfilerError, match="interval=0; sessions open at the same time share it"):
+        with pytest.raises(proton.ProfilerError, match="interval=1000; sessions open at the same time share it"):
             proton.start(str(tmp_path / "pc2"), mode="pcsampling:interval=8", quiet=True)
         second = proton.start(str(tmp_path / "plain2"), backend="cupti", quiet=True)
         proton.finalize(second)

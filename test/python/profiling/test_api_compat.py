@@ -254,7 +254,8 @@ def test_mma_mode_starts_a_session_that_adds_mma_scopes(tmp_path, mode):
 def test_pcsampling_takes_cycles():
     assert MMA(granularity="warp").name == "mma"
     assert PCSampling(interval=1000).exponent == 10  # a period in cycles, as Triton's Proton takes it
-    assert PCSampling(interval=12).exponent == 12 and PCSampling().exponent == 0
+    assert PCSampling(interval=12).exponent == 12 and PCSampling().exponent == 10
+    assert PCSampling(interval=0).exponent == 0  # CUPTI's own default
     with pytest.raises(ModeError, match="period exponent in 5..31, a period in cycles"):
         PCSampling(interval=3)
 
