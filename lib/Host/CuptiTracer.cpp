@@ -309,8 +309,10 @@ std::string startCuptiTracing() {
          {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
           CUPTI_CBID_NVTX_nvtxRangePop})
       api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
-  if (pcSampler().enabled())
+  if (pcSampler().enabled()) {
     enablePcSamplingCallbacks(true);
+    pcSampler().enableCurrentContext();
+  }
   // Every start registers: the stop before it detached CUPTI, which drops them.
   error = check(
       api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),

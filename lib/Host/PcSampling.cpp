@@ -33,6 +33,22 @@ void synchronizeCurrentContext() {
   synchronize();
 }
 
+// The calling thread's current CUDA context, or null (no context yet, or
+// libcuda not loaded).
+CUcontext currentContext() {
+  using GetCurrent = int (*)(CUcontext *);
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!cuda)
+    return nullptr;
+  auto getCurrent =
+      reinterpret_cast<GetCurrent>(dlsym(cuda, "cuCtxGetCurrent"));
+  CUcontext context = nullptr;
+  if (!getCurrent || getCurrent(&context) != 0)
+    context = nullptr;
+  dlclose(cuda);
+  return context;
+}
+
 std::string failure(const char *what, CUptiResult result) {
   return std::string(what) + " failed: " + cuptiErrorText(result);
 }
@@ -176,6 +192,8 @@ void PcSampler::beforeLaunch(CUcontext context) {
   state->ok = enableContext(context, *state);
   contexts_.emplace(context, std::move(state));
 }
+
+void PcSampler::enableCurrentContext() { beforeLaunch(currentContext()); }
 
 void PcSampler::afterLaunch(CUcontext context, const PcLaunch &launch) {
   {

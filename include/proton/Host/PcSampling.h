@@ -39,6 +39,10 @@ struct PcSampleRow {
 class PcSampler {
 public:
   // interval: a sample every 2^interval cycles per SM; 0 keeps CUPTI's.
+  // Starts sampling on the calling thread's current context, if it has one,
+  // at once: enabled at its first launch instead, that launch's kernel would
+  // get no samples.
+  void enableCurrentContext();
   void configure(bool enabled, uint32_t interval);
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
 

@@ -32,6 +32,14 @@ def _integral(tensor) -> bool:
     return not (tensor.is_floating_point() or tensor.is_complex())
 
 
+def _profiler_work():
+    """The slots' own fills and reads are seen by no session."""
+    from .graph_metrics import profiler_work
+    from .runtime import _host
+
+    return profiler_work(_host())
+
+
 class _DeviceArray:
     """Profiler memory as PyTorch reads it (the CUDA array interface): a
     tensor over it shares the memory, which stays the session's."""
@@ -105,7 +113,7 @@ class DeviceSlots:
             if chunk[1].device == device and chunk[2] + count <= CHUNK_SLOTS:
                 chunk[2] += count
                 return integral, index, chunk[2] - count, count
-        with torch.cuda.device(device):
+        with torch.cuda.device(device), _profiler_work():
             allocation = device_memory.memory().allocate(8 * CHUNK_SLOTS, fill=0)
             view = _DeviceArray(allocation.pointer, CHUNK_SLOTS, "<i8" if integral else "<f8")
             chunks.append([allocation, torch.as_tensor(view, device=device), count, False])
@@ -120,10 +128,11 @@ class DeviceSlots:
 
         memory = device_memory.memory()
         host = {}
-        for integral, chunks in self._chunks.items():
-            for index, chunk in enumerate(chunks):
-                host[(integral, index)] = chunk[0].read().view("<i8" if integral else "<f8").tolist()
-                memory.refill(chunk[0], fill=0)
+        with _profiler_work():
+            for integral, chunks in self._chunks.items():
+                for index, chunk in enumerate(chunks):
+                    host[(integral, index)] = chunk[0].read().view("<i8" if integral else "<f8").tolist()
+                    memory.refill(chunk[0], fill=0)
         out = {}
         for key, (integral, chunk, offset, count, scalar) in self._where.items():
             values = host[(integral, chunk)][offset : offset + count]

@@ -20,6 +20,7 @@ from ..session.hooks import Hook
 id: contextvars.ContextVar[int | None] = contextvars.ContextVar("proton_launch_id", default=None)
 
 _users = []  # sessions sharing the one chain entry
+_metadata_per_kernel = True  # the kernel's frame below the metadata scope (Triton 3.8+), set at install
 
 
 def _triton_version() -> tuple[int, int]:
@@ -38,7 +39,9 @@ def install():
     host.set_launch_id_var(id)
     # Triton 3.8+ shows launch_metadata's own kernels below the launching
     # kernel's name inside the metadata scope; 3.6 and 3.7 directly in it.
-    host.set_launch_metadata_per_kernel(_triton_version() >= (3, 8))
+    global _metadata_per_kernel
+    _metadata_per_kernel = _triton_version() >= (3, 8)
+    host.set_launch_metadata_per_kernel(_metadata_per_kernel)
     host.set_launch_extras(launch_extras)
     host.set_launch_filter(LaunchHook().kernel_filter())
     hook = host.triton_launch_hook
@@ -84,7 +87,7 @@ def launch_extras(data: dict, raw_kernel: str | None, kernel: str | None) -> Non
     if not metrics or kernel is None:
         return
     node = _host().current_launch_node()  # where the launch about to be made goes
-    with metadata_state(raw_kernel):
+    with metadata_state(raw_kernel if _metadata_per_kernel else None):
         for session in active_sessions():
             session.add_kernel_metrics(node, kernel, metrics, data.get("stream"))
 

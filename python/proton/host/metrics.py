@@ -194,8 +194,12 @@ class SessionMetrics:
 
     def _add_on_device(self, where: str, place, name: str, tensor, stream=None, captured=None) -> None:
         # The add is a kernel of the profiler's own, named "<metric>": below
-        # the metadata scope, not among the user's kernels; on the launch's
-        # stream (a capture may span several streams), else the current one.
+        # the metadata scope (a launch's metric: the launch hook has set it,
+        # with the kernel's frame where Triton shows one), not among the
+        # user's kernels; on the launch's stream (a capture may span several
+        # streams), else the current one.
+        import contextlib
+
         import torch
 
         from .runtime import _host
@@ -203,7 +207,8 @@ class SessionMetrics:
 
         key = (where, place, name) if captured is None else captured.device_key(where, place, name)
         host = _host()
-        with metadata_state(), _on_stream(torch, stream):
+        state = metadata_state() if where == "scope" else contextlib.nullcontext()
+        with state, _on_stream(torch, stream):
             host.set_launch_metrics(0.0, 0.0, 0.0, 0.0, 0.0, METRIC_KERNEL_NAME)
             try:
                 self.device_slots.add(key, name, tensor)

