@@ -309,24 +309,26 @@ std::string startCuptiTracing() {
          {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
           CUPTI_CBID_NVTX_nvtxRangePop})
       api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
-  if (pcSampler().enabled()) {
+  if (pcSampler().enabled())
     enablePcSamplingCallbacks(true);
-    pcSampler().enableCurrentContext();
-  }
   // Every start registers: the stop before it detached CUPTI, which drops them.
   error = check(
       api.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted),
       "cuptiActivityRegisterCallbacks");
-  if (!error.empty())
-    return error;
   for (CUpti_ActivityKind kind :
        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMSET}) {
-    error = check(api.cuptiActivityEnable(kind), "cuptiActivityEnable");
-    if (!error.empty())
-      return error;
+        CUPTI_ACTIVITY_KIND_MEMSET})
+    if (error.empty())
+      error = check(api.cuptiActivityEnable(kind), "cuptiActivityEnable");
+  if (!error.empty()) {
+    stopCuptiTracing(); // half started: the next start begins afresh
+    return error;
   }
   setLaunchClock(cuptiClock);
+  // After the activity kinds: CUPTI refuses to enable them on a context that
+  // samples PCs already.
+  if (pcSampler().enabled())
+    pcSampler().enableCurrentContext();
   return "";
 }
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 
@@ -321,6 +322,7 @@ class DeviceMemory:
         nbytes = max(4, -(-nbytes // 4) * 4)
         key, device = runtime.current_device()
         mode = runtime.exchange_capture_mode(runtime.RELAXED_CAPTURE)
+        hidden = _unseen(True)
         try:
             with self._lock:
                 stream = self._streams.get(key)
@@ -333,6 +335,7 @@ class DeviceMemory:
                 runtime.free(pointer)
                 raise
         finally:
+            _unseen(hidden)
             runtime.exchange_capture_mode(mode)
         self.allocated_bytes += nbytes
         return Allocation(self, pointer, nbytes, key, device)
@@ -344,9 +347,11 @@ class DeviceMemory:
         runtime = self.runtime
         previous = runtime.enter(key)
         mode = runtime.exchange_capture_mode(runtime.RELAXED_CAPTURE) if relaxed else None
+        hidden = _unseen(True)
         try:
             yield runtime
         finally:
+            _unseen(hidden)
             if relaxed:
                 runtime.exchange_capture_mode(mode)
             runtime.leave(previous, key)
@@ -393,6 +398,14 @@ class DeviceMemory:
         for key in keys:
             with self._on(key) as runtime:
                 runtime.synchronize()
+
+
+def _unseen(on: bool) -> bool:
+    """Marks this thread's GPU work as the profiler's own (`on`) or not, for
+    the host profiler's sessions, which then do not show the profiler's fills
+    and copies as the program's; returns the previous mark."""
+    host = sys.modules.get("proton._host")  # loaded by host sessions only
+    return bool(host.set_profiler_work(on)) if host is not None else False
 
 
 _memory: DeviceMemory | None = None

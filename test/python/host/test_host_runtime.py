@@ -766,6 +766,14 @@ def test_stop_unsubscribes_and_restart_works(fake):
     finally:
         fake.fake_release_other()
 
+    # CUPTI refusing an activity kind: the start fails whole, and leaves no
+    # half-started tracer (subscribed, no activities) for the next start.
+    fake.fake_refuse_activity_once(ACTIVITY_MEMCPY)
+    with pytest.raises(RuntimeError, match="cuptiActivityEnable failed"):
+        h.start_cupti()
+    assert not h.cupti_tracing() and fake.fake_subscribed() == 0
+    assert fake.fake_activity_enabled(ACTIVITY_CONCURRENT_KERNEL) == 0
+
     h.start_cupti()
     assert h.cupti_tracing() and fake.fake_subscribed() == 1
     assert fake.fake_is_enabled(DOMAIN_DRIVER, CBID_cuLaunchKernel) == 1

@@ -250,9 +250,18 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domai
   return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+/* A kind the next cuptiActivityEnable of it refuses (as CUPTI refuses kinds
+ * on a context that samples PCs), or 0. */
+static int refusedActivityKind = 0;
+FAKE_EXPORT void fake_refuse_activity_once(int kind) { refusedActivityKind = kind; }
+
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
     return CUPTI_ERROR_INVALID_PARAMETER;
+  if (refusedActivityKind && (int)kind == refusedActivityKind) {
+    refusedActivityKind = 0;
+    return CUPTI_ERROR_NOT_COMPATIBLE;
+  }
   activityEnabled[kind] = 1;
   return CUPTI_SUCCESS;
 }
