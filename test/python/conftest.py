@@ -30,6 +30,18 @@ from fake_gpu_memory_support import fake_gpu_memory, fake_gpu_memory_path  # noq
 
 
 @pytest.fixture
+def no_session_left():
+    """Fails a test that leaves a proton session open (and finalizes it)."""
+    yield
+    import proton
+
+    leftover = proton.sessions()
+    for session in leftover:
+        proton.finalize(session)
+    assert not leftover, "a test left a session open"
+
+
+@pytest.fixture
 def no_instrumentation_session_left():
     """Fails a test that leaves an instrumentation session open (and closes it)."""
     yield

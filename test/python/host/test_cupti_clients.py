@@ -16,7 +16,8 @@ import proton
 from proton.host import cupti_clients, session as host_session
 
 from test_host_runtime import CBID_cuLaunchKernel, h
-from test_host_session import no_host_session_left  # noqa: F401 - autouse: every test ends with no session open
+
+pytestmark = pytest.mark.usefixtures("no_session_left")  # every test ends with no session open
 
 
 @pytest.fixture

@@ -20,13 +20,7 @@ from test_host_runtime import CBID_cuLaunchKernel, graph_launch
 METADATA = COMPUTE_METADATA_SCOPE_NAME
 
 
-@pytest.fixture(autouse=True)
-def no_host_session_left():
-    yield
-    leftover = proton.sessions()
-    for s in leftover:
-        proton.finalize(s)
-    assert not leftover, "a test left a session open"
+pytestmark = pytest.mark.usefixtures("no_session_left")
 
 
 class DeviceValue:

@@ -449,15 +449,6 @@ def test_stop_delivers_and_keeps_the_context(rocprofiler_fake):
 # ------------------------------------------------- whole sessions (proton.*)
 
 
-@pytest.fixture
-def no_session_left():
-    yield
-    leftover = proton.sessions()
-    for s in leftover:
-        proton.finalize(s)
-    assert not leftover, "a test left a session open"
-
-
 def _find(node, *names):
     for name in names:
         node = next(c for c in node["children"] if c["frame"]["name"] == name)

@@ -14,13 +14,7 @@ from proton.host import activity_trace, libraries, session as host_session
 from test_host_runtime import CBID_cuLaunchKernel, h
 
 
-@pytest.fixture(autouse=True)
-def no_host_session_left():
-    yield
-    leftover = proton.sessions()
-    for s in leftover:
-        proton.finalize(s)
-    assert not leftover, "a test left a session open"
+pytestmark = pytest.mark.usefixtures("no_session_left")
 
 
 def test_argument_errors():
