@@ -79,7 +79,8 @@ def transform_tensor_metrics(metrics: dict) -> tuple[dict, dict]:
 class SessionMetrics:
     """HostSession's user and launch_metadata metrics: checks and sums on
     the session's current phase (its `user_metrics`, `metric_types`,
-    `current_phase()`, `device_slots` and `name`)."""
+    `current_phase()`, `device_slots`, `graph_metrics`,
+    `skipped_in_capture` and `name`)."""
 
     # As Triton's Proton: "name" and "name(exc)" are int or float, summed on
     # the scope's node; "name(pty)" is a property (int, float or str), the
@@ -209,11 +210,23 @@ class SessionMetrics:
         host = _host()
         state = metadata_state() if where == "scope" else contextlib.nullcontext()
         with state, _on_stream(torch, stream):
+            capturing = captured is not None or torch.cuda.is_current_stream_capturing()
             host.set_launch_metrics(0.0, 0.0, 0.0, 0.0, 0.0, METRIC_KERNEL_NAME)
             try:
                 self.device_slots.add(key, name, tensor)
+            except Exception as error:  # noqa: BLE001 - only inside a capture, below
+                if not capturing:
+                    raise
+                # Never raised into the program's capture: the metric is
+                # left out of the graph, and the report says so.
+                self.note_skipped_in_capture(f"metric {name!r}: {error}")
             finally:
                 host.clear_launch_metrics()
+
+    def note_skipped_in_capture(self, what: str) -> None:
+        """Counts a metric left out of a CUDA graph capture (its warning in
+        the report, once per cause, with how many times it happened)."""
+        self.skipped_in_capture[what] = self.skipped_in_capture.get(what, 0) + 1
 
 
 #: What the kernel that adds a device metric is called in profiles.

@@ -132,6 +132,7 @@ class HostSession(SessionMetrics, ProfilerSession):
         self.clock_offset = 0  # set at start with data="trace" (activity_trace.clock_offset)
         self.device_slots = DeviceSlots()  # metrics that are device tensors
         self.graph_metrics = GraphMetrics(self._graph_replayed)  # metrics captured in CUDA graphs
+        self.skipped_in_capture: dict[str, int] = {}  # why a metric was left out of a capture -> times
         self._uncaptured_at_start = 0
         self._closed: HostReport | None = None  # finalize's counts, once the runtime has let go of the session
         self.untraced: str | None = None  # why the tracer could not start (CUPTI held by another client)
@@ -292,6 +293,10 @@ class HostSession(SessionMetrics, ProfilerSession):
                 f"{uncaptured} kernels were replayed by CUDA graphs captured before profiling started: they are "
                 "under the scope that replayed them, not where they were captured (start the session before "
                 "capturing to see that)"
+            )
+        for what, times in self.skipped_in_capture.items():
+            report.warnings.append(
+                f"{what}: left out of a CUDA graph capture {times} time(s) (the capture went on without it)"
             )
         if self.pc_sampling is not None and counters["pc_samples_dropped"]:
             report.warnings.append(f"the GPU dropped {counters['pc_samples_dropped']} PC samples (process-wide)")

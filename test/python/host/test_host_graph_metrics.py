@@ -35,6 +35,19 @@ class DeviceValue:
         return 1
 
 
+def plus(total, value):
+    """A slot's sum plus a value (numbers, or lists element-wise)."""
+    if total is None:
+        return value
+    if isinstance(value, list):
+        return [a + b for a, b in zip(total, value)]
+    return total + value
+
+
+def zero(value):
+    return [0.0] * len(value) if isinstance(value, list) else 0
+
+
 class Graphs:
     """torch.cuda's CUDAGraph and capture state, over the fake libcupti: a
     kernel launched while capturing becomes a graph node, a replay launches
@@ -57,7 +70,7 @@ class Graphs:
 
             def replay(self):
                 for slots, key, value in self.adds:
-                    slots.sums[key] = slots.sums.get(key, 0) + value
+                    slots.sums[key] = plus(slots.sums.get(key), value)
                 graph_launch(graphs.fake, self.nodes, start=0, duration=10)
 
         self.CUDAGraph = CUDAGraph
@@ -75,27 +88,30 @@ class HostSlots:
     device would do, and launches a kernel as the device would."""
 
     def __init__(self, graphs):
-        self.graphs, self.sums = graphs, {}
+        self.graphs, self.sums, self.sizes = graphs, {}, {}
 
     def add(self, key, name, tensor):
+        size = len(tensor.value) if isinstance(tensor.value, list) else 1
+        if self.sizes.setdefault(key, size) != size:  # as DeviceSlots refuses it
+            raise proton.ProfilerError(f"a tensor of {size} values where earlier ones had {self.sizes[key]}")
         self.graphs.launch("vectorized_elementwise_add")  # the add's kernel
         if self.graphs.capturing is not None:
             self.graphs.capturing.adds.append((self, key, tensor.value))
         else:
-            self.sums[key] = self.sums.get(key, 0) + tensor.value
+            self.sums[key] = plus(self.sums.get(key), tensor.value)
 
     def move(self, pairs):
         for source, target in pairs:
             self.graphs.launch("profiler_move")  # must be seen by no session
-            self.sums[target] = self.sums.get(target, 0) + self.sums.get(source, 0)
+            self.sums[target] = plus(self.sums.get(target), self.sums.get(source))
         self.zero(source for source, _ in pairs)
 
     def zero(self, keys):
         for key in keys:
-            self.sums[key] = 0
+            self.sums[key] = zero(self.sums.get(key))
 
     def take(self):
-        out, self.sums = self.sums, {key: 0 for key in self.sums}
+        out, self.sums = self.sums, {key: zero(value) for key, value in self.sums.items()}
         return out
 
     def release(self):
@@ -284,3 +300,55 @@ def test_replays_the_session_did_not_see_stay_where_the_graph_was_captured(tmp_p
     type(g).replay.__wrapped__(g)  # the replay without the session's wrapper
     root = load(proton.finalize())
     assert path(root, "cap")["metrics"]["loss"] == 3.0
+
+
+def test_each_phase_gets_the_replays_made_in_it(tmp_path, graphs):
+    session = start(tmp_path, graphs)
+    g = graphs.CUDAGraph()
+    g.capture_begin()
+    with proton.scope("s", metrics={"n": 1, "loss": DeviceValue(2.0)}):
+        graphs.launch("k")
+    g.capture_end()
+    with proton.scope("r"):
+        g.replay()
+    proton.data.advance_phase(session)
+    with proton.scope("r"):
+        g.replay()
+        g.replay()
+    report = proton.finalize(session)
+    for part, times in zip(report.parts, (1, 2)):
+        root = json.load(open(part["files"]["tree"]))[0]
+        metrics = path(root, "r", "<captured_at>", "s")["metrics"]
+        assert (metrics["n"], metrics["loss"], path(root, "r", "<captured_at>", "s", "k")["metrics"]["count"]) == (
+            times,
+            2.0 * times,
+            times,
+        ), (part, metrics)
+
+
+def test_a_metric_the_capture_cannot_take_is_left_out_and_reported(tmp_path, graphs):
+    # Inside a capture, a device metric the session refuses (here, a vector
+    # whose length changed) never raises into the program's capture.
+    start(tmp_path, graphs)
+    g = graphs.CUDAGraph()
+    g.capture_begin()
+    for values in ([1.0, 2.0], [1.0, 2.0, 3.0], [3.0, 4.0]):
+        with proton.scope("s", metrics={"vec": DeviceValue(values)}):
+            graphs.launch("k")
+    g.capture_end()
+    with proton.scope("r"):
+        g.replay()
+    report = proton.finalize()
+    root = load(report)
+    assert path(root, "r", "<captured_at>", "s")["metrics"]["vec"] == [4.0, 6.0]
+    assert any("left out of a CUDA graph capture 1 time(s)" in w and "'vec'" in w for w in report.warnings), (
+        report.warnings
+    )
+    # Outside a capture the same mistake is the program's error, as before.
+    start(tmp_path, graphs, name="eager")
+    with proton.scope("e", metrics={"vec": DeviceValue([1.0, 2.0])}):
+        pass
+    with pytest.raises(proton.ProfilerError, match="3 values where earlier ones had 2"):
+        with proton.scope("e", metrics={"vec": DeviceValue([1.0, 2.0, 3.0])}):
+            pass
+    proton.finalize()
