@@ -67,25 +67,31 @@ def _patch(torch) -> bool:
         for listener in list(_listeners):
             listener.replayed(graph)
 
-    for name, before, after in (
-        ("capture_begin", began, None),
-        ("capture_end", None, ended),
-        ("replay", None, replayed),
+    # A capture is known once capture_begin has succeeded, and over once
+    # capture_end has returned or raised (a capture that failed is over too).
+    for name, after, always in (
+        ("capture_begin", began, False),
+        ("capture_end", ended, True),
+        ("replay", replayed, False),
     ):
-        original = getattr(cls, name, None)
-        if original is not None:
-            setattr(cls, name, _wrapped(original, before, after))
-            _patched.append((cls, name, original))
+        if getattr(cls, name, None) is not None:
+            setattr(cls, name, _wrapped(cls, name, after, always))
     return True
 
 
-def _wrapped(original, before, after):
+def _wrapped(cls, name: str, after, always: bool):
+    """`cls.name` followed by `after(graph)`: on success, or `always`."""
+    original = getattr(cls, name)
+    _patched.append((cls, name, original))
+
     def wrapped(graph, *args, **kwargs):
-        if before is not None:
-            before(graph)
-        result = original(graph, *args, **kwargs)
-        if after is not None:
-            after(graph)
+        try:
+            result = original(graph, *args, **kwargs)
+        except BaseException:
+            if always:
+                after(graph)
+            raise
+        after(graph)
         return result
 
     wrapped.__wrapped__ = original
