@@ -2,6 +2,7 @@
 
 #include "proton/Host/DynamicLibrary.h"
 
+#include <atomic>
 #include <dlfcn.h>
 
 namespace proton::host {
@@ -29,6 +30,37 @@ uint32_t cuptiVersion() {
   if (!cupti().handle || cupti().cuptiGetVersion(&version) != CUPTI_SUCCESS)
     return 0;
   return version;
+}
+
+// An entry point of the libcuda already loaded, or null. The handle is
+// kept so that the pointer stays valid.
+static void *loadedDriverSymbol(const char *name) {
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  return cuda ? dlsym(cuda, name) : nullptr;
+}
+
+void synchronizeCurrentContext() {
+  using Synchronize = int (*)();
+  static std::atomic<Synchronize> resolved{nullptr}; // called per launch
+  Synchronize synchronize = resolved.load(std::memory_order_acquire);
+  if (!synchronize) {
+    synchronize =
+        reinterpret_cast<Synchronize>(loadedDriverSymbol("cuCtxSynchronize"));
+    if (!synchronize)
+      return;
+    resolved.store(synchronize, std::memory_order_release);
+  }
+  synchronize();
+}
+
+CUcontext currentContext() {
+  using GetCurrent = int (*)(CUcontext *);
+  auto getCurrent =
+      reinterpret_cast<GetCurrent>(loadedDriverSymbol("cuCtxGetCurrent"));
+  CUcontext context = nullptr;
+  if (!getCurrent || getCurrent(&context) != 0)
+    return nullptr;
+  return context;
 }
 
 std::string cuptiErrorText(CUptiResult result) {

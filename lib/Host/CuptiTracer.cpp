@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 namespace proton::host {
 namespace {
@@ -339,13 +338,7 @@ std::string flushCuptiTracing() {
   // its end: they can be forgotten then.
   size_t retired = activityStore().retiredGraphNodes();
   // Kernels still running have no record yet: wait for the current context.
-  if (void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-    using Synchronize = int (*)();
-    if (auto synchronize =
-            reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize")))
-      synchronize();
-    dlclose(cuda);
-  }
+  synchronizeCurrentContext();
   std::string error =
       check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
             "cuptiActivityFlushAll");

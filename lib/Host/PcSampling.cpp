@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <dlfcn.h>
 
 namespace proton::host {
 namespace {
@@ -12,42 +11,6 @@ namespace {
 constexpr size_t kPcsPerBuffer = 4096;
 // Bounds one drain, should CUPTI keep reporting PCs left.
 constexpr int kMaxDrainRounds = 1 << 16;
-
-// A launch's samples are complete once its kernel has finished. libcuda is
-// already loaded by whoever launched (nothing links it here); the handle is
-// kept so that the resolved pointer stays valid.
-void synchronizeCurrentContext() {
-  using Synchronize = int (*)();
-  static std::atomic<Synchronize> resolved{nullptr};
-  Synchronize synchronize = resolved.load(std::memory_order_acquire);
-  if (!synchronize) {
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!cuda)
-      return;
-    synchronize =
-        reinterpret_cast<Synchronize>(dlsym(cuda, "cuCtxSynchronize"));
-    if (!synchronize)
-      return;
-    resolved.store(synchronize, std::memory_order_release);
-  }
-  synchronize();
-}
-
-// The calling thread's current CUDA context, or null (no context yet, or
-// libcuda not loaded).
-CUcontext currentContext() {
-  using GetCurrent = int (*)(CUcontext *);
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!cuda)
-    return nullptr;
-  auto getCurrent =
-      reinterpret_cast<GetCurrent>(dlsym(cuda, "cuCtxGetCurrent"));
-  CUcontext context = nullptr;
-  if (!getCurrent || getCurrent(&context) != 0)
-    context = nullptr;
-  dlclose(cuda);
-  return context;
-}
 
 std::string failure(const char *what, CUptiResult result) {
   return std::string(what) + " failed: " + cuptiErrorText(result);

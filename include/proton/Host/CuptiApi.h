@@ -56,6 +56,12 @@ uint32_t cuptiVersion();
 // "CUPTI_ERROR_...: message" for a result code.
 std::string cuptiErrorText(CUptiResult result);
 
+// The CUDA driver as the program loaded it (nothing here links libcuda):
+// waits for the calling thread's current context, and that context (null
+// when there is none). Both do nothing while libcuda is not loaded.
+void synchronizeCurrentContext();
+CUcontext currentContext();
+
 } // namespace proton::host
 
 #endif // PROTON_HOST_CUPTIAPI_H

@@ -322,20 +322,19 @@ class DeviceMemory:
         nbytes = max(4, -(-nbytes // 4) * 4)
         key, device = runtime.current_device()
         mode = runtime.exchange_capture_mode(runtime.RELAXED_CAPTURE)
-        hidden = _unseen(True)
         try:
             with self._lock:
                 stream = self._streams.get(key)
                 if stream is None:
                     stream = self._streams[key] = runtime.stream()
-            pointer = runtime.allocate(nbytes)
-            try:
-                runtime.fill(pointer, nbytes // 4, fill, stream)
-            except ProfilerError:
-                runtime.free(pointer)
-                raise
+            with profiler_work():
+                pointer = runtime.allocate(nbytes)
+                try:
+                    runtime.fill(pointer, nbytes // 4, fill, stream)
+                except ProfilerError:
+                    runtime.free(pointer)
+                    raise
         finally:
-            _unseen(hidden)
             runtime.exchange_capture_mode(mode)
         self.allocated_bytes += nbytes
         return Allocation(self, pointer, nbytes, key, device)
@@ -347,11 +346,10 @@ class DeviceMemory:
         runtime = self.runtime
         previous = runtime.enter(key)
         mode = runtime.exchange_capture_mode(runtime.RELAXED_CAPTURE) if relaxed else None
-        hidden = _unseen(True)
         try:
-            yield runtime
+            with profiler_work():
+                yield runtime
         finally:
-            _unseen(hidden)
             if relaxed:
                 runtime.exchange_capture_mode(mode)
             runtime.leave(previous, key)
@@ -400,12 +398,20 @@ class DeviceMemory:
                 runtime.synchronize()
 
 
-def _unseen(on: bool) -> bool:
-    """Marks this thread's GPU work as the profiler's own (`on`) or not, for
-    the host profiler's sessions, which then do not show the profiler's fills
-    and copies as the program's; returns the previous mark."""
+@contextlib.contextmanager
+def profiler_work():
+    """This thread's GPU work inside is the profiler's own: host sessions
+    do not show it as the program's (its fills, copies, reads, and the moves
+    of graph metrics). A no-op where no host session ever ran."""
     host = sys.modules.get("proton._host")  # loaded by host sessions only
-    return bool(host.set_profiler_work(on)) if host is not None else False
+    if host is None:
+        yield
+        return
+    previous = host.set_profiler_work(True)
+    try:
+        yield
+    finally:
+        host.set_profiler_work(previous)
 
 
 _memory: DeviceMemory | None = None

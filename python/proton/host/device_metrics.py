@@ -32,14 +32,6 @@ def _integral(tensor) -> bool:
     return not (tensor.is_floating_point() or tensor.is_complex())
 
 
-def _profiler_work():
-    """The slots' own fills and reads are seen by no session."""
-    from .graph_metrics import profiler_work
-    from .runtime import _host
-
-    return profiler_work(_host())
-
-
 class _DeviceArray:
     """Profiler memory as PyTorch reads it (the CUDA array interface): a
     tensor over it shares the memory, which stays the session's."""
@@ -56,9 +48,9 @@ class DeviceSlots:
         self._chunks = {True: [], False: []}  # integral? -> [[allocation, tensor over it, used, captured]]
         self._where: dict = {}  # key -> (integral, chunk index, offset, count, scalar)
 
-    def add(self, key, name: str, tensor) -> None:
+    def add(self, key, name: str, tensor, capturing: bool) -> None:
         """Adds `tensor` into `key`'s slots on the current stream (captured
-        with it during a CUDA graph capture)."""
+        with it while the stream is `capturing` into a CUDA graph)."""
         import torch
 
         where = self._where.get(key)
@@ -70,8 +62,7 @@ class DeviceSlots:
                 f"metric {name!r}: a tensor of {tensor.numel()} values where earlier ones had {where[3]}"
             )
         chunk = self._chunks[where[0]][where[1]]
-        if torch.cuda.is_current_stream_capturing():
-            chunk[3] = True
+        chunk[3] = chunk[3] or capturing
         target = self._view(where).view(tensor.shape)
         value = tensor.detach()
         if value.device != target.device:
@@ -113,7 +104,7 @@ class DeviceSlots:
             if chunk[1].device == device and chunk[2] + count <= CHUNK_SLOTS:
                 chunk[2] += count
                 return integral, index, chunk[2] - count, count
-        with torch.cuda.device(device), _profiler_work():
+        with torch.cuda.device(device):
             allocation = device_memory.memory().allocate(8 * CHUNK_SLOTS, fill=0)
             view = _DeviceArray(allocation.pointer, CHUNK_SLOTS, "<i8" if integral else "<f8")
             chunks.append([allocation, torch.as_tensor(view, device=device), count, False])
@@ -128,11 +119,10 @@ class DeviceSlots:
 
         memory = device_memory.memory()
         host = {}
-        with _profiler_work():
-            for integral, chunks in self._chunks.items():
-                for index, chunk in enumerate(chunks):
-                    host[(integral, index)] = chunk[0].read().view("<i8" if integral else "<f8").tolist()
-                    memory.refill(chunk[0], fill=0)
+        for integral, chunks in self._chunks.items():
+            for index, chunk in enumerate(chunks):
+                host[(integral, index)] = chunk[0].read().view("<i8" if integral else "<f8").tolist()
+                memory.refill(chunk[0], fill=0)
         out = {}
         for key, (integral, chunk, offset, count, scalar) in self._where.items():
             values = host[(integral, chunk)][offset : offset + count]

@@ -21,11 +21,11 @@ plain meaning: its value is added where it was captured, at every replay.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from dataclasses import dataclass, field
 
 from ..device import graph_events
+from .metrics import _sum
 
 
 @dataclass(eq=False)
@@ -37,11 +37,11 @@ class CapturedMetrics:
     host: dict = field(default_factory=dict)  # (where, place, name) -> (value, summed)
     device: dict = field(default_factory=dict)  # device slot key -> (where, place, name)
 
-    def add_host(self, where: str, place, name: str, value, summed: bool, add) -> None:
-        """Keeps a host value for the replays (`add` sums two values)."""
+    def add_host(self, where: str, place, name: str, value, summed: bool) -> None:
+        """Keeps a host value for the replays."""
         key = (where, place, name)
         previous = self.host.get(key)
-        total = add(previous[0], value) if summed and previous is not None else value
+        total = _sum(previous[0], value) if summed and previous is not None else value
         self.host[key] = (total, summed)
 
     def device_key(self, where: str, place, name: str) -> tuple:
@@ -104,13 +104,3 @@ def grafted(host, replay_node: int, where: str, place):
         node, kernel = place
         return host.graft_captured(replay_node, node), kernel
     return host.graft_captured(replay_node, place)
-
-
-@contextlib.contextmanager
-def profiler_work(host):
-    """This thread's launches, copies and sets inside are the profiler's own."""
-    previous = host.set_profiler_work(True)
-    try:
-        yield
-    finally:
-        host.set_profiler_work(previous)

@@ -149,9 +149,9 @@ class SessionMetrics:
             else:
                 self.metric_types.setdefault(name, (None, kind))
             if captured is not None:
-                captured.add_host("scope", node, name, value, summed, _sum)
+                captured.add_host("scope", node, name, value, summed)
             else:
-                sums[name] = _sum(sums.get(name), value) if summed else value
+                add_value(sums, name, value, summed)
 
     def add_kernel_metrics(self, node: int, kernel: str, metrics: dict, stream=None) -> None:
         """launch_metadata's metrics for the launch about to be made at
@@ -183,7 +183,7 @@ class SessionMetrics:
                 raise ProfilerError(f"launch_metadata of kernel {kernel}: metric {name!r} cannot be written: {problem}")
         if captured is not None:
             for name, value in totals.items():
-                captured.add_host("kernel", (node, kernel), name, value, True, _sum)
+                captured.add_host("kernel", (node, kernel), name, value, True)
         else:
             sums.update(totals)
 
@@ -213,7 +213,7 @@ class SessionMetrics:
             capturing = captured is not None or torch.cuda.is_current_stream_capturing()
             host.set_launch_metrics(0.0, 0.0, 0.0, 0.0, 0.0, METRIC_KERNEL_NAME)
             try:
-                self.device_slots.add(key, name, tensor)
+                self.device_slots.add(key, name, tensor, capturing)
             except Exception as error:  # noqa: BLE001 - only inside a capture, below
                 if not capturing:
                     raise
@@ -248,6 +248,12 @@ def _host_value(value):
     if isinstance(value, tuple):
         value = list(value)
     return value
+
+
+def add_value(sums: dict, name: str, value, summed: bool) -> None:
+    """Adds `value` to `sums[name]`, or keeps it there when it is not
+    summed (a property, a string)."""
+    sums[name] = _sum(sums.get(name), value) if summed else value
 
 
 def _value_type(value) -> type:

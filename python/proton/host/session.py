@@ -26,8 +26,9 @@ from ..session.options import SessionOptions
 from . import activity_trace, activity_tree, libraries, records, tracers
 from ..writers.hatchet_tree import write_tree
 from .device_metrics import DeviceSlots
-from .graph_metrics import GraphMetrics, grafted, profiler_work
-from .metrics import SessionMetrics, _sum, read_value
+from ..device.memory import profiler_work
+from .graph_metrics import GraphMetrics, grafted
+from .metrics import SessionMetrics, _sum, add_value, read_value
 from .runtime import _host, _sessions, active_sessions, open_sessions  # noqa: F401 - the host sessions' names
 
 CONTEXTS = ("shadow", "python")
@@ -85,6 +86,11 @@ class _Phase:
         # (launch node, kernel name) -> metric -> sum: launch_metadata's
         # metrics beyond flops8..64 and bytes (which the runtime keeps).
         self.kernel_metrics: dict[tuple, dict] = {}
+
+    def metric_sums(self, where: str, place) -> dict:
+        """The metrics of a scope node ("scope") or a (launch node, kernel)
+        pair ("kernel")."""
+        return (self.user_metrics if where == "scope" else self.kernel_metrics).setdefault(place, {})
 
 
 class HostSession(SessionMetrics, ProfilerSession):
@@ -428,11 +434,7 @@ class HostSession(SessionMetrics, ProfilerSession):
                         continue
                     key = key[2:]
                 where, place, metric = key
-                sums = (
-                    data.user_metrics.setdefault(place, {})
-                    if where == "scope"
-                    else data.kernel_metrics.setdefault(place, {})
-                )
+                sums = data.metric_sums(where, place)
                 sums[metric] = _sum(sums.get(metric), read_value(metric, value))
 
     def _graph_replayed(self, record) -> None:
@@ -446,16 +448,14 @@ class HostSession(SessionMetrics, ProfilerSession):
         if torch is not None and torch.cuda.is_current_stream_capturing():
             return  # a replay captured into another graph: nothing has run yet
         try:
-            with profiler_work(host):
+            with profiler_work():
                 if not self.active:
                     self.device_slots.zero(record.device)
                     return
                 replay_node = host.current_launch_node()
                 phase = self.current_phase()
                 for (where, place, name), (value, summed) in record.host.items():
-                    target = grafted(host, replay_node, where, place)
-                    sums = (phase.user_metrics if where == "scope" else phase.kernel_metrics).setdefault(target, {})
-                    sums[name] = _sum(sums.get(name), value) if summed else value
+                    add_value(phase.metric_sums(where, grafted(host, replay_node, where, place)), name, value, summed)
                 self.device_slots.move(
                     [
                         (key, (where, grafted(host, replay_node, where, place), name))

@@ -75,6 +75,16 @@ class Graphs:
 
         self.CUDAGraph = CUDAGraph
 
+    def captured(self, scope: str, metrics: dict, graph=None):
+        """A graph (new, or `graph` captured again) holding one launch of
+        kernel "k" in `scope` with `metrics`."""
+        graph = graph if graph is not None else self.CUDAGraph()
+        graph.capture_begin()
+        with proton.scope(scope, metrics=metrics):
+            self.launch("k")
+        graph.capture_end()
+        return graph
+
     def launch(self, name: str):
         """A kernel launch: run now, or captured into the graph."""
         if self.capturing is not None:
@@ -90,7 +100,8 @@ class HostSlots:
     def __init__(self, graphs):
         self.graphs, self.sums, self.sizes = graphs, {}, {}
 
-    def add(self, key, name, tensor):
+    def add(self, key, name, tensor, capturing):
+        assert capturing == (self.graphs.capturing is not None)  # what pins the slots' memory
         size = len(tensor.value) if isinstance(tensor.value, list) else 1
         if self.sizes.setdefault(key, size) != size:  # as DeviceSlots refuses it
             raise proton.ProfilerError(f"a tensor of {size} values where earlier ones had {self.sizes[key]}")
@@ -233,11 +244,7 @@ def test_launch_metadata_metrics_captured_in_a_graph_go_to_the_replayed_kernel(t
 def test_a_graph_captured_while_the_session_was_inactive_adds_nothing(tmp_path, graphs):
     session = start(tmp_path, graphs)
     proton.deactivate(session)
-    g = graphs.CUDAGraph()
-    g.capture_begin()
-    with proton.scope("hidden", metrics={"bytes": 8, "loss": DeviceValue(1.0)}):
-        graphs.launch("k")
-    g.capture_end()
+    g = graphs.captured("hidden", {"bytes": 8, "loss": DeviceValue(1.0)})
     proton.activate(session)
     with proton.scope("replayed"):
         g.replay()
@@ -248,11 +255,7 @@ def test_a_graph_captured_while_the_session_was_inactive_adds_nothing(tmp_path, 
 def test_two_sessions_each_see_the_replays_made_while_they_are_active(tmp_path, graphs):
     first = start(tmp_path, graphs, name="first")
     second = start(tmp_path, graphs, name="second")
-    g = graphs.CUDAGraph()
-    g.capture_begin()
-    with proton.scope("s", metrics={"tokens": 5, "loss": DeviceValue(2.0)}):
-        graphs.launch("k")
-    g.capture_end()
+    g = graphs.captured("s", {"tokens": 5, "loss": DeviceValue(2.0)})
     with proton.scope("both"):
         g.replay()
     proton.deactivate(second)
@@ -269,16 +272,9 @@ def test_two_sessions_each_see_the_replays_made_while_they_are_active(tmp_path, 
 
 def test_a_graph_captured_again_keeps_only_its_new_metrics(tmp_path, graphs):
     start(tmp_path, graphs)
-    g = graphs.CUDAGraph()
-    g.capture_begin()
-    with proton.scope("old", metrics={"n": 1}):
-        graphs.launch("k")
-    g.capture_end()
+    g = graphs.captured("old", {"n": 1})
     g.nodes, g.adds = [], []  # reset: the old graph is gone
-    g.capture_begin()
-    with proton.scope("new", metrics={"n": 2}):
-        graphs.launch("k")
-    g.capture_end()
+    graphs.captured("new", {"n": 2}, graph=g)
     with proton.scope("r"):
         g.replay()
     root = load(proton.finalize())
@@ -292,11 +288,7 @@ def test_replays_the_session_did_not_see_stay_where_the_graph_was_captured(tmp_p
     # cudaGraphLaunch): its device sums stay in the graph's slots and are
     # shown where they were captured.
     start(tmp_path, graphs)
-    g = graphs.CUDAGraph()
-    g.capture_begin()
-    with proton.scope("cap", metrics={"loss": DeviceValue(3.0)}):
-        graphs.launch("k")
-    g.capture_end()
+    g = graphs.captured("cap", {"loss": DeviceValue(3.0)})
     type(g).replay.__wrapped__(g)  # the replay without the session's wrapper
     root = load(proton.finalize())
     assert path(root, "cap")["metrics"]["loss"] == 3.0
@@ -304,11 +296,7 @@ def test_replays_the_session_did_not_see_stay_where_the_graph_was_captured(tmp_p
 
 def test_each_phase_gets_the_replays_made_in_it(tmp_path, graphs):
     session = start(tmp_path, graphs)
-    g = graphs.CUDAGraph()
-    g.capture_begin()
-    with proton.scope("s", metrics={"n": 1, "loss": DeviceValue(2.0)}):
-        graphs.launch("k")
-    g.capture_end()
+    g = graphs.captured("s", {"n": 1, "loss": DeviceValue(2.0)})
     with proton.scope("r"):
         g.replay()
     proton.data.advance_phase(session)

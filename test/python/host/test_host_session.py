@@ -5,6 +5,7 @@ fake libcupti of test_host_runtime.py."""
 
 import json
 
+import numpy as np
 import pytest
 
 import proton
@@ -469,24 +470,32 @@ def test_launch_hook_filter_and_hook_object(fake, fake_path, tmp_path, monkeypat
         proton.start("x", backend="cupti", hook="torch")
 
 
+class CpuTensor:
+    """A tensor on the CPU as the session relies on one (data_ptr, device,
+    numel, item, tolist)."""
+
+    device = type("Device", (), {"type": "cpu"})()
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def data_ptr(self):
+        return 0
+
+    def numel(self):
+        return self.values.size
+
+    def item(self):
+        return self.values.item()
+
+    def tolist(self):
+        return self.values.tolist()
+
+
 def test_cpu_tensor_metrics_are_their_values(fake, fake_path, tmp_path, monkeypatch):
     # A tensor on the CPU is read at once (its number or list); a device
     # tensor would be summed on the device (GPU tests).
     monkeypatch.setenv("PROTON_CUPTI_LIB", str(fake_path))
-    np = pytest.importorskip("numpy")
-
-    class CpuTensor:  # what the session relies on: data_ptr, tolist, device
-        device = type("Device", (), {"type": "cpu"})()
-
-        def __init__(self, values):
-            self.values = np.asarray(values)
-
-        def data_ptr(self):
-            return 0
-
-        def tolist(self):
-            return self.values.tolist()
-
     proton.start(str(tmp_path / "cpu_t"), backend="cupti", quiet=True)
     with proton.scope("s", metrics={"one": CpuTensor(2.5), "many": CpuTensor([1, 2])}):
         pass
@@ -502,27 +511,9 @@ def test_tensor_flops_and_bytes_are_never_read_by_the_hook(fake, fake_path, tmp_
     import triton.knobs
     from triton.compiler.compiler import LazyDict
 
-    np = pytest.importorskip("numpy")
     floats = []
 
-    class OneValueTensor:  # a CPU stand-in whose float() is counted
-        device = type("Device", (), {"type": "cpu"})()
-
-        def __init__(self, value):
-            self.values = np.asarray(value)
-
-        def data_ptr(self):
-            return 0
-
-        def tolist(self):
-            return self.values.tolist()
-
-        def numel(self):
-            return self.values.size
-
-        def item(self):
-            return self.values.item()
-
+    class OneValueTensor(CpuTensor):  # whose float() is counted
         def __float__(self):
             floats.append(self)
             return float(self.values)
