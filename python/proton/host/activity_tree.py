@@ -43,10 +43,12 @@ def build(
     device_type: str = "CUDA",
     not_summed: frozenset = frozenset(),
     kernel_metrics: dict | None = None,
+    pc_sampled: bool = False,
 ) -> list:
     """pc_samples: (context node, kernel name, line name, CUPTI stall reason,
-    samples) rows (proton._host.take_pc_samples); not_summed: user metrics
-    declared "(exc)" or "(pty)", which the root does not declare."""
+    samples) rows (proton._host.take_pc_samples); pc_sampled: the session
+    sampled PCs, so a kernel without samples shows num_samples 0; not_summed:
+    user metrics declared "(exc)" or "(pty)", which the root does not declare."""
     tree = {0: tree_node("ROOT", "function")}
 
     def context_node(node_id: int) -> dict:
@@ -120,6 +122,8 @@ def build(
         metrics[metric] = metrics.get(metric, 0) + int(count)
     for leaf in kernels.values():  # hottest lines first
         leaf["children"].sort(key=lambda c: -c["metrics"].get("num_samples", 0))
+        if pc_sampled:  # sampled, found in none: a short kernel often is (docs/usage.md)
+            leaf["metrics"].setdefault("num_samples", 0)
 
     root = tree[0]
     if leaves:  # as upstream: the root carries zeros of the activity metrics

@@ -479,6 +479,7 @@ class HostSession(SessionMetrics, ProfilerSession):
             self.tracer.device_info(aggregates),
             kernel_metrics=data.kernel_metrics,
             pc_samples=data.pc_samples,
+            pc_sampled=self.pc_sampling is not None and self.tracer.samples_pcs,
             device_type=self.tracer.device_type,
             not_summed=frozenset(name for name, (_, kind) in self.metric_types.items() if kind != "inc"),
         )

@@ -55,14 +55,15 @@ def test_stall_metric_names():
     assert profile_tree.stall_metric("reason_7") == "stall_reason_7"
 
 
-def _tree(pc_samples):
+def _tree(pc_samples, pc_sampled=False):
     # ROOT(0) -> scope "outer"(1); names: 0 ROOT, 1 outer, 2 k, 3 other
     names = ["ROOT", "outer", "k", "other"]
     nodes = np.array([(0, 0, 0), (0, 1, 1)], dtype=records.NODE)
     aggregates = np.zeros(2, dtype=records.AGGREGATE)
     aggregates[0] = (1, 2, 0, 0, 2, 500, 200, 300, (0, 0, 0, 0), 0, 0)  # k under outer, 2 launches
     aggregates[1] = (0, 3, 0, 0, 1, 40, 40, 40, (0, 0, 0, 0), 0, 1)  # other at the root
-    return inclusive(profile_tree.build(nodes, names, aggregates, {}, {}, pc_samples=pc_samples)[0])
+    tree = profile_tree.build(nodes, names, aggregates, {}, {}, pc_samples=pc_samples, pc_sampled=pc_sampled)
+    return inclusive(tree[0])
 
 
 def test_build_adds_line_children_with_inclusive_totals():
@@ -122,6 +123,16 @@ def test_build_creates_a_missing_kernel_leaf():
 def test_build_without_samples_is_unchanged():
     assert _tree([]) == _tree(None)
     assert "num_samples" not in _tree(())["metrics"]
+
+
+def test_a_sampled_kernel_without_samples_shows_zero():
+    # A kernel of a microsecond often gets no sample at one per 2^10 cycles
+    # (Triton's profiler no more often: docs/compatibility.md).
+    root = _tree([(1, "k", "a.py:3", MATH, 3)], pc_sampled=True)
+    other = next(c for c in root["children"] if c["frame"]["name"] == "other")
+    assert other["metrics"]["num_samples"] == 0 and other["metrics"]["count"] == 1
+    kernel = next(c for c in root["children"] if c["frame"]["name"] == "outer")["children"][0]
+    assert kernel["metrics"]["num_samples"] == 3 and root["metrics"]["num_samples"] == 3
 
 
 # ------------------------------------------------- through the fake libcupti
