@@ -18,6 +18,9 @@ the session, and it must write into memory nothing else was given."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 from ..contract.errors import ProfilerError
 
 CHUNK_SLOTS = 4096  # per dtype (float64, int64): 32 KiB each
@@ -40,30 +43,50 @@ class _DeviceArray:
         self.__cuda_array_interface__ = {"shape": (count,), "typestr": typestr, "data": (pointer, False), "version": 3}
 
 
+@dataclass
+class _Chunk:
+    """CHUNK_SLOTS slots of one dtype in profiler memory."""
+
+    allocation: object  # device_memory's
+    slots: object  # a torch tensor over it
+    used: int  # slots handed out
+    captured: bool = False  # a captured add writes into it: never freed
+
+
+class _Place(NamedTuple):
+    """Where one key's sum accumulates."""
+
+    integral: bool
+    chunk: int  # index in DeviceSlots._chunks[integral]
+    offset: int
+    count: int
+    scalar: bool  # read back as one value, not a list
+
+
 class DeviceSlots:
     """A session's slots: key (any hashable: a scope node and metric name)
     -> where its sum accumulates."""
 
     def __init__(self):
-        self._chunks = {True: [], False: []}  # integral? -> [[allocation, tensor over it, used, captured]]
-        self._where: dict = {}  # key -> (integral, chunk index, offset, count, scalar)
+        self._chunks: dict[bool, list[_Chunk]] = {True: [], False: []}  # integral? -> chunks
+        self._where: dict = {}  # key -> _Place
 
     def add(self, key, name: str, tensor, capturing: bool) -> None:
         """Adds `tensor` into `key`'s slots on the current stream (captured
         with it while the stream is `capturing` into a CUDA graph)."""
         import torch
 
-        where = self._where.get(key)
-        if where is None:
-            place = self._allocate(_integral(tensor), tensor.numel(), tensor.device)
-            where = self._where[key] = place + (tensor.dim() == 0 or tensor.numel() == 1,)
-        if where[3] != tensor.numel():
+        place = self._where.get(key)
+        if place is None:
+            scalar = tensor.dim() == 0 or tensor.numel() == 1
+            place = self._where[key] = self._allocate(_integral(tensor), tensor.numel(), tensor.device, scalar)
+        if place.count != tensor.numel():
             raise ProfilerError(
-                f"metric {name!r}: a tensor of {tensor.numel()} values where earlier ones had {where[3]}"
+                f"metric {name!r}: a tensor of {tensor.numel()} values where earlier ones had {place.count}"
             )
-        chunk = self._chunks[where[0]][where[1]]
-        chunk[3] = chunk[3] or capturing
-        target = self._view(where).view(tensor.shape)
+        chunk = self._chunks[place.integral][place.chunk]
+        chunk.captured = chunk.captured or capturing
+        target = self._view(place).view(tensor.shape)
         value = tensor.detach()
         if value.device != target.device:
             value = value.to(target.device)  # a copy, not a kernel
@@ -76,11 +99,11 @@ class DeviceSlots:
         target's slots (made like the source's if new), then sets the
         source's to zero; on the current stream."""
         for source, target in pairs:
-            where = self._where[source]
+            place = self._where[source]
             if target not in self._where:
-                place = self._allocate(where[0], where[3], self._chunks[where[0]][where[1]][1].device)
-                self._where[target] = place + (where[4],)
-            self._view(self._where[target]).add_(self._view(where))
+                device = self._chunks[place.integral][place.chunk].slots.device
+                self._where[target] = self._allocate(place.integral, place.count, device, place.scalar)
+            self._view(self._where[target]).add_(self._view(place))
         self.zero(source for source, _ in pairs)
 
     def zero(self, keys) -> None:
@@ -88,11 +111,10 @@ class DeviceSlots:
         for key in keys:
             self._view(self._where[key]).zero_()
 
-    def _view(self, where: tuple):
-        integral, chunk, offset, count = where[:4]
-        return self._chunks[integral][chunk][1][offset : offset + count]
+    def _view(self, place: _Place):
+        return self._chunks[place.integral][place.chunk].slots[place.offset : place.offset + place.count]
 
-    def _allocate(self, integral: bool, count: int, device) -> tuple:
+    def _allocate(self, integral: bool, count: int, device, scalar: bool) -> _Place:
         import torch
 
         from ..device import memory as device_memory
@@ -101,14 +123,14 @@ class DeviceSlots:
             raise ProfilerError(f"a device metric of {count} values: at most {CHUNK_SLOTS} per metric")
         chunks = self._chunks[integral]
         for index, chunk in enumerate(chunks):
-            if chunk[1].device == device and chunk[2] + count <= CHUNK_SLOTS:
-                chunk[2] += count
-                return integral, index, chunk[2] - count, count
+            if chunk.slots.device == device and chunk.used + count <= CHUNK_SLOTS:
+                chunk.used += count
+                return _Place(integral, index, chunk.used - count, count, scalar)
         with torch.cuda.device(device):
             allocation = device_memory.memory().allocate(8 * CHUNK_SLOTS, fill=0)
             view = _DeviceArray(allocation.pointer, CHUNK_SLOTS, "<i8" if integral else "<f8")
-            chunks.append([allocation, torch.as_tensor(view, device=device), count, False])
-        return integral, len(chunks) - 1, 0, count
+            chunks.append(_Chunk(allocation, torch.as_tensor(view, device=device), count))
+        return _Place(integral, len(chunks) - 1, 0, count, scalar)
 
     def take(self) -> dict:
         """{key: sum} of every slot (int, float, or a list), then zeros them;
@@ -121,12 +143,12 @@ class DeviceSlots:
         host = {}
         for integral, chunks in self._chunks.items():
             for index, chunk in enumerate(chunks):
-                host[(integral, index)] = chunk[0].read().view("<i8" if integral else "<f8").tolist()
-                memory.refill(chunk[0], fill=0)
+                host[(integral, index)] = chunk.allocation.read().view("<i8" if integral else "<f8").tolist()
+                memory.refill(chunk.allocation, fill=0)
         out = {}
-        for key, (integral, chunk, offset, count, scalar) in self._where.items():
-            values = host[(integral, chunk)][offset : offset + count]
-            out[key] = values[0] if scalar else values
+        for key, place in self._where.items():
+            values = host[(place.integral, place.chunk)][place.offset : place.offset + place.count]
+            out[key] = values[0] if place.scalar else values
         return out
 
     def release(self) -> None:
@@ -136,9 +158,9 @@ class DeviceSlots:
 
         for chunks in self._chunks.values():
             for chunk in chunks:
-                if chunk[3]:
-                    _CAPTURED_CHUNKS.append(chunk[0])
+                if chunk.captured:
+                    _CAPTURED_CHUNKS.append(chunk.allocation)
                 else:
-                    device_memory.memory().free(chunk[0])
+                    device_memory.memory().free(chunk.allocation)
             chunks.clear()
         self._where.clear()

@@ -40,9 +40,8 @@ class CapturedMetrics:
     def add_host(self, where: str, place, name: str, value, summed: bool) -> None:
         """Keeps a host value for the replays."""
         key = (where, place, name)
-        previous = self.host.get(key)
-        total = _sum(previous[0], value) if summed and previous is not None else value
-        self.host[key] = (total, summed)
+        previous = self.host.get(key, (None, summed))[0]
+        self.host[key] = (_sum(previous, value) if summed else value, summed)
 
     def device_key(self, where: str, place, name: str) -> tuple:
         """The slot key of a device metric captured in this graph."""

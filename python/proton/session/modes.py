@@ -171,8 +171,9 @@ class PCSampling:
     every 2**interval cycles per SM); larger values are a period in cycles,
     as Triton's Proton takes it (rounded to the nearest power of two within
     CUPTI's range); 0 keeps CUPTI's default. The default, 1000 cycles
-    (2**10), is the period Triton's Proton samples at: even kernels of a
-    few microseconds get samples."""
+    (2**10), is the period Triton's Proton samples at; a kernel of a
+    microsecond then gets about one sample per four launches (a lower
+    exponent samples more often)."""
 
     interval: int = 1000
 
